@@ -1,0 +1,93 @@
+/*
+ * stamp_worker.c — sv-bench-stamp, the trivial worker the spawn and crash
+ * benchmarks start.
+ *
+ * Design: the first act of main is to read CLOCK_MONOTONIC, so the
+ * timestamp marks "the replacement has been exec'd and reached main" (after
+ * the dynamic loader, before anything of ours). The worker then sends one
+ * datagram (struct sv_bench_stamp: pid, $SUPERVISE_ORDINAL,
+ * $SUPERVISE_GENERATION, timestamp) to the AF_UNIX SOCK_DGRAM socket named
+ * by $SV_BENCH_SOCK and waits in pause() until a signal ends it (SIGTERM,
+ * SIGKILL: default dispositions).
+ *
+ * It links neither nng nor libsupervise, so a raw posix_spawn loop and the
+ * supervisor start exactly the same cheap program. It never exits on its
+ * own, even when the report cannot be sent: a worker that exited at once
+ * would make a supervisor with min_uptime_ms = 0 restart it in a tight loop.
+ * The send blocks while the receiver's queue is full (net.unix.
+ * max_dgram_qlen is small), which delays only the report, not the
+ * timestamp.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_wire.h"
+
+/* env_ll returns the environment variable name as a number, or dflt. */
+static long long
+env_ll(const char *name, long long dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return dflt;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return dflt;
+	return v;
+}
+
+/* send_stamp sends st to the socket at path; -1 when it cannot. */
+static int
+send_stamp(const char *path, const struct sv_bench_stamp *st)
+{
+	struct sockaddr_un sa;
+	ssize_t n;
+	int fd;
+
+	if (path == NULL || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	do
+		n = sendto(fd, st, sizeof(*st), 0, (struct sockaddr *)&sa,
+		    sizeof(sa));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n == (ssize_t)sizeof(*st) ? 0 : -1;
+}
+
+/* main stamps the time, reports it and waits to be killed. */
+int
+main(void)
+{
+	struct sv_bench_stamp st;
+	struct timespec ts;
+	long long ord;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	memset(&st, 0, sizeof(st));
+	st.magic = SV_BENCH_MAGIC_STAMP;
+	st.pid = (int32_t)getpid();
+	ord = env_ll("SUPERVISE_ORDINAL", -1);
+	st.ordinal = (ord < 0 || ord > INT32_MAX) ? -1 : (int32_t)ord;
+	st.generation = env_ll("SUPERVISE_GENERATION", -1);
+	st.t_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	(void)send_stamp(getenv(SV_BENCH_ENV_SOCK), &st);
+	for (;;)
+		pause();
+}

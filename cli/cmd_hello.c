@@ -1,0 +1,91 @@
+/*
+ * cmd_hello.c — `supervisectl hello`: what the supervisor says about itself.
+ *
+ * Design: one Hello exchange; prints the server name, the protocol version
+ * it chose (MAJOR.MINOR), its supervisor id (unique per daemon lifetime) and
+ * its features. Because it has no side effect and needs no worker identity,
+ * it is also the cheapest readiness probe: scripts loop on it until it
+ * exits 0.
+ *
+ * Layout: hello_text, hello_json, cmd_hello.
+ */
+#include "cli.h"
+#include "json.h"
+
+#include <inttypes.h>
+
+/* hello_text prints h as "label: value" lines; features space-separated. */
+static void
+hello_text(const sv_hello *h)
+{
+	size_t n = sv_hello_feature_count(h), i;
+
+	fputs("server:        ", stdout);
+	cli_put_clean(stdout, sv_hello_server_name(h));
+	printf("\nprotocol:      %" PRIu32 ".%" PRIu32 "\n",
+	    sv_hello_version(h), sv_hello_minor_version(h));
+	fputs("supervisor id: ", stdout);
+	cli_put_clean(stdout, sv_hello_supervisor_id(h));
+	fputs("\nfeatures:     ", stdout);
+	if (n == 0)
+		fputs(" none", stdout);
+	for (i = 0; i < n; i++) {
+		putchar(' ');
+		cli_put_clean(stdout, sv_hello_feature(h, i));
+	}
+	putchar('\n');
+}
+
+/* hello_json prints h as one JSON object on one line. */
+static void
+hello_json(const sv_hello *h)
+{
+	size_t n = sv_hello_feature_count(h), i;
+	int    first = 1;
+
+	putchar('{');
+	json_key(stdout, &first, "server_name");
+	json_string(stdout, sv_hello_server_name(h));
+	json_key(stdout, &first, "version");
+	printf("%" PRIu32, sv_hello_version(h));
+	json_key(stdout, &first, "minor_version");
+	printf("%" PRIu32, sv_hello_minor_version(h));
+	json_key(stdout, &first, "supervisor_id");
+	json_string(stdout, sv_hello_supervisor_id(h));
+	json_key(stdout, &first, "features");
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			putchar(',');
+		json_string(stdout, sv_hello_feature(h, i));
+	}
+	puts("]}");
+}
+
+/* cmd_hello exchanges Hello with the supervisor and prints the reply. */
+int
+cmd_hello(const struct cli *cli, int argc, char **argv)
+{
+	sv_client *client;
+	sv_hello  *h;
+	sv_err     err;
+	int        rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	err = sv_client_hello(client, cli->timeout_ms, &h);
+	if (err != SV_OK) {
+		rc = cli_error(client, err, "hello");
+		sv_client_close(client);
+		return rc;
+	}
+	if (cli->json)
+		hello_json(h);
+	else
+		hello_text(h);
+	sv_hello_free(h);
+	sv_client_close(client);
+	return CLI_EXIT_OK;
+}

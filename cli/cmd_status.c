@@ -1,0 +1,182 @@
+/*
+ * cmd_status.c — `supervisectl status [GROUP]`: list worker slots.
+ *
+ * Design: one ListWorkers call (every group, or GROUP), then either a table
+ * for people or a JSON array for programs. The table is laid out in two
+ * passes over the reply, the first measuring every column, so it needs no
+ * allocation however many workers there are; PURPOSE is last and unpadded
+ * because it is free text. A slot without a process (backoff) shows "-" for
+ * PID and UPTIME. The JSON keys are part of the CLI's interface, documented
+ * in docs/supervisectl.md: add keys, never rename them.
+ *
+ * Layout: status_cells, status_table, status_json, cmd_status.
+ */
+#include "cli.h"
+#include "json.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* The formatted numeric cells of one row of the table. */
+struct status_row {
+	char ordinal[16];
+	char generation[24];
+	char pid[24];
+	char uptime[CLI_UPTIME_BUFSZ];
+};
+
+/* Column indexes, in display order. */
+enum { COL_GROUP, COL_ORDINAL, COL_GEN, COL_PID, COL_STATE, COL_UPTIME,
+	COL_PURPOSE, COL_N };
+
+static const char *const status_headers[COL_N] = { "GROUP", "ORDINAL",
+	"GENERATION", "PID", "STATE", "UPTIME", "PURPOSE" };
+
+/* status_cells formats the numeric cells of worker i of w into *row. */
+static void
+status_cells(const sv_workers *w, size_t i, struct status_row *row)
+{
+	int64_t pid = sv_workers_pid(w, i);
+
+	snprintf(row->ordinal, sizeof row->ordinal, "%" PRIu32,
+	    sv_workers_ordinal(w, i));
+	snprintf(row->generation, sizeof row->generation, "%" PRIu64,
+	    sv_workers_generation(w, i));
+	if (pid > 0) {
+		snprintf(row->pid, sizeof row->pid, "%" PRId64, pid);
+		cli_fmt_uptime(row->uptime, sizeof row->uptime,
+		    sv_workers_uptime_ms(w, i));
+	} else {
+		strcpy(row->pid, "-");
+		strcpy(row->uptime, "-");
+	}
+}
+
+/*
+ * status_cell prints s padded to width, left- or right-aligned, followed by
+ * the two-space column gap. Control characters in s are replaced.
+ */
+static void
+status_cell(const char *s, size_t width, int right)
+{
+	size_t len = strlen(s);
+
+	if (right)
+		printf("%*s", (int)(width > len ? width - len : 0), "");
+	cli_put_clean(stdout, s);
+	if (!right)
+		printf("%*s", (int)(width > len ? width - len : 0), "");
+	fputs("  ", stdout);
+}
+
+/* status_table prints w as an aligned table with a header line. */
+static void
+status_table(const sv_workers *w)
+{
+	size_t            width[COL_N], n = sv_workers_count(w), i, c;
+	struct status_row row;
+
+	for (c = 0; c < COL_N; c++)
+		width[c] = strlen(status_headers[c]);
+	for (i = 0; i < n; i++) {
+		const char *cells[COL_N - 1];
+
+		status_cells(w, i, &row);
+		cells[COL_GROUP] = sv_workers_group(w, i);
+		cells[COL_ORDINAL] = row.ordinal;
+		cells[COL_GEN] = row.generation;
+		cells[COL_PID] = row.pid;
+		cells[COL_STATE] = sv_state_name(sv_workers_state(w, i));
+		cells[COL_UPTIME] = row.uptime;
+		for (c = 0; c < COL_PURPOSE; c++)
+			if (strlen(cells[c]) > width[c])
+				width[c] = strlen(cells[c]);
+	}
+
+	for (c = 0; c < COL_PURPOSE; c++)
+		status_cell(status_headers[c], width[c],
+		    c != COL_GROUP && c != COL_STATE);
+	puts(status_headers[COL_PURPOSE]);
+	for (i = 0; i < n; i++) {
+		status_cells(w, i, &row);
+		status_cell(sv_workers_group(w, i), width[COL_GROUP], 0);
+		status_cell(row.ordinal, width[COL_ORDINAL], 1);
+		status_cell(row.generation, width[COL_GEN], 1);
+		status_cell(row.pid, width[COL_PID], 1);
+		status_cell(sv_state_name(sv_workers_state(w, i)),
+		    width[COL_STATE], 0);
+		status_cell(row.uptime, width[COL_UPTIME], 1);
+		cli_put_clean(stdout, sv_workers_purpose(w, i));
+		putchar('\n');
+	}
+}
+
+/* status_json prints w as a JSON array of objects, one per line. */
+static void
+status_json(const sv_workers *w)
+{
+	size_t n = sv_workers_count(w), i;
+
+	if (n == 0) {
+		puts("[]");
+		return;
+	}
+	puts("[");
+	for (i = 0; i < n; i++) {
+		int first = 1;
+
+		fputs("  {", stdout);
+		json_key(stdout, &first, "group");
+		json_string(stdout, sv_workers_group(w, i));
+		json_key(stdout, &first, "ordinal");
+		printf("%" PRIu32, sv_workers_ordinal(w, i));
+		json_key(stdout, &first, "generation");
+		printf("%" PRIu64, sv_workers_generation(w, i));
+		json_key(stdout, &first, "pid");
+		printf("%" PRId64, sv_workers_pid(w, i));
+		json_key(stdout, &first, "state");
+		json_string(stdout, sv_state_name(sv_workers_state(w, i)));
+		json_key(stdout, &first, "uptime_ms");
+		printf("%" PRIu64, sv_workers_uptime_ms(w, i));
+		json_key(stdout, &first, "purpose");
+		json_string(stdout, sv_workers_purpose(w, i));
+		json_key(stdout, &first, "restarts");
+		printf("%" PRIu64, sv_workers_restarts(w, i));
+		json_key(stdout, &first, "last_exit_code");
+		printf("%" PRId32, sv_workers_last_exit_code(w, i));
+		json_key(stdout, &first, "last_signal");
+		printf("%" PRId32, sv_workers_last_signal(w, i));
+		fputs(i + 1 < n ? "},\n" : "}\n", stdout);
+	}
+	puts("]");
+}
+
+/* cmd_status lists the workers of every group, or of argv[0]. */
+int
+cmd_status(const struct cli *cli, int argc, char **argv)
+{
+	const char *group = argc > 0 ? argv[0] : NULL;
+	sv_client  *client;
+	sv_workers *w;
+	sv_err      err;
+	int         rc;
+
+	if (group != NULL && (rc = cli_check_group("status", group)) != 0)
+		return rc;
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	err = sv_client_list(client, group, cli->timeout_ms, &w);
+	if (err != SV_OK) {
+		rc = group != NULL ? cli_error(client, err, "status %s", group)
+		                   : cli_error(client, err, "status");
+		sv_client_close(client);
+		return rc;
+	}
+	if (cli->json)
+		status_json(w);
+	else
+		status_table(w);
+	sv_workers_free(w);
+	sv_client_close(client);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,289 @@
+/*
+ * supervisectl.c — main of supervisectl, the command-line client of
+ * supervised.
+ *
+ *   supervisectl [-s URL] [-t MS] [--json] COMMAND [ARGS...] [--json]
+ *
+ * Design: global options come first and are parsed with getopt_long in
+ * "+" mode, which stops at the first non-option word, the command. The
+ * command's own words are then scanned by hand: "--json", "-h"/"--help" and
+ * "--" (end of options, needed for a group named "-x") are recognised
+ * anywhere, any other word starting with '-' is a usage error, and the rest
+ * are positional arguments, counted against the command table. Only then is
+ * the socket URL resolved (-s, else $SUPERVISE_URL, else sv_default_url()),
+ * so a usage error never depends on the environment.
+ *
+ * Exit codes are fixed (cli.h, docs/supervisectl.md): 0 success, 1 the
+ * supervisor answered with an error, 100 usage error, 111 system failure.
+ * Every error is exactly one line on stderr. A failure to write stdout
+ * (full disk, closed pipe) is a system failure too.
+ *
+ * Layout: command table, usage, option parsing (main_options), command
+ * argument parsing (main_command_args), URL resolution (main_url), main.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A supervisectl command and the number of positional arguments it takes. */
+struct main_command {
+	const char *name;
+	cli_cmd_fn *fn; /* NULL for help */
+	int         min_args;
+	int         max_args;
+	const char *synopsis;
+};
+
+static const struct main_command main_commands[] = {
+	{ "status", cmd_status, 0, 1, "status [GROUP]" },
+	{ "whoami", cmd_whoami, 0, 0, "whoami" },
+	{ "hello", cmd_hello, 0, 0, "hello" },
+	{ "scale", cmd_scale, 2, 2, "scale GROUP N" },
+	{ "stop", cmd_stop, 1, 1, "stop GROUP" },
+	{ "restart", cmd_restart, 2, 2, "restart GROUP ORDINAL" },
+	{ "help", NULL, 0, 1, "help" },
+};
+
+#define MAIN_NCOMMANDS (sizeof main_commands / sizeof main_commands[0])
+
+/* Long-only option values, outside the range of characters. */
+enum { OPT_JSON = 256 };
+
+/* Buffer for the URL from sv_default_url(). */
+#define MAIN_URL_MAX 4096
+
+/* main_usage prints the full help text to f. */
+static void
+main_usage(FILE *f)
+{
+	char url[MAIN_URL_MAX];
+
+	if (sv_default_url(url, sizeof url) != SV_OK)
+		strcpy(url, "(none)");
+	fprintf(f,
+	    "Usage: " CLI_PROG " [OPTIONS] COMMAND [ARGS...] [--json]\n"
+	    "\n"
+	    "Query and control the worker groups of a supervised daemon.\n"
+	    "\n"
+	    "Commands:\n"
+	    "  status [GROUP]         list workers: GROUP ORDINAL GENERATION"
+	    " PID STATE\n"
+	    "                         UPTIME PURPOSE (every group, or GROUP)\n"
+	    "  whoami                 identity of the calling worker (run it"
+	    " inside one)\n"
+	    "  hello                  server name, protocol version,"
+	    " supervisor id, features\n"
+	    "  scale GROUP N          set the number of workers of GROUP to N\n"
+	    "  stop GROUP             stop every worker of GROUP (scale back"
+	    " up to restart)\n"
+	    "  restart GROUP ORDINAL  restart one worker; its generation goes"
+	    " up by one\n"
+	    "  help                   show this help\n"
+	    "\n"
+	    "Options (before COMMAND; --json and -h also after it):\n"
+	    "  -s, --socket URL   control socket URL (default: $" SV_ENV_URL
+	    ", else\n"
+	    "                     %s)\n"
+	    "  -t, --timeout MS   timeout of each call, connect included"
+	    " (default %d)\n"
+	    "      --json         machine-readable JSON output\n"
+	    "  -h, --help         show this help and exit\n"
+	    "  -V, --version      show the version and exit\n"
+	    "\n"
+	    "GROUP is 1..%d characters of [A-Za-z0-9_.-]; N, ORDINAL and MS"
+	    " are decimal\n"
+	    "numbers. Use -- before a GROUP that starts with '-'.\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  0    success\n"
+	    "  1    the supervisor answered with an error (no such group or"
+	    " worker, not a\n"
+	    "       supervised worker, resource exhausted, busy, ...)\n"
+	    "  100  usage error (bad option or argument, unknown command)\n"
+	    "  111  system failure (cannot connect, timeout, protocol error,"
+	    " out of memory)\n",
+	    url, CLI_TIMEOUT_DEFAULT, CLI_GROUP_MAX);
+}
+
+/* main_version prints the versions of supervisectl and of the library. */
+static void
+main_version(void)
+{
+	printf(CLI_PROG " %s (libsupervise %s, protocol %d.%d)\n",
+	    SV_VERSION_STRING, sv_version(), SV_PROTOCOL_VERSION,
+	    SV_PROTOCOL_MINOR);
+}
+
+/*
+ * main_options parses the global options into *cli and *socketp, leaving
+ * optind at the command. It returns -1 to go on, or an exit code: 0 after
+ * --help or --version, CLI_EXIT_USAGE after printing a usage error.
+ */
+static int
+main_options(int argc, char **argv, struct cli *cli, const char **socketp)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint32_t timeout;
+	int      c;
+
+	opterr = 0; /* one error line, ours */
+	while ((c = getopt_long(argc, argv, "+:s:t:hV", longopts, NULL)) !=
+	    -1) {
+		switch (c) {
+		case 's':
+			if (optarg[0] == '\0')
+				return cli_usage_error("--socket",
+				    "the URL is empty");
+			*socketp = optarg;
+			break;
+		case 't':
+			if (cli_parse_u32(optarg, INT_MAX, &timeout) != 0)
+				return cli_usage_error("--timeout",
+				    "\"%s\" is not a decimal number of"
+				    " milliseconds in 0..%d",
+				    optarg, INT_MAX);
+			cli->timeout_ms = (int)timeout;
+			break;
+		case OPT_JSON:
+			cli->json = 1;
+			break;
+		case 'h':
+			main_usage(stdout);
+			return CLI_EXIT_OK;
+		case 'V':
+			main_version();
+			return CLI_EXIT_OK;
+		case ':':
+			return cli_usage_error("usage",
+			    "option \"%s\" needs an argument", argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return cli_usage_error("usage",
+				    "unknown option \"-%c\"; see "
+				    CLI_PROG " --help", optopt);
+			return cli_usage_error("usage",
+			    "unknown option \"%s\"; see " CLI_PROG " --help",
+			    argv[optind - 1]);
+		}
+	}
+	return -1;
+}
+
+/*
+ * main_command_args scans the words after the command (argv[first..argc)),
+ * handling --json, -h/--help and --, and packs the positional arguments at
+ * argv[first..first+*np). Returns -1 to go on, or an exit code as
+ * main_options does.
+ */
+static int
+main_command_args(int argc, char **argv, int first,
+    const struct main_command *cmd, struct cli *cli, int *np)
+{
+	int i, n = 0, options = 1;
+
+	for (i = first; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (options && strcmp(a, "--") == 0) {
+			options = 0;
+		} else if (options && strcmp(a, "--json") == 0) {
+			cli->json = 1;
+		} else if (options &&
+		    (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+			main_usage(stdout);
+			return CLI_EXIT_OK;
+		} else if (options && a[0] == '-' && a[1] != '\0' &&
+		    (a[1] < '0' || a[1] > '9')) {
+			return cli_usage_error(cmd->name,
+			    "unknown option \"%s\"; usage: " CLI_PROG " %s",
+			    a, cmd->synopsis);
+		} else {
+			argv[first + n++] = argv[i];
+		}
+	}
+	if (n < cmd->min_args || n > cmd->max_args)
+		return cli_usage_error(cmd->name,
+		    "%s arguments; usage: " CLI_PROG " %s",
+		    n < cmd->min_args ? "missing" : "too many", cmd->synopsis);
+	*np = n;
+	return -1;
+}
+
+/*
+ * main_url sets cli->url from -s (socketp), else $SUPERVISE_URL, else the
+ * default URL written into buf. Returns -1 to go on, or an exit code.
+ */
+static int
+main_url(struct cli *cli, const char *socketp, char *buf, size_t size)
+{
+	const char *env = getenv(SV_ENV_URL);
+	sv_err      err;
+
+	if (socketp != NULL) {
+		cli->url = socketp;
+	} else if (env != NULL && env[0] != '\0') {
+		cli->url = env;
+	} else {
+		err = sv_default_url(buf, size);
+		if (err != SV_OK) {
+			/* Not the supervisor's answer, whatever the code. */
+			cli_error(NULL, err, "default socket URL");
+			return CLI_EXIT_SYSTEM;
+		}
+		cli->url = buf;
+	}
+	return -1;
+}
+
+/* main parses the command line, runs one command and checks stdout. */
+int
+main(int argc, char **argv)
+{
+	struct cli                 cli = { NULL, CLI_TIMEOUT_DEFAULT, 0 };
+	const struct main_command *cmd = NULL;
+	const char                *socket_url = NULL;
+	char                       url[MAIN_URL_MAX];
+	size_t                     i;
+	int                        rc, n = 0;
+
+	if ((rc = main_options(argc, argv, &cli, &socket_url)) >= 0)
+		return rc;
+	if (optind >= argc)
+		return cli_usage_error("usage", "no command given; see "
+		    CLI_PROG " --help");
+	for (i = 0; i < MAIN_NCOMMANDS; i++)
+		if (strcmp(argv[optind], main_commands[i].name) == 0)
+			cmd = &main_commands[i];
+	if (cmd == NULL)
+		return cli_usage_error("usage",
+		    "unknown command \"%s\"; see " CLI_PROG " --help",
+		    argv[optind]);
+	rc = main_command_args(argc, argv, optind + 1, cmd, &cli, &n);
+	if (rc >= 0)
+		return rc;
+
+	if (cmd->fn == NULL) {
+		main_usage(stdout);
+		rc = CLI_EXIT_OK;
+	} else if ((rc = main_url(&cli, socket_url, url, sizeof url)) < 0) {
+		rc = cmd->fn(&cli, n, argv + optind + 1);
+	}
+
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, CLI_PROG ": write to standard output: %s (%s)\n",
+		    sv_strerror(SV_ESYSTEM), strerror(errno));
+		return rc != CLI_EXIT_OK ? rc : CLI_EXIT_SYSTEM;
+	}
+	return rc;
+}

@@ -1,0 +1,434 @@
+/*
+ * config.c — load and check supervised's configuration (see config.h).
+ *
+ * libconfig does the parsing; this file walks the resulting tree and checks
+ * every setting against a table of known keys, so a typo is an error with a
+ * line number rather than a silently ignored setting. Each check names the
+ * key by its path ("groups[1].count").
+ *
+ * Divisions: error reporting; scalar readers; the group; the top level.
+ */
+#include <errno.h>
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "core/ordinal.h"
+#include "paths.h"
+#include "wire/wire.h"
+
+typedef struct cfg_ctx {
+	const char *path;
+	char       *err;
+	size_t      errlen;
+} cfg_ctx;
+
+/* ---- error reporting ------------------------------------------------------ */
+
+/* cfg_fail writes "FILE:LINE: KEY: message" and returns SV_EINVAL. */
+static sv_err
+cfg_fail(cfg_ctx *c, const config_setting_t *s, const char *key,
+    const char *fmt, ...)
+{
+	char    msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s:%d: %s: %s", c->path,
+	    s != NULL ? config_setting_source_line(s) : 0, key, msg);
+	return SV_EINVAL;
+}
+
+/* cfg_oom reports an allocation failure. */
+static sv_err
+cfg_oom(cfg_ctx *c)
+{
+	snprintf(c->err, c->errlen, "%s: out of memory", c->path);
+	return SV_ENOMEM;
+}
+
+/* ---- scalar readers ------------------------------------------------------- */
+
+/* cfg_int reads an integer setting within [lo, hi]. */
+static sv_err
+cfg_int(cfg_ctx *c, const config_setting_t *s, const char *key, int64_t lo,
+    int64_t hi, int64_t *out)
+{
+	int64_t v;
+	int     t = config_setting_type(s);
+
+	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) {
+		return cfg_fail(c, s, key, "must be an integer in %lld..%lld",
+		    (long long) lo, (long long) hi);
+	}
+	v = config_setting_get_int64(s);
+	if (v < lo || v > hi) {
+		return cfg_fail(c, s, key,
+		    "must be an integer in %lld..%lld (got %lld)", (long long) lo,
+		    (long long) hi, (long long) v);
+	}
+	*out = v;
+	return SV_OK;
+}
+
+/* cfg_str reads a string setting of 1..max bytes into a new copy. */
+static sv_err
+cfg_str(cfg_ctx *c, const config_setting_t *s, const char *key, size_t max,
+    char **out)
+{
+	const char *v;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		return cfg_fail(c, s, key, "must be a string");
+	}
+	v = config_setting_get_string(s);
+	if (v[0] == '\0') {
+		return cfg_fail(c, s, key, "must not be empty");
+	}
+	if (strlen(v) > max) {
+		return cfg_fail(c, s, key, "longer than %zu bytes", max);
+	}
+	if ((*out = strdup(v)) == NULL) {
+		return cfg_oom(c);
+	}
+	return SV_OK;
+}
+
+/* cfg_strv reads an array of 1..max strings (min may be 0) into a new
+ * NULL-terminated vector. */
+static sv_err
+cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key, size_t min,
+    size_t max, char ***out, size_t *np)
+{
+	int    t = config_setting_type(s);
+	size_t n;
+	char **v;
+	char   ekey[128];
+
+	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) {
+		return cfg_fail(c, s, key, "must be an array of strings");
+	}
+	n = (size_t) config_setting_length(s);
+	if (n < min || n > max) {
+		return cfg_fail(c, s, key, "must have %zu..%zu entries (got %zu)",
+		    min, max, n);
+	}
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
+		return cfg_oom(c);
+	}
+	*out = v; /* freed by the caller on error too */
+	*np  = n;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(ekey, sizeof(ekey), "%s[%zu]", key, i);
+		sv_err err = cfg_str(c, config_setting_get_elem(s, (unsigned) i),
+		    ekey, SVD_MAX_STRING, &v[i]);
+		if (err != SV_OK) {
+			return err;
+		}
+	}
+	return SV_OK;
+}
+
+/* cfg_env_name_ok checks that an env entry is NAME=value with a sane NAME. */
+static bool
+cfg_env_ok(const char *e)
+{
+	const char *eq = strchr(e, '=');
+
+	if (eq == NULL || eq == e) {
+		return false;
+	}
+	for (const char *p = e; p < eq; p++) {
+		char ch = *p;
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		        ch == '_' || (p > e && ch >= '0' && ch <= '9'))) {
+			return false;
+		}
+	}
+	return strncmp(e, "SUPERVISE_", 10) != 0;
+}
+
+/* ---- the group ------------------------------------------------------------ */
+
+static const char *const cfg_group_keys[] = { "name", "argv", "count",
+	"purpose", "env", "cwd", "max_count", "stop_timeout_ms", "min_uptime_ms",
+	"backoff_initial_ms", "backoff_max_ms", NULL };
+
+static const char *const cfg_top_keys[] = { "socket_dir", "stop_timeout_ms",
+	"log_file", "groups", NULL };
+
+/* cfg_known tells whether name is in the NULL-terminated table keys. */
+static bool
+cfg_known(const char *const *keys, const char *name)
+{
+	for (size_t i = 0; keys[i] != NULL; i++) {
+		if (strcmp(keys[i], name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* cfg_group reads one group setting into g. */
+static sv_err
+cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
+    uint64_t stop_default, svd_group_config *g)
+{
+	char                    key[160], base[32];
+	const config_setting_t *e;
+	int64_t                 v;
+	sv_err                  err;
+	bool have_count = false, have_max = false;
+
+	snprintf(base, sizeof(base), "groups[%zu]", idx);
+	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
+		return cfg_fail(c, s, base, "must be a group { ... }");
+	}
+	g->max_count              = SVD_DEFAULT_MAX;
+	g->stop_timeout_ms        = stop_default;
+	g->policy.min_uptime_ms   = 1000;
+	g->policy.backoff_initial_ms = 100;
+	g->policy.backoff_max_ms  = 30000;
+
+	for (int i = 0; i < config_setting_length(s); i++) {
+		e = config_setting_get_elem(s, (unsigned) i);
+		const char *name = config_setting_name(e);
+		snprintf(key, sizeof(key), "%s.%s", base, name);
+		if (!cfg_known(cfg_group_keys, name)) {
+			return cfg_fail(c, e, key, "unknown key");
+		}
+		if (strcmp(name, "name") == 0) {
+			err = cfg_str(c, e, key, SVW_MAX_NAME, &g->name);
+			if (err == SV_OK && svw_check_name(g->name) != SV_OK) {
+				err = cfg_fail(c, e, key,
+				    "must be 1..64 characters of [A-Za-z0-9_.-]");
+			}
+		} else if (strcmp(name, "argv") == 0) {
+			err = cfg_strv(c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
+		} else if (strcmp(name, "env") == 0) {
+			err = cfg_strv(c, e, key, 0, SVD_MAX_ENV, &g->env, &g->nenv);
+			for (size_t k = 0; err == SV_OK && k < g->nenv; k++) {
+				if (!cfg_env_ok(g->env[k])) {
+					err = cfg_fail(c, e, key,
+					    "entry \"%s\" is not NAME=value (names "
+					    "starting with SUPERVISE_ are reserved)",
+					    g->env[k]);
+				}
+			}
+		} else if (strcmp(name, "purpose") == 0) {
+			err = cfg_str(c, e, key, SVD_MAX_PURPOSE, &g->purpose);
+		} else if (strcmp(name, "cwd") == 0) {
+			err = cfg_str(c, e, key, SVD_MAX_STRING, &g->cwd);
+		} else if (strcmp(name, "count") == 0) {
+			err = cfg_int(c, e, key, 0, SV_ORDINALS_MAX, &v);
+			g->count   = (uint32_t) v;
+			have_count = true;
+		} else if (strcmp(name, "max_count") == 0) {
+			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
+			g->max_count = (uint32_t) v;
+			have_max     = true;
+		} else if (strcmp(name, "stop_timeout_ms") == 0) {
+			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
+			g->stop_timeout_ms = (uint64_t) v;
+		} else if (strcmp(name, "min_uptime_ms") == 0) {
+			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
+			g->policy.min_uptime_ms = (uint64_t) v;
+		} else if (strcmp(name, "backoff_initial_ms") == 0) {
+			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
+			g->policy.backoff_initial_ms = (uint64_t) v;
+		} else {
+			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
+			g->policy.backoff_max_ms = (uint64_t) v;
+		}
+		if (err != SV_OK) {
+			return err;
+		}
+	}
+	if (g->name == NULL) {
+		return cfg_fail(c, s, base, "missing required key \"name\"");
+	}
+	if (g->argv == NULL) {
+		return cfg_fail(c, s, g->name, "missing required key \"argv\"");
+	}
+	if (g->purpose == NULL) {
+		return cfg_fail(c, s, g->name, "missing required key \"purpose\"");
+	}
+	if (!have_count) {
+		return cfg_fail(c, s, g->name, "missing required key \"count\"");
+	}
+	if (!have_max && g->count > g->max_count) {
+		g->max_count = g->count;
+	}
+	if (g->count > g->max_count) {
+		return cfg_fail(c, s, g->name,
+		    "count %u is above max_count %u", g->count, g->max_count);
+	}
+	if (g->policy.backoff_max_ms < g->policy.backoff_initial_ms) {
+		return cfg_fail(c, s, g->name,
+		    "backoff_max_ms is below backoff_initial_ms");
+	}
+	return SV_OK;
+}
+
+/* ---- the top level -------------------------------------------------------- */
+
+/* cfg_groups reads the groups list. */
+static sv_err
+cfg_groups(cfg_ctx *c, const config_setting_t *s, svd_config *cfg)
+{
+	size_t n;
+	int    t = config_setting_type(s);
+
+	if (t != CONFIG_TYPE_LIST) {
+		return cfg_fail(c, s, "groups", "must be a list ( { ... }, ... )");
+	}
+	n = (size_t) config_setting_length(s);
+	if (n < 1 || n > SVD_MAX_GROUPS) {
+		return cfg_fail(c, s, "groups", "must have 1..%d entries (got %zu)",
+		    SVD_MAX_GROUPS, n);
+	}
+	if ((cfg->groups = calloc(n, sizeof(*cfg->groups))) == NULL) {
+		return cfg_oom(c);
+	}
+	cfg->ngroups = n;
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *g = config_setting_get_elem(s, (unsigned) i);
+		sv_err err = cfg_group(c, g, i, cfg->stop_timeout_ms,
+		    &cfg->groups[i]);
+		if (err != SV_OK) {
+			return err;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(cfg->groups[j].name, cfg->groups[i].name) == 0) {
+				return cfg_fail(c, g, cfg->groups[i].name,
+				    "duplicate group name");
+			}
+		}
+	}
+	return SV_OK;
+}
+
+/* cfg_top reads the root setting. */
+static sv_err
+cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
+{
+	const config_setting_t *groups = NULL;
+	int64_t                 v;
+	sv_err                  err = SV_OK;
+
+	cfg->stop_timeout_ms = 5000;
+	/* stop_timeout_ms first: groups inherit it. */
+	for (int i = 0; i < config_setting_length(root); i++) {
+		const config_setting_t *e = config_setting_get_elem(root,
+		    (unsigned) i);
+		const char *name = config_setting_name(e);
+		if (!cfg_known(cfg_top_keys, name)) {
+			return cfg_fail(c, e, name, "unknown key");
+		}
+		if (strcmp(name, "socket_dir") == 0) {
+			err = cfg_str(c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
+			if (err == SV_OK && cfg->socket_dir[0] != '/') {
+				err = cfg_fail(c, e, name, "must be an absolute path");
+			}
+		} else if (strcmp(name, "log_file") == 0) {
+			err = cfg_str(c, e, name, SVD_MAX_STRING, &cfg->log_file);
+		} else if (strcmp(name, "stop_timeout_ms") == 0) {
+			err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
+			cfg->stop_timeout_ms = (uint64_t) v;
+		} else {
+			groups = e;
+		}
+		if (err != SV_OK) {
+			return err;
+		}
+	}
+	if (groups == NULL) {
+		snprintf(c->err, c->errlen,
+		    "%s: groups: missing required key \"groups\"", c->path);
+		return SV_EINVAL;
+	}
+	return cfg_groups(c, groups, cfg);
+}
+
+sv_err
+svd_config_load(const char *path, svd_config **cfgp, char *errbuf,
+    size_t errlen)
+{
+	config_t    lc;
+	svd_config *cfg;
+	cfg_ctx     c = { path, errbuf, errlen };
+	sv_err      err;
+	FILE       *f;
+
+	/* Open it ourselves for a clear error; libconfig then parses. */
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(errbuf, errlen, "%s: cannot read: %s", path,
+		    strerror(errno));
+		return SV_ENOTFOUND;
+	}
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
+		fclose(f);
+		return cfg_oom(&c);
+	}
+	config_init(&lc);
+	if (config_read(&lc, f) != CONFIG_TRUE) {
+		snprintf(errbuf, errlen, "%s:%d: syntax error: %s", path,
+		    config_error_line(&lc), config_error_text(&lc));
+		err = SV_EINVAL;
+	} else {
+		err = cfg_top(&c, config_root_setting(&lc), cfg);
+	}
+	config_destroy(&lc);
+	fclose(f);
+	if (err == SV_OK && cfg->socket_dir == NULL) {
+		char dir[512];
+		if (svi_default_dir(dir, sizeof(dir)) != SV_OK ||
+		    (cfg->socket_dir = strdup(dir)) == NULL) {
+			err = cfg_oom(&c);
+		}
+	}
+	if (err != SV_OK) {
+		svd_config_free(cfg);
+		return err;
+	}
+	*cfgp = cfg;
+	return SV_OK;
+}
+
+/* cfg_free_strv frees a NULL-terminated vector. */
+static void
+cfg_free_strv(char **v)
+{
+	if (v != NULL) {
+		for (size_t i = 0; v[i] != NULL; i++) {
+			free(v[i]);
+		}
+		free(v);
+	}
+}
+
+void
+svd_config_free(svd_config *cfg)
+{
+	if (cfg == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < cfg->ngroups; i++) {
+		svd_group_config *g = &cfg->groups[i];
+		free(g->name);
+		cfg_free_strv(g->argv);
+		cfg_free_strv(g->env);
+		free(g->purpose);
+		free(g->cwd);
+	}
+	free(cfg->groups);
+	free(cfg->socket_dir);
+	free(cfg->log_file);
+	free(cfg);
+}

@@ -1,0 +1,61 @@
+/*
+ * config.h — supervised's configuration: the file format is libconfig's
+ * (docs/config.md), parsed by libconfig and checked here key by key.
+ *
+ * The parsed result is a plain struct with owned strings; nothing in it
+ * refers back to libconfig. Errors are one line, "FILE:LINE: KEY: what".
+ */
+#ifndef SVD_CONFIG_H
+#define SVD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/restart.h"
+#include "supervise/supervise.h"
+
+#define SVD_MAX_GROUPS     64
+#define SVD_MAX_ARGV       256
+#define SVD_MAX_ENV        256
+#define SVD_MAX_STRING     4096
+#define SVD_MAX_PURPOSE    1024
+/* sun_path is 108 bytes; leave room for "/control.sock". */
+#define SVD_MAX_SOCKET_DIR 90
+#define SVD_DEFAULT_MAX    1024
+#define SVD_MAX_TIMEOUT_MS (24u * 3600u * 1000u)
+
+typedef struct svd_group_config {
+	char             *name;
+	char            **argv; /* NULL-terminated */
+	size_t            argc;
+	char            **env;  /* "NAME=value", NULL-terminated */
+	size_t            nenv;
+	char             *purpose;
+	char             *cwd; /* NULL: inherit */
+	uint32_t          count;
+	uint32_t          max_count;
+	uint64_t          stop_timeout_ms;
+	sv_restart_policy policy;
+} svd_group_config;
+
+typedef struct svd_config {
+	char             *socket_dir;
+	char             *log_file; /* NULL: SOCKET_DIR/supervised.log */
+	uint64_t          stop_timeout_ms;
+	svd_group_config *groups;
+	size_t            ngroups;
+} svd_config;
+
+/*
+ * svd_config_load reads and checks path. On SV_OK *cfgp belongs to the
+ * caller: free it with svd_config_free. On failure errbuf holds one line
+ * naming the file, the line and the key. Errors: SV_EINVAL (bad content),
+ * SV_ENOTFOUND (cannot read the file), SV_ENOMEM.
+ */
+sv_err svd_config_load(const char *path, svd_config **cfgp, char *errbuf,
+    size_t errlen);
+
+/* svd_config_free frees a configuration. NULL is ignored. */
+void svd_config_free(svd_config *cfg);
+
+#endif /* SVD_CONFIG_H */

@@ -1,0 +1,273 @@
+/*
+ * main.c — supervised, the reference supervisor daemon.
+ *
+ * Order of start-up matters:
+ *   1. parse arguments and the config (errors go to the terminal);
+ *   2. prepare the socket directory (0700, ours);
+ *   3. without --foreground, fork once into the background *before* nng
+ *      starts any thread, and let the parent wait on a pipe until the child
+ *      serves (or says why it cannot), so "supervised && supervisectl ..."
+ *      works;
+ *   4. block SIGTERM/SIGINT/SIGHUP in every thread (before nng starts its
+ *      threads) and receive them through a signalfd in the event loop;
+ *   5. listen, start the groups, run until a signal has stopped every worker.
+ * Exit status: 0 after a clean shutdown, 2 for a bad configuration, 100 for
+ * bad usage, 111 for a system failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "paths.h"
+#include "server.h"
+#include "supervisor.h"
+
+#define EXIT_CONFIG 2
+#define EXIT_USAGE  100
+#define EXIT_SYSTEM 111
+
+/* usage prints the help text. */
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: supervised --config FILE [--foreground]\n"
+	    "\n"
+	    "Run groups of worker processes with durable, bounded identities\n"
+	    "(ordinal 0..N-1 and a generation), served over an nng control\n"
+	    "socket (supervise.v1).\n"
+	    "\n"
+	    "  -c, --config FILE   configuration (libconfig syntax; see "
+	    "docs/config.md)\n"
+	    "  -f, --foreground    stay in the foreground and log to stderr\n"
+	    "  -h, --help          show this help\n"
+	    "  -V, --version       show the version\n"
+	    "\n"
+	    "Without --foreground the daemon detaches once its socket is "
+	    "listening\nand logs to log_file (default SOCKET_DIR/supervised.log).\n"
+	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL after\n"
+	    "stop_timeout_ms), removes the socket and exits 0.\n"
+	    "\n"
+	    "Exit status: 0 clean shutdown, 2 bad configuration, 100 usage,\n"
+	    "111 system failure.\n");
+}
+
+/* prepare_dir creates dir with mode 0700, or checks that an existing one is
+ * a directory of ours not writable by others (and tightens it to 0700). */
+static bool
+prepare_dir(const char *dir, bool *created)
+{
+	struct stat st;
+
+	*created = false;
+	if (mkdir(dir, 0700) == 0) {
+		*created = true;
+		return true;
+	}
+	if (errno != EEXIST) {
+		fprintf(stderr, "supervised: cannot create socket_dir %s: %s\n",
+		    dir, strerror(errno));
+		return false;
+	}
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "supervised: socket_dir %s is not a directory\n",
+		    dir);
+		return false;
+	}
+	if (st.st_uid != geteuid()) {
+		fprintf(stderr,
+		    "supervised: socket_dir %s belongs to uid %u, not to us\n", dir,
+		    (unsigned) st.st_uid);
+		return false;
+	}
+	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0) {
+		fprintf(stderr, "supervised: cannot chmod 0700 %s: %s\n", dir,
+		    strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* daemonize forks; the parent waits for the child's readiness message on a
+ * pipe and exits with the status it reports. Returns the write end in the
+ * child. */
+static int
+daemonize(const char *logpath)
+{
+	int   p[2], fd;
+	pid_t pid;
+	char  buf[512];
+
+	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "supervised: cannot detach: %s\n", strerror(errno));
+		exit(EXIT_SYSTEM);
+	}
+	if (pid > 0) {
+		ssize_t n;
+		close(p[1]);
+		n = read(p[0], buf, sizeof(buf) - 1);
+		if (n > 0 && buf[0] == '0') {
+			exit(0);
+		}
+		if (n > 1) {
+			buf[n] = '\0';
+			fprintf(stderr, "supervised: %s\n", buf + 1);
+		} else {
+			fprintf(stderr, "supervised: failed to start; see %s\n",
+			    logpath);
+		}
+		exit(EXIT_SYSTEM);
+	}
+	close(p[0]);
+	setsid();
+	if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+	fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		dprintf(p[1], "1cannot open log_file %s: %s", logpath,
+		    strerror(errno));
+		exit(EXIT_SYSTEM);
+	}
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	return p[1];
+}
+
+/* raise_nofile lifts the soft fd limit to the hard one: one pidfd per
+ * worker. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void) setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = { { "config", required_argument,
+		                                      NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 } };
+	const char *cfgpath = NULL;
+	bool        foreground = false, created;
+	svd_config *cfg;
+	svd_sup    *sup;
+	svd_server *srv;
+	char        err[1024], url[600], logpath[600];
+	int         c, readyfd = -1, sigfd;
+	sigset_t    set;
+	sv_err      rv;
+
+	while ((c = getopt_long(argc, argv, "c:fhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cfgpath = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("supervised %s (protocol supervise.v%d)\n",
+			    SV_VERSION_STRING, SV_PROTOCOL_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (cfgpath == NULL || optind != argc) {
+		fprintf(stderr, "supervised: %s\n",
+		    cfgpath == NULL ? "--config FILE is required"
+		                    : "unexpected argument");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((rv = svd_config_load(cfgpath, &cfg, err, sizeof(err))) != SV_OK) {
+		fprintf(stderr, "supervised: %s\n", err);
+		return rv == SV_ENOMEM ? EXIT_SYSTEM : EXIT_CONFIG;
+	}
+	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK ||
+	    !prepare_dir(cfg->socket_dir, &created)) {
+		svd_config_free(cfg);
+		return EXIT_SYSTEM;
+	}
+	snprintf(logpath, sizeof(logpath), "%s",
+	    cfg->log_file != NULL ? cfg->log_file : "");
+	if (cfg->log_file == NULL) {
+		snprintf(logpath, sizeof(logpath), "%s/supervised.log",
+		    cfg->socket_dir);
+	}
+	if (!foreground) {
+		readyfd = daemonize(logpath);
+	}
+
+	/* Before any nng call, so nng's threads inherit the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		snprintf(err, sizeof(err), "signalfd: %s", strerror(errno));
+		goto fail;
+	}
+	raise_nofile();
+
+	if ((rv = svd_sup_create(cfg, url, &sup)) != SV_OK) {
+		snprintf(err, sizeof(err), "cannot set up: %s", sv_strerror(rv));
+		goto fail;
+	}
+	if (svd_server_start(sup, url, &srv, err, sizeof(err)) != SV_OK) {
+		svd_sup_destroy(sup);
+		goto fail;
+	}
+	svd_log("supervisor %s serving %s (%zu groups)", svd_sup_id(sup), url,
+	    cfg->ngroups);
+	if (readyfd >= 0) {
+		(void) !write(readyfd, "0", 1);
+		close(readyfd);
+	}
+	rv = svd_sup_run(sup, sigfd);
+	svd_server_stop(srv);
+	svd_sup_destroy(sup);
+	if (created) {
+		(void) rmdir(cfg->socket_dir); /* fails harmlessly if not empty */
+	}
+	svd_config_free(cfg);
+	close(sigfd);
+	svd_log("exiting");
+	return rv == SV_OK ? 0 : EXIT_SYSTEM;
+
+fail:
+	if (readyfd >= 0) {
+		dprintf(readyfd, "1%s", err);
+	} else {
+		fprintf(stderr, "supervised: %s\n", err);
+	}
+	svd_config_free(cfg);
+	return EXIT_SYSTEM;
+}

@@ -1,0 +1,218 @@
+/*
+ * client.h — the libsupervise C client: talk to a supervisor over nng.
+ *
+ * A worker uses it to ask "which worker am I"; supervisectl uses it for
+ * administration; the Ruby, Python and Lua bindings wrap exactly this header.
+ *
+ * Design:
+ *   - Every object is an opaque handle read through accessor functions, so a
+ *     foreign-function interface never needs a struct layout.
+ *   - Every call that talks to the supervisor takes timeout_ms, a relative
+ *     deadline for the whole call (connect, send and receive):
+ *     SV_TIMEOUT_INFINITE (-1) waits forever, 0 tries once without waiting.
+ *   - Errors are sv_err values (supervise.h). A typed error sent by the
+ *     supervisor comes back as the same code (SV_ENOTFOUND, SV_ENOTWORKER...),
+ *     and the supervisor's one-line message is kept in the client until its
+ *     next call: sv_client_error_message().
+ *   - Ownership: a function that returns a handle through an out-parameter
+ *     gives it to the caller, who frees it with the free function named in the
+ *     comment. Strings returned by accessors belong to the handle and live
+ *     until that handle is freed. On error, out-parameters are left untouched.
+ *   - A client handle serialises its calls with an internal lock, so it may be
+ *     shared by threads, but calls on one handle do not overlap.
+ */
+#ifndef SUPERVISE_CLIENT_H
+#define SUPERVISE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervise/supervise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SV_TIMEOUT_INFINITE (-1)
+
+/* Name of the environment variable holding the control socket URL. */
+#define SV_ENV_URL "SUPERVISE_URL"
+
+typedef struct sv_client   sv_client;
+typedef struct sv_hello    sv_hello;
+typedef struct sv_identity sv_identity;
+typedef struct sv_workers  sv_workers;
+
+/* Kind of a worker or of a context frame; values match the protocol. */
+typedef enum sv_kind {
+	SV_KIND_UNSPECIFIED = 0,
+	SV_KIND_PROCESS     = 1,
+	SV_KIND_THREAD      = 2,
+} sv_kind;
+
+/* State of a worker slot; values match the protocol. */
+typedef enum sv_state {
+	SV_STATE_UNSPECIFIED = 0,
+	SV_STATE_RUNNING     = 1,
+	SV_STATE_STOPPING    = 2,
+	SV_STATE_BACKOFF     = 3,
+} sv_state;
+
+/*
+ * sv_client_open connects to the supervisor at url ("ipc:///path"). A NULL
+ * or empty url means the value of $SUPERVISE_URL. The call retries the
+ * connection until timeout_ms has passed. On SV_OK *clientp is a new handle
+ * that the caller closes with sv_client_close().
+ * Errors: SV_EINVAL (no url, or url too long), SV_ECONNECT (nobody listening
+ * before the deadline), SV_ENOMEM, SV_ESYSTEM.
+ */
+SV_API sv_err sv_client_open(sv_client **clientp, const char *url,
+    int timeout_ms);
+
+/*
+ * sv_default_url writes the default control socket URL into buf (size
+ * bytes): "ipc://DIR/control.sock" where DIR is $XDG_RUNTIME_DIR/supervise
+ * when XDG_RUNTIME_DIR is set, /run/supervise for root, otherwise
+ * /tmp/supervise-UID. supervised uses the same rule when its config names no
+ * socket_dir. Errors: SV_EINVAL (NULL buf), SV_ETOOLARGE (buf too small).
+ */
+SV_API sv_err sv_default_url(char *buf, size_t size);
+
+/* sv_client_close disconnects and frees client. NULL is ignored. */
+SV_API void sv_client_close(sv_client *client);
+
+/*
+ * sv_client_error_message returns the detail of the last failed call on
+ * client: the supervisor's message for a typed error, or a local
+ * description. The string belongs to client and is valid until its next
+ * call; it is "" after a successful call.
+ */
+SV_API const char *sv_client_error_message(const sv_client *client);
+
+/*
+ * sv_client_hello exchanges Hello with the supervisor: the protocol version
+ * it chose, its name, instance id and features. On SV_OK *hellop belongs to
+ * the caller: free it with sv_hello_free().
+ * Errors: SV_EVERSION, SV_ETIMEDOUT, SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
+ */
+SV_API sv_err sv_client_hello(sv_client *client, int timeout_ms,
+    sv_hello **hellop);
+
+SV_API uint32_t    sv_hello_version(const sv_hello *h);
+SV_API uint32_t    sv_hello_minor_version(const sv_hello *h);
+SV_API const char *sv_hello_server_name(const sv_hello *h);
+SV_API const char *sv_hello_supervisor_id(const sv_hello *h);
+SV_API size_t      sv_hello_feature_count(const sv_hello *h);
+/* sv_hello_feature returns feature i, or NULL when i is out of range. */
+SV_API const char *sv_hello_feature(const sv_hello *h, size_t i);
+/* sv_hello_free frees h. NULL is ignored. */
+SV_API void sv_hello_free(sv_hello *h);
+
+/*
+ * sv_client_whoami asks the supervisor who the calling process is. The
+ * supervisor identifies the caller by the kernel's peer credentials of the
+ * connection (the caller or its nearest supervised ancestor), never by what
+ * the caller claims. On SV_OK *identityp belongs to the caller: free it with
+ * sv_identity_free().
+ * Errors: SV_ENOTWORKER (the caller is not a supervised worker), SV_ETIMEDOUT,
+ * SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
+ */
+SV_API sv_err sv_client_whoami(sv_client *client, int timeout_ms,
+    sv_identity **identityp);
+
+SV_API const char *sv_identity_group(const sv_identity *id);
+SV_API uint32_t    sv_identity_ordinal(const sv_identity *id);
+SV_API uint64_t    sv_identity_generation(const sv_identity *id);
+SV_API sv_kind     sv_identity_kind(const sv_identity *id);
+SV_API int64_t     sv_identity_pid(const sv_identity *id);
+SV_API const char *sv_identity_purpose(const sv_identity *id);
+SV_API const char *sv_identity_supervisor_id(const sv_identity *id);
+SV_API uint32_t    sv_identity_group_size(const sv_identity *id);
+/* Number of context frames, outermost first. */
+SV_API size_t sv_identity_frame_count(const sv_identity *id);
+/*
+ * sv_identity_frame reads frame i into the non-NULL out-parameters; *namep
+ * belongs to id. Errors: SV_EINVAL when i is out of range.
+ */
+SV_API sv_err sv_identity_frame(const sv_identity *id, size_t i,
+    sv_kind *kindp, uint32_t *ordinalp, const char **namep);
+/*
+ * sv_identity_parent reads the frame above the worker. Errors: SV_ENOTFOUND
+ * for a top-level process, which has no parent.
+ */
+SV_API sv_err sv_identity_parent(const sv_identity *id, sv_kind *kindp,
+    uint32_t *ordinalp, const char **namep);
+/* sv_identity_free frees id. NULL is ignored. */
+SV_API void sv_identity_free(sv_identity *id);
+
+/*
+ * sv_client_list lists the workers of group, or of every group when group
+ * is NULL or "". On SV_OK *workersp belongs to the caller: free it with
+ * sv_workers_free(). Errors: SV_ENOTFOUND (no such group), SV_EINVAL,
+ * SV_ETIMEDOUT, SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
+ */
+SV_API sv_err sv_client_list(sv_client *client, const char *group,
+    int timeout_ms, sv_workers **workersp);
+
+/*
+ * sv_client_status reads one worker slot; the result is a list of one entry.
+ * On SV_OK *workersp belongs to the caller: free it with sv_workers_free().
+ * Errors: SV_ENOTFOUND (no such group, or no worker at that ordinal), plus
+ * those of sv_client_list.
+ */
+SV_API sv_err sv_client_status(sv_client *client, const char *group,
+    uint32_t ordinal, int timeout_ms, sv_workers **workersp);
+
+SV_API size_t      sv_workers_count(const sv_workers *w);
+/* Accessors for entry i (0 <= i < count); out of range gives 0 / "". */
+SV_API const char *sv_workers_group(const sv_workers *w, size_t i);
+SV_API uint32_t    sv_workers_ordinal(const sv_workers *w, size_t i);
+SV_API uint64_t    sv_workers_generation(const sv_workers *w, size_t i);
+SV_API int64_t     sv_workers_pid(const sv_workers *w, size_t i);
+SV_API sv_state    sv_workers_state(const sv_workers *w, size_t i);
+SV_API uint64_t    sv_workers_uptime_ms(const sv_workers *w, size_t i);
+SV_API const char *sv_workers_purpose(const sv_workers *w, size_t i);
+SV_API uint64_t    sv_workers_restarts(const sv_workers *w, size_t i);
+/* Last exit code of the slot's previous process, -1 if none or signalled. */
+SV_API int32_t sv_workers_last_exit_code(const sv_workers *w, size_t i);
+/* Signal that ended the slot's previous process, 0 if none. */
+SV_API int32_t sv_workers_last_signal(const sv_workers *w, size_t i);
+/* sv_workers_free frees w. NULL is ignored. */
+SV_API void sv_workers_free(sv_workers *w);
+
+/* sv_state_name returns "running", "stopping", "backoff" or "unknown". */
+SV_API const char *sv_state_name(sv_state state);
+
+/*
+ * sv_client_scale sets the target size of group to count. Workers with
+ * ordinals >= count are stopped and their ordinals released; missing
+ * ordinals below count are started. The previous target is stored in
+ * *previousp when previousp is not NULL.
+ * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (count above the group's maximum),
+ * SV_EBUSY (supervisor shutting down), plus transport errors.
+ */
+SV_API sv_err sv_client_scale(sv_client *client, const char *group,
+    uint32_t count, int timeout_ms, uint32_t *previousp);
+
+/*
+ * sv_client_stop stops every worker of group and releases its ordinals; the
+ * group stays known and can be started again with sv_client_scale.
+ * Errors: as sv_client_scale.
+ */
+SV_API sv_err sv_client_stop(sv_client *client, const char *group,
+    int timeout_ms, uint32_t *previousp);
+
+/*
+ * sv_client_restart stops the worker at ordinal of group; the supervisor
+ * starts its replacement with the same ordinal and the next generation.
+ * Errors: SV_ENOTFOUND (no such group, or no worker at ordinal), SV_EBUSY,
+ * plus transport errors.
+ */
+SV_API sv_err sv_client_restart(sv_client *client, const char *group,
+    uint32_t ordinal, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SUPERVISE_CLIENT_H */

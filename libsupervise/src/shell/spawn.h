@@ -1,0 +1,64 @@
+/*
+ * spawn.h — starting, signalling and reaping worker processes (internal,
+ * effect shell).
+ *
+ * Spawning uses posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK)), never
+ * fork, because nng's threads make fork unsafe. The child gets an empty
+ * signal mask, default dispositions for the signals the daemon blocks or
+ * ignores, its own process group, and stdin from /dev/null. Every fd of the
+ * daemon is close-on-exec, so the child inherits only stdin/stdout/stderr.
+ * Each child is tracked by a pidfd: exits are noticed by polling it and
+ * reaped with waitid(P_PIDFD), which reaps exactly that child and is immune
+ * to pid reuse.
+ */
+#ifndef SV_SHELL_SPAWN_H
+#define SV_SHELL_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "supervise/supervise.h"
+
+typedef struct sv_spawn_req {
+	const char  *path; /* program; searched in PATH when it has no '/' */
+	char *const *argv; /* NULL-terminated */
+	char *const *envp; /* NULL-terminated, complete environment */
+	const char  *cwd;  /* NULL: inherit */
+} sv_spawn_req;
+
+/* How a child ended. */
+typedef struct sv_exit_info {
+	bool exited;    /* true: exit code; false: killed by signal */
+	int  code;      /* exit code when exited */
+	int  signo;     /* signal when !exited */
+	bool core;      /* dumped core */
+} sv_exit_info;
+
+/*
+ * sv_spawn starts a child. On SV_OK *pidp is its pid and *pidfdp a pidfd
+ * (close-on-exec) that the caller closes after sv_reap. Errors: SV_ENOTFOUND
+ * (program not found or not executable; *errnop says why), SV_ESYSTEM.
+ */
+sv_err sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp,
+    int *errnop);
+
+/*
+ * sv_reap collects the exit status of the child behind pidfd without
+ * blocking. Errors: SV_EBUSY (still running), SV_ESYSTEM.
+ */
+sv_err sv_reap(int pidfd, sv_exit_info *info);
+
+/*
+ * sv_signal sends signo to the child behind pidfd (pidfd_send_signal, no
+ * pid-reuse race). A child that already exited is not an error.
+ */
+sv_err sv_signal(int pidfd, int signo);
+
+/*
+ * sv_signal_group sends signo to the process group pgid (the worker and
+ * anything it started). Call only while the group leader is unreaped, so the
+ * pgid cannot have been reused.
+ */
+sv_err sv_signal_group(pid_t pgid, int signo);
+
+#endif /* SV_SHELL_SPAWN_H */

@@ -1,0 +1,132 @@
+/*
+ * wire.c — envelope codec with bounds and typed errors (see wire.h).
+ *
+ * protobuf-c has no size or depth limit of its own: the length check here is
+ * the bound (the schema has no recursive message, so depth is bounded by it).
+ * An empty buffer is a valid protobuf encoding of an Envelope with version 0
+ * and no body; version 0 means "no version", so it is SV_EBADREQ.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "wire/wire.h"
+
+sv_err
+svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
+    uint64_t *request_idp)
+{
+	svw_env *env;
+
+	*request_idp = 0;
+	if (len > max) {
+		return SV_ETOOLARGE;
+	}
+	env = supervise__v1__envelope__unpack(NULL, len, buf);
+	if (env == NULL) {
+		return SV_EBADREQ;
+	}
+	*request_idp = env->request_id;
+	if (env->version == 0) {
+		/* No version at all (an empty buffer decodes this way). */
+		svw_free(env);
+		return SV_EBADREQ;
+	}
+	if (env->version != SV_PROTOCOL_VERSION) {
+		svw_free(env);
+		return SV_EVERSION;
+	}
+	if (env->body_case == SUPERVISE__V1__ENVELOPE__BODY__NOT_SET) {
+		svw_free(env);
+		return SV_EUNKNOWNMSG;
+	}
+	*envp = env;
+	return SV_OK;
+}
+
+void
+svw_free(svw_env *env)
+{
+	if (env != NULL) {
+		supervise__v1__envelope__free_unpacked(env, NULL);
+	}
+}
+
+sv_err
+svw_encode(const svw_env *env, size_t max, nng_msg **msgp)
+{
+	nng_msg *msg;
+	size_t   len = supervise__v1__envelope__get_packed_size(env);
+
+	if (len > max) {
+		return SV_ETOOLARGE;
+	}
+	if (nng_msg_alloc(&msg, len) != 0) {
+		return SV_ENOMEM;
+	}
+	supervise__v1__envelope__pack(env, nng_msg_body(msg));
+	*msgp = msg;
+	return SV_OK;
+}
+
+sv_err
+svw_encode_error(uint64_t request_id, sv_err err, const char *msg,
+    nng_msg **msgp)
+{
+	svw_env                 env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Error    e   = SUPERVISE__V1__ERROR__INIT;
+	char                    text[SVW_MAX_TEXT + 1];
+
+	snprintf(text, sizeof(text), "%s", msg != NULL ? msg : sv_strerror(err));
+	e.code          = svw_err_to_code(err);
+	e.message       = text;
+	env.version     = SV_PROTOCOL_VERSION;
+	env.request_id  = request_id;
+	env.body_case   = SUPERVISE__V1__ENVELOPE__BODY_ERROR;
+	env.error       = &e;
+	return svw_encode(&env, SVW_MAX_REPLY, msgp);
+}
+
+sv_err
+svw_check_name(const char *name)
+{
+	size_t n = 0;
+
+	if (name == NULL || name[0] == '\0') {
+		return SV_EBADREQ;
+	}
+	for (const char *p = name; *p != '\0'; p++, n++) {
+		char c = *p;
+		if (n >= SVW_MAX_NAME) {
+			return SV_ETOOLARGE;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		        c == '-')) {
+			return SV_EBADREQ;
+		}
+	}
+	return SV_OK;
+}
+
+Supervise__V1__ErrorCode
+svw_err_to_code(sv_err err)
+{
+	/* Codes 1..10 are shared by construction (supervise.h). */
+	if (err >= SV_EBADREQ && err <= SV_ENOTWORKER) {
+		return (Supervise__V1__ErrorCode) err;
+	}
+	if (err == SV_EINVAL) {
+		return SUPERVISE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST;
+	}
+	return SUPERVISE__V1__ERROR_CODE__ERROR_CODE_INTERNAL;
+}
+
+sv_err
+svw_code_to_err(Supervise__V1__ErrorCode code)
+{
+	if ((int) code >= SV_EBADREQ && (int) code <= SV_ENOTWORKER) {
+		return (sv_err) code;
+	}
+	/* An error code from a newer server that we do not know. */
+	return SV_EPROTO;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test.sh — install dependencies, build and run every test of libsupervise.
+#
+#   1. scripts/install-deps.sh (a no-op when everything is installed)
+#   2. build/       RelWithDebInfo: configure, build, ctest
+#   3. build-asan/  RelWithDebInfo with -DSV_SANITIZE=ON (ASan + UBSan),
+#                   without the benchmark: configure, build, ctest
+#   4. tests/install/install_test.sh build   (install into a scratch prefix
+#                   and build a consumer with CMake and with pkg-config)
+#
+# Every stage runs even when an earlier one failed, except those that need
+# what failed (no ctest without a build). Exits 0 only when every stage
+# passed; the last line is the summary. This is what .ci/run executes.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+
+JOBS=2
+results=()
+failed=0
+
+# stage NAME CMD...: run CMD, record "NAME ok|FAILED (seconds)".
+stage() {
+	local name=$1 start rc
+	shift
+	echo
+	echo "==> test.sh: $name"
+	start=$SECONDS
+	"$@"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		results+=("$name: ok ($((SECONDS - start)) s)")
+	else
+		results+=("$name: FAILED, exit $rc ($((SECONDS - start)) s)")
+		failed=$((failed + 1))
+	fi
+	return "$rc"
+}
+skip() {
+	results+=("$1: skipped ($2)")
+	failed=$((failed + 1))
+}
+summary() {
+	echo
+	echo "==> test.sh: summary"
+	printf '    %s\n' "${results[@]}"
+	if [ "$failed" -eq 0 ]; then
+		echo "test.sh: PASSED (${#results[@]} stages)"
+		exit 0
+	fi
+	echo "test.sh: FAILED ($failed of ${#results[@]} stages failed or skipped)"
+	exit 1
+}
+
+if ! stage "install dependencies" bash scripts/install-deps.sh; then
+	summary
+fi
+
+# --- plain build ---------------------------------------------------------------
+if stage "configure build/" cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DSV_SANITIZE=OFF -DSV_BUILD_BENCH=ON &&
+	stage "build build/" cmake --build build -j"$JOBS"; then
+	stage "ctest build/" ctest --test-dir build --output-on-failure \
+		--no-tests=error -j"$JOBS"
+	plain_built=1
+else
+	skip "ctest build/" "build failed"
+	plain_built=0
+fi
+
+# --- sanitizer build -----------------------------------------------------------
+if stage "configure build-asan/" cmake -S . -B build-asan \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSV_SANITIZE=ON -DSV_BUILD_BENCH=OFF &&
+	stage "build build-asan/" cmake --build build-asan -j"$JOBS"; then
+	stage "ctest build-asan/ (ASan+UBSan)" env \
+		ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-asan --output-on-failure --no-tests=error \
+		-j"$JOBS"
+else
+	skip "ctest build-asan/ (ASan+UBSan)" "build failed"
+fi
+
+# --- install and consume ---------------------------------------------------------
+if [ "$plain_built" -eq 1 ]; then
+	stage "install test" bash tests/install/install_test.sh build
+else
+	skip "install test" "build/ failed"
+fi
+
+summary

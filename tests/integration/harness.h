@@ -1,0 +1,227 @@
+/*
+ * harness.h — shared fixture of the real-process integration tests.
+ *
+ * Design: every test case gets its own supervisor. it_start() makes a fresh
+ * mkdtemp() directory, listens there on a PULL socket for the reports of
+ * sv-testworker, writes a libconfig file naming the groups, starts
+ * `supervised --config FILE --foreground` with posix_spawn and waits until
+ * its control socket answers Hello. it_stop() ends that daemon (SIGTERM to
+ * the pid we started, waitpid with a deadline, SIGKILL only as a last resort,
+ * which counts as a failure) and checks that nothing was left behind.
+ *
+ * The test process makes itself a child subreaper (PR_SET_CHILD_SUBREAPER),
+ * so a worker the daemon leaves alive or unreaped when it exits is
+ * reparented to the test rather than to init, where the teardown sees it and
+ * fails the test.
+ *
+ * Every wait has a deadline: reports are received with an nng receive
+ * timeout, exits are awaited on a pidfd with poll(), and process-table
+ * checks (/proc) are polled until they converge or a deadline passes. No
+ * sleep is used as synchronisation.
+ *
+ * The daemon and worker paths come from the command line (ctest passes
+ * $<TARGET_FILE:supervised> and $<TARGET_FILE:sv-testworker>); see it_args.
+ */
+#ifndef SV_IT_HARNESS_H
+#define SV_IT_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <cmocka.h>
+#include <nng/nng.h>
+
+#include "supervise/client.h"
+
+/* Deadlines used across the suite, in milliseconds. */
+#define IT_START_MS 10000   /* daemon up and answering Hello */
+#define IT_REPORT_MS 10000  /* a worker's report after its spawn */
+#define IT_CONVERGE_MS 5000 /* status list / process table agree */
+#define IT_REAP_MS 2000     /* a killed child is reaped by the daemon */
+#define IT_CALL_MS 5000     /* one client call */
+#define IT_STOP_MARGIN_MS 3000 /* daemon exit after its stop timeout */
+
+/* Fails the test unless expr (an sv_err call on ctx->client) is SV_OK. */
+#define IT_PASS(ctx, expr)                                                   \
+	do {                                                                 \
+		sv_err it_e_ = (expr);                                       \
+		if (it_e_ != SV_OK)                                          \
+			fail_msg("%s: %s (%s)", #expr, sv_err_name(it_e_),   \
+			    sv_client_error_message((ctx)->client));         \
+	} while (0)
+
+/* Fails the test unless expr returns want; the message must be non-empty. */
+#define IT_FAIL(ctx, expr, want)                                             \
+	do {                                                                 \
+		sv_err it_e_ = (expr);                                       \
+		if (it_e_ != (want))                                         \
+			fail_msg("%s: got %s, want %s (%s)", #expr,          \
+			    sv_err_name(it_e_), sv_err_name(want),           \
+			    sv_client_error_message((ctx)->client));         \
+		if (sv_client_error_message((ctx)->client)[0] == '\0')       \
+			fail_msg("%s: %s with an empty error message",       \
+			    #expr, sv_err_name(it_e_));                      \
+	} while (0)
+
+/* Maximum number of pids a process-table scan returns. */
+#define IT_MAX_PROCS 64
+
+/* One worker group of the generated config. */
+struct it_group {
+	const char *name;
+	int count;
+	int max_count;       /* 0: the daemon's default */
+	int stop_timeout_ms; /* 0: the top-level value */
+	bool ignore_term;    /* worker ignores SIGTERM (SV_TEST_IGNORE_TERM) */
+};
+
+/* One supervisor under test and the sockets the test uses to watch it. */
+typedef struct it_ctx {
+	char dir[64];           /* mkdtemp directory, also the socket_dir */
+	char conf_path[128];    /* DIR/supervised.conf */
+	char sock_path[100];    /* DIR/control.sock (fits sun_path) */
+	char url[160];          /* ipc://DIR/control.sock */
+	char report_url[160];   /* ipc://DIR/report.sock */
+	int stop_timeout_ms;    /* top-level stop_timeout_ms of the config */
+	pid_t daemon;           /* pid from posix_spawn, 0 when none */
+	bool reaped;            /* waitpid() collected the daemon */
+	int status;             /* its wait status once reaped */
+	nng_socket pull;        /* report listener */
+	bool pull_open;
+	sv_client *client;      /* connected admin client */
+} it_ctx;
+
+/* A worker's report: one line of key=value pairs. */
+struct it_report {
+	long pid;
+	long ordinal;           /* whoami's answer, -1 if whoami failed */
+	long long generation;   /* whoami's answer, -1 if whoami failed */
+	long id_pid;            /* pid in whoami's identity */
+	char group[72];
+	long env_ordinal;       /* $SUPERVISE_ORDINAL, -1 if unset */
+	long long env_generation; /* $SUPERVISE_GENERATION, -1 if unset */
+	char env_group[72];
+	int rc;                 /* sv_err of sv_client_open / whoami */
+	char raw[512];
+};
+
+/* One process of a /proc scan. */
+struct it_proc {
+	pid_t pid;
+	char state;             /* 'R', 'S', 'Z', ... */
+};
+
+/*
+ * it_args reads argv[1] (path of supervised) and argv[2] (path of
+ * sv-testworker), makes the process a child subreaper and ignores SIGPIPE.
+ * It exits with status 2 and a usage line on bad arguments.
+ */
+void it_args(int argc, char **argv);
+
+/* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
+int64_t it_now_ms(void);
+
+/*
+ * it_start fills ctx, writes the config for groups[0..n-1] and starts the
+ * daemon; on success the admin client ctx->client is connected and Hello
+ * has succeeded. Returns 0, or -1 after printing why (ctx is then cleaned).
+ */
+int it_start(it_ctx *ctx, const struct it_group *groups, size_t n);
+
+/*
+ * it_reap_daemon waits up to deadline_ms for the daemon to exit. Returns 0
+ * when it exited (ctx->status holds its status), -1 on timeout.
+ */
+int it_reap_daemon(it_ctx *ctx, int deadline_ms);
+
+/*
+ * it_stop SIGTERMs the daemon if it still runs, waits for it with a deadline
+ * of its stop timeout plus a margin, SIGKILLs it only if it did not exit,
+ * then checks for workers left behind, closes the sockets and removes the
+ * directory. Returns 0 when everything ended cleanly with exit status 0,
+ * -1 otherwise (the reason is printed).
+ */
+int it_stop(it_ctx *ctx);
+
+/* it_setup_groups is a cmocka setup helper: calloc + it_start. */
+int it_setup_groups(void **state, const struct it_group *groups, size_t n);
+
+/* it_teardown is the cmocka teardown matching it_setup_groups. */
+int it_teardown(void **state);
+
+/*
+ * it_recv_report waits up to timeout_ms for the next worker report. Returns
+ * 0, or the nng error (NNG_ETIMEDOUT when nothing came) or -1 for a line
+ * that does not parse.
+ */
+int it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r);
+
+/*
+ * it_expect_no_report asserts that no report arrives within ms: nothing
+ * was spawned that should not have been. Not a synchronisation point.
+ */
+void it_expect_no_report(it_ctx *ctx, int ms);
+
+/*
+ * it_expect_reports receives exactly n reports (each within IT_REPORT_MS),
+ * asserting that each parses and reports rc == SV_OK.
+ */
+void it_expect_reports(it_ctx *ctx, size_t n, struct it_report *out);
+
+/*
+ * it_proc_stat reads /proc/PID/stat. Returns 0 and fills the non-NULL
+ * out-parameters, or -1 when the process does not exist.
+ */
+int it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
+    unsigned long long *starttimep);
+
+/*
+ * it_children lists the processes whose parent is ppid (zombies included),
+ * sorted by pid. Returns the count (at most max).
+ */
+size_t it_children(pid_t ppid, struct it_proc *out, size_t max);
+
+/*
+ * it_wait_no_zombie polls until ppid has no zombie child or deadline_ms
+ * passes. Returns 0 when none is left, else the number of zombies.
+ */
+int it_wait_no_zombie(pid_t ppid, int deadline_ms);
+
+/*
+ * it_list lists group (NULL: every group) through ctx->client and stores,
+ * in list order, each entry's ordinal in ords[i] and pid in pids[i] (either
+ * may be NULL). Returns the number of entries (at most max), or -1 on a
+ * client error, which is printed.
+ */
+int it_list(it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids,
+    size_t max);
+
+/*
+ * it_wait_children_match polls until the set of live children of the
+ * daemon equals the set of pids in the daemon's own list of every group,
+ * or deadline_ms passes. Returns 0 on agreement, -1 on timeout (both sets
+ * are printed).
+ */
+int it_wait_children_match(it_ctx *ctx, int deadline_ms);
+
+/*
+ * it_wait_ordinals polls the list of group until its ordinals are exactly
+ * want[0..n-1] (ascending) or deadline_ms passes. Returns 0 or -1.
+ */
+int it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
+    size_t n, int deadline_ms);
+
+/* it_daemon_alive returns true while the daemon has not exited. */
+bool it_daemon_alive(it_ctx *ctx);
+
+/*
+ * it_hello_ok opens a fresh client to the daemon, runs Hello and closes it.
+ * Returns SV_OK or the first error.
+ */
+sv_err it_hello_ok(it_ctx *ctx);
+
+#endif /* SV_IT_HARNESS_H */

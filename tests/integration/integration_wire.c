@@ -1,0 +1,504 @@
+/*
+ * integration_wire.c — hostile and version-skewed bytes on the control
+ * socket of a real supervised.
+ *
+ * Design: the test speaks to the daemon below the client API. It opens its
+ * own nng REQ socket (resend disabled, so a dropped pipe surfaces as
+ * NNG_ECONNRESET instead of a resend storm; every receive has a timeout),
+ * or a raw AF_UNIX stream socket on the socket file, sends bytes the public
+ * client would never send, and decodes the reply with the generated
+ * protobuf-c code of proto/supervise/v1/supervise.proto. The contract
+ * checked: every request gets a reply that decodes as an Envelope carrying
+ * an Error with the right code and a message, or the pipe is closed; never
+ * silence, never a crash. After every hostile input the daemon must still be
+ * alive and answer Hello both on an already-open client and on a new one.
+ *
+ * Random inputs use a fixed-seed xorshift generator so every run sends the
+ * same bytes; the seed is printed with any failure.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <nng/protocol/reqrep0/req.h>
+
+#include "supervise/v1/supervise.pb-c.h"
+
+#define EC(x) SUPERVISE__V1__ERROR_CODE__ERROR_CODE_##x
+#define BODY(x) SUPERVISE__V1__ENVELOPE__BODY_##x
+
+/* Size of the oversize message: above a 1 MiB limit, whatever framing. */
+#define OVERSIZE_BYTES ((1u << 20) + 64)
+
+/* The outcome of one raw request. */
+struct raw_reply {
+	int rv;                         /* nng result of send + recv */
+	Supervise__V1__Envelope *env;   /* decoded reply, NULL if none */
+	size_t len;                     /* reply size in bytes */
+};
+
+/* cmocka setup: one group of 3 workers, so the daemon has real work. */
+static int
+setup_g3(void **state)
+{
+	static const struct it_group g[] = {
+		{ .name = "g", .count = 3, .max_count = 5 },
+	};
+
+	return it_setup_groups(state, g, 1);
+}
+
+/* xorshift32: deterministic bytes for the random-garbage inputs. */
+static uint32_t
+xorshift32(uint32_t *s)
+{
+	uint32_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
+
+/*
+ * Sends buf as one REQ message on a fresh socket and waits up to
+ * IT_CALL_MS for the reply, which is decoded into out->env when it parses.
+ */
+static void
+raw_request(it_ctx *ctx, const void *buf, size_t len, struct raw_reply *out)
+{
+	nng_socket s;
+	nng_msg *m = NULL;
+	int rv;
+
+	memset(out, 0, sizeof(*out));
+	if ((rv = nng_req0_open(&s)) != 0)
+		fail_msg("nng_req0_open: %s", nng_strerror(rv));
+	if ((rv = nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME,
+	    NNG_DURATION_INFINITE)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, IT_CALL_MS)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, IT_CALL_MS)) != 0 ||
+	    (rv = nng_dial(s, ctx->url, NULL, 0)) != 0) {
+		nng_close(s);
+		fail_msg("REQ socket to %s: %s", ctx->url, nng_strerror(rv));
+	}
+	if ((rv = nng_msg_alloc(&m, 0)) != 0 ||
+	    (len > 0 && (rv = nng_msg_append(m, buf, len)) != 0)) {
+		nng_msg_free(m);
+		nng_close(s);
+		fail_msg("nng_msg: %s", nng_strerror(rv));
+	}
+	if ((rv = nng_sendmsg(s, m, 0)) != 0) {
+		nng_msg_free(m);
+		out->rv = rv;
+		nng_close(s);
+		return;
+	}
+	if ((rv = nng_recvmsg(s, &m, 0)) != 0) {
+		out->rv = rv;
+		nng_close(s);
+		return;
+	}
+	out->len = nng_msg_len(m);
+	out->env = supervise__v1__envelope__unpack(NULL, nng_msg_len(m),
+	    nng_msg_body(m));
+	nng_msg_free(m);
+	nng_close(s);
+}
+
+/* Frees what raw_request decoded. */
+static void
+raw_reply_free(struct raw_reply *r)
+{
+	if (r->env != NULL)
+		supervise__v1__envelope__free_unpacked(r->env, NULL);
+	r->env = NULL;
+}
+
+/* Returns true for an nng result that means "the daemon closed the pipe". */
+static bool
+is_closed_pipe(int rv)
+{
+	return rv == NNG_ECONNRESET || rv == NNG_ECLOSED ||
+	    rv == NNG_ECONNSHUT || rv == NNG_ECONNABORTED;
+}
+
+/*
+ * Asserts that r is an Error reply whose code is one of codes[0..n-1] with a
+ * non-empty message; a closed pipe is accepted when closed_ok.
+ */
+static void
+expect_error(const char *what, const struct raw_reply *r, const int *codes,
+    size_t n, bool closed_ok)
+{
+	size_t i;
+
+	if (r->rv != 0) {
+		if (closed_ok && is_closed_pipe(r->rv)) {
+			printf("%s: pipe closed by the daemon (%s)\n", what,
+			    nng_strerror(r->rv));
+			return;
+		}
+		fail_msg("%s: no reply: %s", what, nng_strerror(r->rv));
+	}
+	if (r->env == NULL)
+		fail_msg("%s: reply of %zu bytes is not an Envelope", what,
+		    r->len);
+	if (r->env->body_case != BODY(ERROR) || r->env->error == NULL)
+		fail_msg("%s: reply body is %d, not an Error", what,
+		    (int)r->env->body_case);
+	for (i = 0; i < n; i++)
+		if ((int)r->env->error->code == codes[i])
+			break;
+	if (i == n)
+		fail_msg("%s: Error code %d (%s) not among the expected", what,
+		    (int)r->env->error->code, r->env->error->message);
+	if (r->env->error->message == NULL ||
+	    r->env->error->message[0] == '\0')
+		fail_msg("%s: Error %d has an empty message", what,
+		    (int)r->env->error->code);
+	printf("%s: Error %d \"%s\"\n", what, (int)r->env->error->code,
+	    r->env->error->message);
+}
+
+/* Asserts that the daemon is alive and serves Hello on old and new clients. */
+static void
+expect_still_serving(it_ctx *ctx, const char *after)
+{
+	sv_hello *h = NULL;
+	sv_err e;
+
+	if (!it_daemon_alive(ctx))
+		fail_msg("after %s: the daemon died (status 0x%x)", after,
+		    ctx->status);
+	e = sv_client_hello(ctx->client, IT_CALL_MS, &h);
+	if (e != SV_OK)
+		fail_msg("after %s: hello on the open client: %s (%s)", after,
+		    sv_err_name(e), sv_client_error_message(ctx->client));
+	sv_hello_free(h);
+	if ((e = it_hello_ok(ctx)) != SV_OK)
+		fail_msg("after %s: hello on a new client: %s", after,
+		    sv_err_name(e));
+}
+
+/* Packs a Hello envelope with the given header into a malloc'd buffer. */
+static uint8_t *
+pack_hello(uint32_t version, uint64_t request_id, size_t *lenp)
+{
+	Supervise__V1__Envelope env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Hello hello = SUPERVISE__V1__HELLO__INIT;
+	uint8_t *buf;
+
+	hello.client_name = "integration_wire";
+	hello.min_version = version;
+	hello.max_version = version;
+	env.version = version;
+	env.request_id = request_id;
+	env.body_case = BODY(HELLO);
+	env.hello = &hello;
+	*lenp = supervise__v1__envelope__get_packed_size(&env);
+	buf = malloc(*lenp + 16);
+	assert_non_null(buf);
+	assert_int_equal(supervise__v1__envelope__pack(&env, buf), *lenp);
+	return buf;
+}
+
+/* 4a: garbage over nng REQ gets an Error reply or a closed pipe. */
+static void
+test_garbage_over_nng(void **state)
+{
+	it_ctx *ctx = *state;
+	static const int any[] = { EC(BAD_REQUEST), EC(UNKNOWN_MESSAGE),
+		EC(UNSUPPORTED_VERSION) };
+	static const int bad[] = { EC(BAD_REQUEST) };
+	struct raw_reply r;
+	uint8_t junk[100], *hello;
+	size_t hlen, i;
+	uint32_t seed;
+	char what[64];
+
+	/* An empty message decodes as an Envelope with nothing set. */
+	raw_request(ctx, NULL, 0, &r);
+	expect_error("empty message", &r, any, 3, true);
+	raw_reply_free(&r);
+	expect_still_serving(ctx, "an empty message");
+
+	/* One byte 0xff: an unterminated varint tag, not protobuf. */
+	junk[0] = 0xff;
+	raw_request(ctx, junk, 1, &r);
+	expect_error("one byte 0xff", &r, bad, 1, true);
+	raw_reply_free(&r);
+	expect_still_serving(ctx, "one byte 0xff");
+
+	/* 100 random bytes, several fixed seeds. */
+	for (seed = 1; seed <= 8; seed++) {
+		uint32_t s = seed * 2654435761u;
+
+		for (i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)xorshift32(&s);
+		snprintf(what, sizeof(what), "100 random bytes (seed %u)",
+		    (unsigned)seed);
+		raw_request(ctx, junk, sizeof(junk), &r);
+		expect_error(what, &r, any, 3, true);
+		raw_reply_free(&r);
+		expect_still_serving(ctx, what);
+	}
+
+	/* A valid Hello envelope cut short at every length but 0 and full. */
+	hello = pack_hello(1, 7, &hlen);
+	for (i = 1; i < hlen; i++) {
+		snprintf(what, sizeof(what), "Hello envelope cut to %zu/%zu",
+		    i, hlen);
+		/*
+		 * A cut at a field boundary is still a valid message with
+		 * no body (e.g. version + request_id only): an Error too.
+		 */
+		raw_request(ctx, hello, i, &r);
+		expect_error(what, &r, any, 3, true);
+		raw_reply_free(&r);
+	}
+	free(hello);
+	expect_still_serving(ctx, "truncated envelopes");
+
+	/* A length-delimited body claiming 127 bytes of which 1 is present. */
+	{
+		static const uint8_t lie[] = { 0x08, 0x01, 0x52, 0x7f, 0x0a };
+
+		raw_request(ctx, lie, sizeof(lie), &r);
+		expect_error("body length beyond the message", &r, bad, 1, true);
+		raw_reply_free(&r);
+		expect_still_serving(ctx, "a lying length prefix");
+	}
+}
+
+/* Connects a raw AF_UNIX stream socket to the daemon's socket file. */
+static int
+raw_connect(it_ctx *ctx)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctx->sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		fail_msg("connect %s: %s", ctx->sock_path, strerror(errno));
+	return fd;
+}
+
+/* Writes all of buf to fd; a peer that already closed is not an error. */
+static void
+raw_write(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return; /* EPIPE / ECONNRESET: the daemon hung up */
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/*
+ * Reads fd until the peer closes it or deadline_ms passes; returns 0 when
+ * the daemon closed the connection, -1 on timeout.
+ */
+static int
+raw_wait_closed(int fd, int deadline_ms)
+{
+	int64_t deadline = it_now_ms() + deadline_ms;
+	uint8_t buf[256];
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = deadline - it_now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			return -1;
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 0;
+		/* n > 0: the daemon's SP handshake header; keep reading */
+	}
+}
+
+/* 4b: junk on a raw stream connection never stops the daemon. */
+static void
+test_garbage_over_raw_stream(void **state)
+{
+	it_ctx *ctx = *state;
+	/* SP handshake of a REQ peer: 0, 'S', 'P', 0, proto 0x0030, 0, 0. */
+	static const uint8_t sp_req[8] = { 0x00, 'S', 'P', 0x00, 0x00, 0x30,
+		0x00, 0x00 };
+	/* ipc frame header: type 1, 64-bit big-endian length = 256 MiB. */
+	static const uint8_t huge_frame[9] = { 0x01, 0, 0, 0, 0, 0x10, 0, 0,
+		0 };
+	static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	uint8_t junk[64];
+	int fd, fd2;
+
+	/* (1) Text and 0xff bytes instead of the SP handshake. */
+	fd = raw_connect(ctx);
+	memset(junk, 0xff, sizeof(junk));
+	raw_write(fd, http, sizeof(http) - 1);
+	raw_write(fd, junk, sizeof(junk));
+	if (raw_wait_closed(fd, IT_CALL_MS) != 0)
+		fail_msg("the daemon kept a connection open after a bad "
+			 "handshake");
+	close(fd);
+	expect_still_serving(ctx, "a bad handshake");
+
+	/*
+	 * (2) A correct handshake, then a frame claiming 256 MiB. With a
+	 * receive limit the daemon drops the pipe at once; without one it
+	 * would allocate and wait for the bytes.
+	 */
+	fd = raw_connect(ctx);
+	raw_write(fd, sp_req, sizeof(sp_req));
+	raw_write(fd, huge_frame, sizeof(huge_frame));
+	raw_write(fd, junk, sizeof(junk));
+	if (raw_wait_closed(fd, IT_CALL_MS) != 0)
+		fail_msg("the daemon kept a connection that announced a "
+			 "256 MiB message: no NNG_OPT_RECVMAXSZ?");
+	close(fd);
+	expect_still_serving(ctx, "a 256 MiB frame header");
+
+	/* (3) Idle connections, one half-handshaken, while others work. */
+	fd = raw_connect(ctx);
+	fd2 = raw_connect(ctx);
+	raw_write(fd2, sp_req, 4);
+	expect_still_serving(ctx, "two idle raw connections");
+	close(fd);
+	close(fd2);
+
+	/* (4) Connect and hang up at once, many times. */
+	for (int i = 0; i < 20; i++)
+		close(raw_connect(ctx));
+	expect_still_serving(ctx, "20 connect-and-close");
+}
+
+/* 4c: an oversize message gets TOO_LARGE (or BAD_REQUEST) or a closed pipe. */
+static void
+test_oversize_message(void **state)
+{
+	it_ctx *ctx = *state;
+	static const int codes[] = { EC(TOO_LARGE), EC(BAD_REQUEST) };
+	struct raw_reply r;
+	uint8_t *big;
+
+	big = malloc(OVERSIZE_BYTES);
+	assert_non_null(big);
+	memset(big, 0xff, OVERSIZE_BYTES);
+	raw_request(ctx, big, OVERSIZE_BYTES, &r);
+	free(big);
+	expect_error("1 MiB + 64 bytes", &r, codes, 2, true);
+	raw_reply_free(&r);
+	expect_still_serving(ctx, "an oversize message");
+}
+
+/* 5: protocol version skew and unknown message kinds. */
+static void
+test_version_and_unknown_body(void **state)
+{
+	it_ctx *ctx = *state;
+	static const int unsupported[] = { EC(UNSUPPORTED_VERSION) };
+	static const int unknown[] = { EC(UNKNOWN_MESSAGE) };
+	/* version=1, request_id=42, field 200 varint 5: c0 0c = tag 1600. */
+	static const uint8_t f200_varint[] = { 0x08, 0x01, 0x10, 0x2a, 0xc0,
+		0x0c, 0x05 };
+	/* version=1, request_id=43, field 200 bytes "hi": c2 0c = 1602. */
+	static const uint8_t f200_bytes[] = { 0x08, 0x01, 0x10, 0x2b, 0xc2,
+		0x0c, 0x02, 'h', 'i' };
+	struct raw_reply r;
+	uint8_t *buf;
+	size_t len;
+
+	/* Control: a correct v1 Hello through the same raw path. */
+	buf = pack_hello(1, 41, &len);
+	raw_request(ctx, buf, len, &r);
+	free(buf);
+	assert_int_equal(r.rv, 0);
+	assert_non_null(r.env);
+	if (r.env->body_case != BODY(HELLO_REPLY))
+		fail_msg("v1 Hello: reply body %d, not HelloReply",
+		    (int)r.env->body_case);
+	assert_int_equal(r.env->request_id, 41);
+	assert_int_equal(r.env->hello_reply->version, 1);
+	raw_reply_free(&r);
+
+	/* A v2 envelope: typed error, request id echoed. */
+	buf = pack_hello(2, 77, &len);
+	raw_request(ctx, buf, len, &r);
+	free(buf);
+	expect_error("version 2 Hello", &r, unsupported, 1, false);
+	assert_int_equal(r.env->request_id, 77);
+	raw_reply_free(&r);
+	expect_still_serving(ctx, "a version 2 envelope");
+
+	/* Only an unknown field 200 (varint): a body kind we do not know. */
+	raw_request(ctx, f200_varint, sizeof(f200_varint), &r);
+	expect_error("unknown field 200 (varint)", &r, unknown, 1, false);
+	assert_int_equal(r.env->request_id, 42);
+	raw_reply_free(&r);
+
+	/* The same with a length-delimited field 200. */
+	raw_request(ctx, f200_bytes, sizeof(f200_bytes), &r);
+	expect_error("unknown field 200 (bytes)", &r, unknown, 1, false);
+	assert_int_equal(r.env->request_id, 43);
+	raw_reply_free(&r);
+	expect_still_serving(ctx, "unknown field 200");
+
+	/* A known body plus an unknown field: the field is ignored. */
+	buf = pack_hello(1, 44, &len);
+	memcpy(buf + len, (const uint8_t[]){ 0xc0, 0x0c, 0x05 }, 3);
+	raw_request(ctx, buf, len + 3, &r);
+	free(buf);
+	assert_int_equal(r.rv, 0);
+	assert_non_null(r.env);
+	if (r.env->body_case != BODY(HELLO_REPLY))
+		fail_msg("Hello + unknown field 200: reply body %d, not "
+			 "HelloReply (unknown fields must be ignored)",
+		    (int)r.env->body_case);
+	assert_int_equal(r.env->request_id, 44);
+	raw_reply_free(&r);
+}
+
+/* Runs the group; argv[1] = supervised, argv[2] = sv-testworker. */
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_garbage_over_nng,
+		    setup_g3, it_teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_over_raw_stream,
+		    setup_g3, it_teardown),
+		cmocka_unit_test_setup_teardown(test_oversize_message,
+		    setup_g3, it_teardown),
+		cmocka_unit_test_setup_teardown(test_version_and_unknown_body,
+		    setup_g3, it_teardown),
+	};
+
+	it_args(argc, argv);
+	return cmocka_run_group_tests_name("integration_wire", tests, NULL,
+	    NULL);
+}
