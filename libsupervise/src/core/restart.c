@@ -8,7 +8,9 @@ static uint64_t
 restart_backoff(const sv_restart_policy *p, uint32_t k)
 {
 	uint64_t d = p->backoff_initial_ms;
-	for (uint32_t i = 1; i < k && d < p->backoff_max_ms; i++) {
+
+	/* Doubling saturates within 64 steps; 0 never grows. */
+	for (uint32_t i = 1; i < k && d != 0 && d < p->backoff_max_ms; i++) {
 		d = d > UINT64_MAX / 2 ? UINT64_MAX : d * 2;
 	}
 	return d < p->backoff_max_ms ? d : p->backoff_max_ms;

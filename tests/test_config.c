@@ -1,0 +1,160 @@
+/*
+ * test_config.c — supervised's configuration checks (daemon/config.c): a
+ * valid file parses with its defaults; each kind of mistake gives one line
+ * naming the file, the line and the key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static char path[64];
+
+/* write_cfg writes text to a fresh temporary file. */
+static void
+write_cfg(const char *text)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/sv-test-config-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+	close(fd);
+}
+
+/* load_err loads text and expects failure with a message containing want. */
+static void
+load_err(const char *text, const char *want)
+{
+	svd_config *cfg = NULL;
+	char        err[1024], prefix[128];
+
+	write_cfg(text);
+	assert_int_not_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
+	assert_null(cfg);
+	snprintf(prefix, sizeof(prefix), "%s:", path);
+	if (strncmp(err, prefix, strlen(prefix)) != 0 || strstr(err, want) == NULL) {
+		fail_msg("error \"%s\" lacks \"%s%s\"", err, prefix, want);
+	}
+	assert_null(strchr(err, '\n'));
+	unlink(path);
+}
+
+/* A complete file, with defaults filled in. */
+static void
+test_valid(void **state)
+{
+	svd_config *cfg;
+	char        err[1024];
+
+	(void) state;
+	write_cfg("socket_dir = \"/tmp/x\";\n"
+	          "stop_timeout_ms = 700;\n"
+	          "groups = (\n"
+	          "  { name = \"web\"; argv = [\"/bin/true\", \"-x\"]; count = 3;\n"
+	          "    purpose = \"serve\"; env = [\"A=1\", \"B=two=2\"];\n"
+	          "    cwd = \"/\"; min_uptime_ms = 0; },\n"
+	          "  { name = \"big\"; argv = [\"sleep\"]; count = 2000;\n"
+	          "    purpose = \"p\"; stop_timeout_ms = 5; }\n"
+	          ");\n");
+	assert_int_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
+	unlink(path);
+	assert_string_equal(cfg->socket_dir, "/tmp/x");
+	assert_int_equal(cfg->ngroups, 2);
+	assert_string_equal(cfg->groups[0].name, "web");
+	assert_int_equal(cfg->groups[0].argc, 2);
+	assert_string_equal(cfg->groups[0].argv[1], "-x");
+	assert_null(cfg->groups[0].argv[2]);
+	assert_int_equal(cfg->groups[0].nenv, 2);
+	assert_string_equal(cfg->groups[0].env[1], "B=two=2");
+	assert_int_equal(cfg->groups[0].count, 3);
+	assert_int_equal(cfg->groups[0].max_count, 1024);
+	assert_int_equal(cfg->groups[0].stop_timeout_ms, 700);
+	assert_int_equal(cfg->groups[0].policy.min_uptime_ms, 0);
+	assert_int_equal(cfg->groups[0].policy.backoff_initial_ms, 100);
+	assert_int_equal(cfg->groups[0].policy.backoff_max_ms, 30000);
+	/* count above the default max raises max_count to count */
+	assert_int_equal(cfg->groups[1].max_count, 2000);
+	assert_int_equal(cfg->groups[1].stop_timeout_ms, 5);
+	assert_null(cfg->groups[1].cwd);
+	svd_config_free(cfg);
+}
+
+/* Each mistake names its line and key. */
+static void
+test_errors(void **state)
+{
+	(void) state;
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         "  purpose = \"p\"; colour = 3; } );\n",
+	    "2: groups[0].colour: unknown key");
+	load_err("sockets = \"/tmp\";\ngroups = ();\n", "1: sockets: unknown key");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"];\n"
+	         "  count = 0x7fffffff; purpose = \"p\"; } );\n",
+	    "2: groups[0].count: must be an integer in 0..4096");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = \"3\";\n"
+	         "  purpose = \"p\"; } );\n",
+	    "1: groups[0].count: must be an integer");
+	load_err("groups = ( { name = \"a b\"; argv = [\"x\"]; count = 1;\n"
+	         "  purpose = \"p\"; } );\n",
+	    "1: groups[0].name: must be 1..64 characters");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         "  purpose = \"\"; } );\n",
+	    "2: groups[0].purpose: must not be empty");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; } );\n",
+	    "a: missing required key \"purpose\"");
+	load_err("groups = ( { name = \"a\"; argv = []; count = 1;\n"
+	         " purpose = \"p\"; } );\n",
+	    "groups[0].argv: must have 1..256 entries");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; env = [\"NOEQUALS\"]; } );\n",
+	    "groups[0].env: entry \"NOEQUALS\" is not NAME=value");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; env = [\"SUPERVISE_GROUP=b\"]; } );\n",
+	    "reserved");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; purpose "
+	         "= \"p\"; },\n { name = \"a\"; argv = [\"x\"]; count = 1; "
+	         "purpose = \"p\"; } );\n",
+	    "a: duplicate group name");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 9;\n"
+	         " purpose = \"p\"; max_count = 4; } );\n",
+	    "count 9 is above max_count 4");
+	load_err("socket_dir = \"relative\";\n", "1: socket_dir: must be an absolute");
+	load_err("stop_timeout_ms = 5;\n", "groups: missing required key");
+	load_err("groups = ( { name = \"a\" ;; } );\n", "1: syntax error");
+	load_err("groups = ();\n", "groups: must have 1..64 entries");
+}
+
+/* A missing file is SV_ENOTFOUND with the path in the message. */
+static void
+test_missing_file(void **state)
+{
+	svd_config *cfg = NULL;
+	char        err[512];
+
+	(void) state;
+	assert_int_equal(svd_config_load("/nonexistent/sv.conf", &cfg, err,
+	                     sizeof(err)),
+	    SV_ENOTFOUND);
+	assert_non_null(strstr(err, "/nonexistent/sv.conf: cannot read"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
