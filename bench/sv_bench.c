@@ -40,7 +40,9 @@
  * orphan sweep); report socket; temp directory and config; daemon control;
  * role "echo"; role "rtt"; measurements 1, 2, 3; table; main.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +104,7 @@ struct opts {
 	long workers; /* N in measurement 3 */
 	long rtts;    /* round trips of each kind in measurement 1 */
 	long blocks;  /* interleaved blocks in measurement 1 */
+	long rounds;  /* raw/supervised round pairs in measurement 3 */
 };
 
 /* usage prints the command line summary to f. */
@@ -110,9 +113,9 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: sv-bench [--quick] [--kills N] [--workers N] [--rtts N]"
-	    " [--blocks N] [--keep]\n"
+	    " [--blocks N] [--rounds N] [--keep]\n"
 	    "  --quick      fewer iterations (smoke run): 2000 round trips,"
-	    " 20 kills, 100 workers\n"
+	    " 20 kills, 100 workers, 1 round\n"
 	    "  --kills N    kills in the crash-to-replacement measurement"
 	    " (default 200)\n"
 	    "  --workers N  workers spawned in the spawn measurement"
@@ -120,6 +123,8 @@ usage(FILE *f)
 	    "  --rtts N     round trips of each kind (default 10000)\n"
 	    "  --blocks N   interleaved blocks for the round trips"
 	    " (default 10)\n"
+	    "  --rounds N   alternating raw/supervised spawn rounds"
+	    " (default 5, at most 16)\n"
 	    "  --keep       keep the temporary directory (configs, daemon"
 	    " logs)\n");
 }
@@ -144,7 +149,7 @@ parse_long(const char *s, long lo, long hi)
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	long kills = -1, workers = -1, rtts = -1, blocks = -1;
+	long kills = -1, workers = -1, rtts = -1, blocks = -1, rounds = -1;
 	int i;
 
 	memset(o, 0, sizeof(*o));
@@ -171,6 +176,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 			if ((rtts = parse_long(v, 1, 10000000)) < 0)
 				return -1;
 			i++;
+		} else if (strcmp(a, "--rounds") == 0) {
+			if ((rounds = parse_long(v, 1, 16)) < 0)
+				return -1;
+			i++;
 		} else if (strcmp(a, "--blocks") == 0) {
 			if ((blocks = parse_long(v, 1, SV_BENCH_MAX_BLOCKS)) < 0)
 				return -1;
@@ -183,6 +192,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->workers = workers > 0 ? workers : (o->quick ? 100 : 1000);
 	o->rtts = rtts > 0 ? rtts : (o->quick ? 2000 : 10000);
 	o->blocks = blocks > 0 ? blocks : 10;
+	o->rounds = rounds > 0 ? rounds : (o->quick ? 1 : 5);
 	if (o->rtts < o->blocks)
 		o->blocks = o->rtts;
 	return 0;
@@ -471,8 +481,9 @@ raw_reap_all(long timeout_ms)
 		for (i = 0; i < g_nraw; i++) {
 			if (g_raw[i] <= 0)
 				continue;
-			if (waitpid(g_raw[i], NULL, WNOHANG) == g_raw[i] ||
-			    errno == ECHILD)
+			pid_t r = waitpid(g_raw[i], NULL, WNOHANG);
+
+			if (r == g_raw[i] || (r < 0 && errno == ECHILD))
 				g_raw[i] = -1;
 			else
 				left++;
@@ -1155,17 +1166,35 @@ rtt_measure(const char *echo_url, long n, long blocks, struct sv_bench_rtt *r)
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		goto out;
 	}
-	/* The baseline socket: a fresh REQ socket, dialed once. */
+	/*
+	 * The baseline socket: a fresh REQ socket, dialed once, with the
+	 * options sv_client_open sets (libsupervise/src/client/client.c): no
+	 * resend, reconnect 10..1000 ms, 4 MiB receive limit on the dialer.
+	 */
 	if ((rv = nng_req0_open(&s)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME,
+	         NNG_DURATION_INFINITE)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 10)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
 	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, RPC_TIMEOUT_MS)) != 0 ||
 	    (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, RPC_TIMEOUT_MS)) != 0) {
 		snprintf(r->msg, sizeof(r->msg), "echo socket: %s",
 		    nng_strerror(rv));
 		goto out;
 	}
-	while ((rv = nng_dial(s, echo_url, NULL, 0)) != 0 &&
-	    now_ns() < deadline)
+	for (;;) {
+		nng_dialer d;
+
+		if ((rv = nng_dialer_create(&d, s, echo_url)) != 0)
+			break;
+		nng_dialer_set_size(d, NNG_OPT_RECVMAXSZ, 4u << 20);
+		if ((rv = nng_dialer_start(d, 0)) == 0)
+			break;
+		nng_dialer_close(d);
+		if (now_ns() >= deadline)
+			break;
 		sleep_ms(5);
+	}
 	if (rv != 0) {
 		snprintf(r->msg, sizeof(r->msg), "dial %s: %s", echo_url,
 		    nng_strerror(rv));
@@ -1532,15 +1561,25 @@ stop:
 /* Measurement 3: spawn N workers; RSS                                */
 /* ------------------------------------------------------------------ */
 
+#define M3_MAX_ROUNDS 16
+
 struct m3_result {
-	long    n;          /* workers that had to start */
-	int64_t raw_ns;     /* raw: first spawn to latest stamp */
-	int64_t ours_ns;    /* ours: scale call to latest stamp */
-	int64_t scale_ns;   /* how long sv_client_scale took to return */
-	int64_t stop_ns;    /* SIGTERM to daemon exit, N workers */
+	long    rounds;     /* rounds completed by both sides */
+	int64_t raw_ns[M3_MAX_ROUNDS];   /* first spawn to latest stamp */
+	int64_t ours_ns[M3_MAX_ROUNDS];  /* scale call to latest stamp */
+	int64_t scale_ns[M3_MAX_ROUNDS]; /* sv_client_scale call duration */
+	int64_t stop_ns;    /* SIGTERM to daemon exit, N workers alive */
 	long    initial;    /* group count the daemon started with */
 	long    rss_idle_kb, rss_kb, hwm_kb, threads, fds;
-	bool    raw_ok, ours_ok;
+};
+
+/* State of the daemon kept across the rounds of measurement 3. */
+struct m3_ctx {
+	struct daemon  d;
+	bool           started;
+	sv_client     *c;
+	unsigned char *seen; /* ordinals reported this round */
+	pid_t         *pids; /* pid of each ordinal this round */
 };
 
 struct raw_job {
@@ -1575,13 +1614,13 @@ raw_spawn_thread(void *arg)
 
 /*
  * collect_stamps drains stamps until want new distinct ordinals in [0, n)
- * are seen (seen[] keeps them), the deadline passes, or *failed says the
- * thread starting the workers gave up. Returns how many were new and the
- * latest stamp time in *tmaxp.
+ * are seen (seen[] keeps them, pids[] their pids), the deadline passes, or
+ * *failed says the thread starting the workers gave up. Returns how many
+ * were new and the latest stamp time in *tmaxp.
  */
 static long
-collect_stamps(unsigned char *seen, long n, long want, int64_t deadline,
-    int64_t *tmaxp, atomic_bool *failed)
+collect_stamps(unsigned char *seen, pid_t *pids, long n, long want,
+    int64_t deadline, int64_t *tmaxp, atomic_bool *failed)
 {
 	struct sv_bench_stamp st;
 	long got = 0;
@@ -1595,6 +1634,7 @@ collect_stamps(unsigned char *seen, long n, long want, int64_t deadline,
 			if (st.ordinal >= 0 && st.ordinal < n &&
 			    !seen[st.ordinal]) {
 				seen[st.ordinal] = 1;
+				pids[st.ordinal] = st.pid;
 				got++;
 				if (st.t_ns > *tmaxp)
 					*tmaxp = st.t_ns;
@@ -1607,11 +1647,22 @@ collect_stamps(unsigned char *seen, long n, long want, int64_t deadline,
 	return got;
 }
 
-/* m3_raw measures the raw posix_spawn loop. Returns 0 or -1 with why. */
-static int
-m3_raw(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
+/* spawn_deadline is how long N workers may take to report. */
+static int64_t
+spawn_deadline(long n)
 {
-	unsigned char *seen = calloc((size_t)o->workers, 1);
+	return now_ns() + 30 * NS_PER_SEC + n * 20 * NS_PER_MS;
+}
+
+/*
+ * m3_raw_round times one raw posix_spawn loop of N stamp workers (spawned
+ * from a thread while this one drains the reports), then ends them.
+ * Returns 0 with *nsp, or -1 with why.
+ */
+static int
+m3_raw_round(const struct opts *o, unsigned char *seen, pid_t *pids,
+    int64_t *nsp, char *why, size_t whylen)
+{
 	struct raw_job job;
 	struct envbuf e;
 	pthread_t th;
@@ -1620,8 +1671,8 @@ m3_raw(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
 	int ret = -1;
 
 	memset(&job, 0, sizeof(job));
-	if (seen == NULL || envbuf_init(&e) != 0) {
-		free(seen);
+	memset(seen, 0, (size_t)o->workers);
+	if (envbuf_init(&e) != 0) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
@@ -1634,9 +1685,8 @@ m3_raw(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
 		snprintf(why, whylen, "pthread_create failed");
 		goto out;
 	}
-	got = collect_stamps(seen, o->workers, o->workers,
-	    now_ns() + 30 * NS_PER_SEC + o->workers * 20 * NS_PER_MS, &tmax,
-	    &job.failed);
+	got = collect_stamps(seen, pids, o->workers, o->workers,
+	    spawn_deadline(o->workers), &tmax, &job.failed);
 	pthread_join(th, NULL);
 	if (job.err != 0) {
 		snprintf(why, whylen, "posix_spawn failed after %zu workers: %s",
@@ -1648,14 +1698,48 @@ m3_raw(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
 		    got, o->workers);
 		goto out;
 	}
-	res->raw_ns = tmax - job.t_start;
-	res->raw_ok = true;
+	*nsp = tmax - job.t_start;
 	ret = 0;
 out:
 	raw_reap_all(10000);
 	envbuf_free(&e);
-	free(seen);
 	return ret;
+}
+
+/*
+ * wait_gone waits until none of the n pids (0 = unused) is a child of the
+ * daemon any more (reaped, or the pid reused by someone else).
+ */
+static bool
+wait_gone(const pid_t *pids, long n, int64_t deadline)
+{
+	long i = 0;
+
+	while (i < n) {
+		char path[64], buf[512], *p = NULL;
+		long ppid = -1;
+		FILE *f;
+
+		if (pids[i] > 0) {
+			snprintf(path, sizeof(path), "/proc/%d/stat",
+			    (int)pids[i]);
+			if ((f = fopen(path, "r")) != NULL) {
+				p = fgets(buf, sizeof(buf), f);
+				fclose(f);
+			}
+			if (p != NULL && (p = strrchr(buf, ')')) != NULL &&
+			    sscanf(p + 1, " %*c %ld", &ppid) == 1 &&
+			    ppid == g_daemon_pid) {
+				if (now_ns() >= deadline || g_interrupted ||
+				    !daemon_alive())
+					return false;
+				sleep_ms(2);
+				continue;
+			}
+		}
+		i++;
+	}
+	return true;
 }
 
 struct scale_job {
@@ -1687,60 +1771,69 @@ scale_thread(void *arg)
 }
 
 /*
- * m3_ours starts a daemon with the group at count 0 (1 if it refuses 0),
- * scales it to N and times until N distinct workers reported; then reads
- * the daemon's VmRSS and stops it. Returns 0 or -1 with why.
+ * m3_stop_group stops every worker of the group (sv_client_stop) and waits
+ * until the daemon has reaped the pids of the round. Returns 0 or -1.
  */
 static int
-m3_ours(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
+m3_stop_group(struct m3_ctx *x, long n, char *why, size_t whylen)
 {
-	unsigned char *seen = calloc((size_t)o->workers, 1);
-	char env[PATH_MAX + 32];
-	const char *argv[] = { SV_BENCH_STAMP_PATH, NULL };
-	struct group_cfg g = { "spawn", argv, 0, 0, -1,
-		"sv-bench spawn-rate worker", env };
-	struct scale_job job;
-	struct sv_bench_stamp st;
-	struct daemon d;
-	sv_client *c = NULL;
-	pthread_t th;
-	int64_t tmax = 0;
-	long got, want;
-	sv_err err;
-	int rv, ret = -1;
-	bool started = false;
+	sv_err err = sv_client_stop(x->c, "spawn", 60000, NULL);
 
-	memset(&job, 0, sizeof(job));
-	atomic_init(&job.failed, false);
-	if (seen == NULL) {
-		snprintf(why, whylen, "out of memory");
+	if (err != SV_OK) {
+		snprintf(why, whylen, "sv_client_stop(spawn): %s: %s",
+		    sv_strerror(err), sv_client_error_message(x->c));
 		return -1;
 	}
+	if (!wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC)) {
+		snprintf(why, whylen, "workers still there 30 s after "
+		    "sv_client_stop");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * m3_ours_start starts the daemon with the group at count 0 (or at 1 if it
+ * refuses 0, then stops that worker), connects, and reads the idle RSS.
+ * Returns 0 or -1 with why.
+ */
+static int
+m3_ours_start(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
+    char *why, size_t whylen)
+{
+	static char env[PATH_MAX + 32];
+	static const char *argv[] = { SV_BENCH_STAMP_PATH, NULL };
+	struct group_cfg g = { "spawn", argv, 0, 0, -1,
+		"sv-bench spawn-rate worker", env };
+	struct sv_bench_stamp st;
+	sv_err err;
+	int rv;
+
 	snprintf(env, sizeof(env), "%s=%s", SV_BENCH_ENV_SOCK, g_sock);
 	g.max_count = o->workers > 1024 ? o->workers : 0;
 	rx_flush();
-	if (daemon_start(&d, "d3", &g, why, whylen) != 0)
-		goto out;
-	started = true;
-	rv = daemon_wait_ready(&d, 10000, why, whylen);
+	if (daemon_start(&x->d, "d3", &g, why, whylen) != 0)
+		return -1;
+	x->started = true;
+	rv = daemon_wait_ready(&x->d, 10000, why, whylen);
 	if (rv == -2) {
 		/* The daemon may refuse count = 0: start at 1 instead. */
 		note("supervised refused count = 0 (see %s); retrying with "
-		    "count = 1", d.log);
+		    "count = 1", x->d.log);
 		g.count = 1;
-		if (daemon_start(&d, "d3b", &g, why, whylen) != 0) {
-			started = false;
-			goto out;
+		if (daemon_start(&x->d, "d3b", &g, why, whylen) != 0) {
+			x->started = false;
+			return -1;
 		}
-		rv = daemon_wait_ready(&d, 10000, why, whylen);
+		rv = daemon_wait_ready(&x->d, 10000, why, whylen);
 	}
 	if (rv != 0)
-		goto out;
+		return -1;
 	res->initial = g.count;
-	if ((err = sv_client_open(&c, d.url, RPC_TIMEOUT_MS)) != SV_OK) {
-		snprintf(why, whylen, "sv_client_open(%.150s): %s", d.url,
+	if ((err = sv_client_open(&x->c, x->d.url, RPC_TIMEOUT_MS)) != SV_OK) {
+		snprintf(why, whylen, "sv_client_open(%.150s): %s", x->d.url,
 		    sv_strerror(err));
-		goto out;
+		return -1;
 	}
 	if (g.count == 1) {
 		do
@@ -1748,55 +1841,156 @@ m3_ours(const struct opts *o, struct m3_result *res, char *why, size_t whylen)
 		while (rv == 1 && st.ordinal != 0);
 		if (rv != 1) {
 			snprintf(why, whylen, "no stamp from ordinal 0");
-			goto out;
+			return -1;
 		}
-		seen[0] = 1;
+		memset(x->pids, 0, sizeof(pid_t) * (size_t)o->workers);
+		x->pids[0] = st.pid;
+		if (m3_stop_group(x, 1, why, whylen) != 0)
+			return -1;
 	}
 	/* Let the daemon settle, then read its idle RSS. */
 	sleep_ms(100);
 	res->rss_idle_kb = proc_status_kb(g_daemon_pid, "VmRSS");
-	want = o->workers - g.count;
-	res->n = want;
-	job.c = c;
+	return 0;
+}
+
+/*
+ * m3_ours_round scales the group from 0 to N and times until N distinct
+ * workers reported; reads the daemon's RSS (keeping the maximum over
+ * rounds); unless last, stops the group again. Returns 0 or -1 with why.
+ */
+static int
+m3_ours_round(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
+    long round, bool last, char *why, size_t whylen)
+{
+	struct scale_job job;
+	pthread_t th;
+	int64_t tmax = 0;
+	long got, kb;
+
+	memset(&job, 0, sizeof(job));
+	memset(x->seen, 0, (size_t)o->workers);
+	memset(x->pids, 0, sizeof(pid_t) * (size_t)o->workers);
+	atomic_init(&job.failed, false);
+	rx_flush();
+	job.c = x->c;
 	job.n = (uint32_t)o->workers;
 	if (pthread_create(&th, NULL, scale_thread, &job) != 0) {
 		snprintf(why, whylen, "pthread_create failed");
-		goto out;
+		return -1;
 	}
-	got = collect_stamps(seen, o->workers, want,
-	    now_ns() + 30 * NS_PER_SEC + o->workers * 20 * NS_PER_MS, &tmax,
-	    &job.failed);
+	got = collect_stamps(x->seen, x->pids, o->workers, o->workers,
+	    spawn_deadline(o->workers), &tmax, &job.failed);
 	pthread_join(th, NULL);
 	if (job.err != SV_OK) {
 		snprintf(why, whylen, "sv_client_scale(spawn, %ld): %s: %s",
 		    o->workers, sv_strerror(job.err), job.msg);
-		goto out;
+		return -1;
 	}
-	if (got < want) {
+	if (got < o->workers) {
 		snprintf(why, whylen, "only %ld of %ld workers reported after "
-		    "scale (daemon %s)", got, want,
+		    "scale (daemon %s)", got, o->workers,
 		    daemon_alive() ? "alive" : "exited");
-		goto out;
+		return -1;
 	}
-	res->ours_ns = tmax - job.t_start;
-	res->scale_ns = job.t_done - job.t_start;
-	res->rss_kb = proc_status_kb(g_daemon_pid, "VmRSS");
+	res->ours_ns[round] = tmax - job.t_start;
+	res->scale_ns[round] = job.t_done - job.t_start;
+	if ((kb = proc_status_kb(g_daemon_pid, "VmRSS")) < 0) {
+		snprintf(why, whylen, "cannot read /proc/%d/status",
+		    (int)g_daemon_pid);
+		return -1;
+	}
+	if (kb > res->rss_kb)
+		res->rss_kb = kb;
 	res->hwm_kb = proc_status_kb(g_daemon_pid, "VmHWM");
 	res->threads = proc_status_kb(g_daemon_pid, "Threads");
 	res->fds = proc_fd_count(g_daemon_pid);
-	if (res->rss_kb < 0) {
-		snprintf(why, whylen, "cannot read /proc/%d/status",
-		    (int)g_daemon_pid);
+	if (!last)
+		return m3_stop_group(x, o->workers, why, whylen);
+	return 0;
+}
+
+/*
+ * m3_run alternates raw and supervised rounds (the last supervised round
+ * leaves its N workers running for the SIGTERM stop). Returns 0 when every
+ * round was measured, -1 with why_raw or why_ours otherwise.
+ */
+static int
+m3_run(const struct opts *o, struct m3_result *res, char *why_raw,
+    char *why_ours, size_t whylen)
+{
+	struct m3_ctx x;
+	long r;
+	int ret = -1;
+
+	memset(&x, 0, sizeof(x));
+	x.seen = calloc((size_t)o->workers, 1);
+	x.pids = calloc((size_t)o->workers, sizeof(pid_t));
+	if (x.seen == NULL || x.pids == NULL) {
+		snprintf(why_ours, whylen, "out of memory");
 		goto out;
 	}
-	res->ours_ok = true;
+	for (r = 0; r < o->rounds; r++) {
+		note("3/3 round %ld/%ld: raw posix_spawn loop of %ld", r + 1,
+		    o->rounds, o->workers);
+		if (m3_raw_round(o, x.seen, x.pids, &res->raw_ns[r], why_raw,
+		        whylen) != 0)
+			goto out;
+		if (r == 0 && m3_ours_start(o, &x, res, why_ours, whylen) != 0)
+			goto out;
+		note("3/3 round %ld/%ld: supervised scale 0 -> %ld", r + 1,
+		    o->rounds, o->workers);
+		if (m3_ours_round(o, &x, res, r, r + 1 == o->rounds, why_ours,
+		        whylen) != 0)
+			goto out;
+		res->rounds = r + 1;
+	}
 	ret = 0;
 out:
-	sv_client_close(c);
-	if (started)
-		daemon_stop(&d, 30000, &res->stop_ns);
-	free(seen);
+	sv_client_close(x.c);
+	if (x.started)
+		daemon_stop(&x.d, 30000, &res->stop_ns);
+	free(x.seen);
+	free(x.pids);
 	return ret;
+}
+
+/*
+ * cpu_busy_pct samples /proc/stat over ms milliseconds and returns the
+ * share of CPU time (all CPUs) that was not idle or iowait, or -1. Run
+ * while sv-bench itself is quiet, it tells whether something else is
+ * competing for the CPUs.
+ */
+static double
+cpu_busy_pct(long ms)
+{
+	unsigned long long a[2][10], tot[2], idle[2];
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		FILE *f = fopen("/proc/stat", "r");
+		int n;
+
+		if (f == NULL)
+			return -1;
+		memset(a[k], 0, sizeof(a[k]));
+		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		    "%llu", &a[k][0], &a[k][1], &a[k][2], &a[k][3], &a[k][4],
+		    &a[k][5], &a[k][6], &a[k][7], &a[k][8], &a[k][9]);
+		fclose(f);
+		if (n < 5)
+			return -1;
+		/* guest and guest_nice (8, 9) are already in user and nice. */
+		for (tot[k] = 0, i = 0; i < 8; i++)
+			tot[k] += a[k][i];
+		idle[k] = a[k][3] + a[k][4];
+		if (k == 0)
+			sleep_ms(ms);
+	}
+	if (tot[1] <= tot[0])
+		return -1;
+	return 100.0 * (1.0 - (double)(idle[1] - idle[0]) /
+	    (double)(tot[1] - tot[0]));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1931,15 +2125,17 @@ main(int argc, char **argv)
 	static struct sv_bench_rtt rtt;
 	char why1[256] = "", why2r[256] = "", why2[256] = "";
 	char why3r[256] = "", why3[256] = "", base[PATH_MAX];
+	int64_t tr[M3_MAX_ROUNDS], to[M3_MAX_ROUNDS];
 	struct m2_result raw2 = { 0 }, ours2 = { 0 };
 	struct m3_result m3;
-	struct stats s2r, s2;
+	struct stats s2r, s2, s3r, s3;
 	struct row rows[8];
 	struct utsname un;
 	struct opts o;
 	const char *tmp;
 	long nofile = -1, warm;
-	bool ok1, ok2r, ok2, ok3r, ok3, all_made;
+	double busy_before, busy_after;
+	bool ok1, ok2r, ok2, ok3, all_made;
 	int i, nrows = 0;
 
 	if (argc >= 2 && strcmp(argv[1], "--role") == 0) {
@@ -1986,9 +2182,12 @@ main(int argc, char **argv)
 	    un.version, nofile);
 	printf("sv-bench: supervised %s\n", SV_SUPERVISED_PATH);
 	printf("sv-bench: %ld round trips of each kind in %ld blocks, "
-	    "%ld kills, %ld workers%s\n", o.rtts, o.blocks, o.kills,
-	    o.workers, o.quick ? " (--quick)" : "");
+	    "%ld kills, %ld workers x %ld rounds%s\n", o.rtts, o.blocks,
+	    o.kills, o.workers, o.rounds, o.quick ? " (--quick)" : "");
 
+	busy_before = cpu_busy_pct(1000);
+	printf("sv-bench: CPU busy before the run (sv-bench idle, 1 s): %.0f%%"
+	    "\n", busy_before);
 	note("1/3 whoami round trip vs bare nng echo");
 	ok1 = m1_run(&o, &rtt, why1, sizeof(why1)) == 0;
 	warm = o.kills < 50 ? 2 : 5;
@@ -1998,13 +2197,16 @@ main(int argc, char **argv)
 	note("2/3 crash to replacement: supervised");
 	ok2 = !g_interrupted &&
 	    m2_ours(&o, warm, &ours2, why2, sizeof(why2)) == 0;
-	note("3/3 spawn %ld workers: raw posix_spawn loop", o.workers);
-	ok3r = !g_interrupted && m3_raw(&o, &m3, why3r, sizeof(why3r)) == 0;
-	note("3/3 spawn %ld workers: supervised", o.workers);
-	ok3 = !g_interrupted && m3_ours(&o, &m3, why3, sizeof(why3)) == 0;
+	ok3 = !g_interrupted &&
+	    m3_run(&o, &m3, why3r, why3, sizeof(why3)) == 0;
 
+	busy_after = cpu_busy_pct(1000);
 	s2r = stats_of(raw2.lat, (size_t)raw2.n);
 	s2 = stats_of(ours2.lat, (size_t)ours2.n);
+	memcpy(tr, m3.raw_ns, sizeof(tr));
+	memcpy(to, m3.ours_ns, sizeof(to));
+	s3r = stats_of(tr, (size_t)m3.rounds);
+	s3 = stats_of(to, (size_t)m3.rounds);
 
 	memset(rows, 0, sizeof(rows));
 	rows[nrows++] = (struct row){ .name = "whoami RTT median (us)",
@@ -2022,10 +2224,10 @@ main(int argc, char **argv)
 	rows[nrows++] = (struct row){ .name = "crash -> replacement p99 (ms)",
 		.made = ok2, .has_base = ok2r,
 		.base = s2r.p99 / 1e6, .ours = s2.p99 / 1e6, .kind = T_INFO };
-	rows[nrows++] = (struct row){ .name = "spawn rate (workers/s)",
-		.made = ok3 && ok3r, .has_base = ok3r,
-		.base = m3.raw_ns > 0 ? o.workers * 1e9 / m3.raw_ns : 0,
-		.ours = m3.ours_ns > 0 ? m3.n * 1e9 / m3.ours_ns : 0,
+	rows[nrows++] = (struct row){ .name = "spawn N workers, rate (workers/s)",
+		.made = ok3, .has_base = ok3,
+		.base = s3r.med > 0 ? o.workers * 1e9 / s3r.med : 0,
+		.ours = s3.med > 0 ? o.workers * 1e9 / s3.med : 0,
 		.kind = T_RATIO_GE, .target = 0.8 };
 	rows[nrows++] = (struct row){ .name = "supervisor VmRSS, N workers (MiB)",
 		.made = ok3, .has_base = m3.rss_idle_kb > 0,
@@ -2074,20 +2276,30 @@ main(int argc, char **argv)
 		    s2.max / 1e6, ours2.anomalies);
 	if ((ok2 || ok2r) && o.kills < 200)
 		printf("crash: fewer than the 200 kills the target asks for\n");
-	if (ok3r)
-		printf("spawn, raw: %ld workers, first spawn to last stamp %.1f "
-		    "ms\n", o.workers, m3.raw_ns / 1e6);
+	for (i = 0; i < m3.rounds; i++)
+		printf("spawn round %d: %ld workers, raw %.1f ms (%.0f/s), "
+		    "supervised %.1f ms (%.0f/s, scale call returned after %.1f "
+		    "ms), ratio %.2f\n", i + 1, o.workers, m3.raw_ns[i] / 1e6,
+		    o.workers * 1e9 / m3.raw_ns[i], m3.ours_ns[i] / 1e6,
+		    o.workers * 1e9 / m3.ours_ns[i], m3.scale_ns[i] / 1e6,
+		    (double)m3.raw_ns[i] / (double)m3.ours_ns[i]);
 	if (ok3)
-		printf("spawn, supervised: %ld workers (group started at count "
-		    "%ld), scale call to last stamp %.1f ms, scale call returned"
-		    " after %.1f ms; daemon VmRSS idle %.1f MiB, with workers "
-		    "%.1f MiB, VmHWM %.1f MiB, %ld threads, %ld fds; SIGTERM to "
-		    "exit with the workers %.1f ms\n", m3.n, m3.initial,
-		    m3.ours_ns / 1e6, m3.scale_ns / 1e6,
-		    m3.rss_idle_kb / 1024.0, m3.rss_kb / 1024.0,
-		    m3.hwm_kb / 1024.0, m3.threads, m3.fds, m3.stop_ns / 1e6);
+		printf("spawn: rates are N / median time (raw: first spawn to "
+		    "last worker's stamp; supervised: scale call to last stamp);"
+		    " group started at count %ld; daemon VmRSS idle %.1f MiB, "
+		    "max with %ld workers %.1f MiB, VmHWM %.1f MiB, %ld threads,"
+		    " %ld fds; SIGTERM to exit with %ld workers %.1f ms\n",
+		    m3.initial, m3.rss_idle_kb / 1024.0, o.workers,
+		    m3.rss_kb / 1024.0, m3.hwm_kb / 1024.0, m3.threads, m3.fds,
+		    o.workers, m3.stop_ns / 1e6);
 
-	all_made = ok1 && ok2r && ok2 && ok3r && ok3;
+	printf("load: CPU busy before %.0f%%, after %.0f%% (sv-bench idle, "
+	    "1 s each)%s\n", busy_before, busy_after,
+	    busy_before > 10 || busy_after > 10 ? "; other processes were "
+	    "competing for the CPUs: ratios are noisy, re-run on a quiet "
+	    "machine" : "");
+
+	all_made = ok1 && ok2r && ok2 && ok3;
 	if (why1[0] != '\0')
 		printf("could not measure whoami: %s\n", why1);
 	if (why2r[0] != '\0')

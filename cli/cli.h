@@ -54,7 +54,8 @@ cli_cmd_fn cmd_restart;
  *   supervisectl: <what>: <sv_strerror(err)> (<detail>)
  * to stderr, where what is formatted from fmt and detail is
  * sv_client_error_message(client) (left out with its parentheses when client
- * is NULL or the message is empty). It returns the exit code for err.
+ * is NULL, or the message is empty or only repeats sv_strerror). It returns
+ * the exit code for err.
  */
 int cli_error(const sv_client *client, sv_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

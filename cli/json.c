@@ -42,8 +42,8 @@ utf8_seq_len(const unsigned char *s)
 	} else {
 		return 0;
 	}
-	/* The second byte has the narrowed range; the NUL terminator is never a
-	 * continuation byte, so a truncated sequence stops here. */
+	/* The second byte has the narrowed range; the NUL terminator is
+	 * never a continuation byte, so a truncated sequence stops here. */
 	if (s[1] < lo || s[1] > hi)
 		return 0;
 	for (i = 2; i < len; i++)

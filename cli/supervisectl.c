@@ -77,7 +77,8 @@ main_usage(FILE *f)
 	    " inside one)\n"
 	    "  hello                  server name, protocol version,"
 	    " supervisor id, features\n"
-	    "  scale GROUP N          set the number of workers of GROUP to N\n"
+	    "  scale GROUP N          set the number of workers of GROUP to"
+	    " N\n"
 	    "  stop GROUP             stop every worker of GROUP (scale back"
 	    " up to restart)\n"
 	    "  restart GROUP ORDINAL  restart one worker; its generation goes"
@@ -148,10 +149,13 @@ main_options(int argc, char **argv, struct cli *cli, const char **socketp)
 			*socketp = optarg;
 			break;
 		case 't':
-			if (cli_parse_u32(optarg, INT_MAX, &timeout) != 0)
+			/* 0 would be "try once without waiting", which fails
+			 * at random for a request that needs a reply. */
+			if (cli_parse_u32(optarg, INT_MAX, &timeout) != 0 ||
+			    timeout == 0)
 				return cli_usage_error("--timeout",
 				    "\"%s\" is not a decimal number of"
-				    " milliseconds in 0..%d",
+				    " milliseconds in 1..%d",
 				    optarg, INT_MAX);
 			cli->timeout_ms = (int)timeout;
 			break;
@@ -166,7 +170,8 @@ main_options(int argc, char **argv, struct cli *cli, const char **socketp)
 			return CLI_EXIT_OK;
 		case ':':
 			return cli_usage_error("usage",
-			    "option \"%s\" needs an argument", argv[optind - 1]);
+			    "option \"%s\" needs an argument",
+			    argv[optind - 1]);
 		default:
 			if (optopt != 0)
 				return cli_usage_error("usage",
@@ -281,7 +286,8 @@ main(int argc, char **argv)
 	}
 
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, CLI_PROG ": write to standard output: %s (%s)\n",
+		fprintf(stderr,
+		    CLI_PROG ": write to standard output: %s (%s)\n",
 		    sv_strerror(SV_ESYSTEM), strerror(errno));
 		return rc != CLI_EXIT_OK ? rc : CLI_EXIT_SYSTEM;
 	}

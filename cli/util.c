@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Longest "what" or detail kept in an error line; the rest is cut. */
 #define UTIL_MSG_MAX 512
@@ -43,7 +44,8 @@ cli_exit_code(sv_err err)
 /*
  * util_error_line writes "supervisectl: what: msg (detail)" and a newline to
  * stderr, cleaning what and detail of control characters so the message is
- * always exactly one line. An empty detail is left out with its parentheses.
+ * always exactly one line. A detail that is empty or merely repeats msg is
+ * left out with its parentheses.
  */
 static void
 util_error_line(const char *what, const char *msg, const char *detail)
@@ -51,7 +53,9 @@ util_error_line(const char *what, const char *msg, const char *detail)
 	fputs(CLI_PROG ": ", stderr);
 	cli_put_clean(stderr, what);
 	fprintf(stderr, ": %s", msg);
-	if (detail != NULL && detail[0] != '\0') {
+	/* nng's own messages often just repeat ours ("timed out"). */
+	if (detail != NULL && detail[0] != '\0' &&
+	    strcasecmp(detail, msg) != 0) {
 		fputs(" (", stderr);
 		cli_put_clean(stderr, detail);
 		fputc(')', stderr);

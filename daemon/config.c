@@ -182,7 +182,7 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 {
 	char                    key[160], base[32];
 	const config_setting_t *e;
-	int64_t                 v;
+	int64_t                 v = 0;
 	sv_err                  err;
 	bool have_count = false, have_max = false;
 
@@ -319,7 +319,7 @@ static sv_err
 cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 {
 	const config_setting_t *groups = NULL;
-	int64_t                 v;
+	int64_t                 v = 0;
 	sv_err                  err = SV_OK;
 
 	cfg->stop_timeout_ms = 5000;

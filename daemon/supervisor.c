@@ -360,8 +360,18 @@ slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	uint64_t     uptime;
 
 	(void) events;
-	if (sv_reap(sl->pidfd, &xi) != SV_OK) {
+	switch (sv_reap(sl->pidfd, &xi)) {
+	case SV_OK:
+		break;
+	case SV_EBUSY:
 		return; /* not exited yet (spurious wake-up) */
+	default:
+		/* Cannot happen unless someone else reaped our child; do not
+		 * spin on a readable pidfd: account for it as an exit. */
+		svd_log("%s: cannot collect the status of pid %d: %s",
+		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, strerror(errno));
+		xi = (sv_exit_info) { false, -1, 0, false };
+		break;
 	}
 	sv_loop_del_io(loop, io);
 	close(sl->pidfd);
@@ -906,8 +916,8 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	}
 	if (sl == NULL) {
 		return req_err(c, SV_ENOTWORKER,
-		    "pid %" PRIu64 " is not a supervised worker of %s "
-		    "(nor a descendant of one)",
+		    "pid %" PRIu64 " is neither a worker of supervisor %s "
+		    "nor a descendant of one",
 		    c->pid, c->s->id);
 	}
 	fr->kind        = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;

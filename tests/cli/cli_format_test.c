@@ -48,7 +48,7 @@ expect_json(const char *in, const char *want)
 	free(got);
 }
 
-/* ---- json ----------------------------------------------------------------- */
+/* ---- json --------------------------------------------------------------- */
 
 /* test_json_plain: ASCII passes through, NULL is the empty string. */
 static void
@@ -79,7 +79,8 @@ test_json_utf8(void **state)
 	    "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
 	expect_json("\xff", "\"\\ufffd\"");
 	expect_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");         /* overlong */
-	expect_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+	/* A UTF-16 surrogate encoded in UTF-8. */
+	expect_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
 	expect_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
 	expect_json("a\xe2\x82", "\"a\\ufffd\\ufffd\"");        /* truncated */
 }
@@ -104,7 +105,7 @@ test_json_key(void **state)
 	free(buf);
 }
 
-/* ---- uptime ----------------------------------------------------------------- */
+/* ---- uptime ------------------------------------------------------------- */
 
 /* expect_uptime checks the rendering of ms. */
 static void
@@ -138,7 +139,7 @@ test_uptime(void **state)
 	expect_uptime(UINT64_MAX, "213503982334d14h");
 }
 
-/* ---- parsing ------------------------------------------------------------------ */
+/* ---- parsing ------------------------------------------------------------ */
 
 /* test_parse_u32: strict decimal only, bounded by max. */
 static void

@@ -80,6 +80,17 @@ it_args(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* SV_IT_FILTER=test_name* runs a subset (cmocka pattern). */
+	if (getenv("SV_IT_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("SV_IT_FILTER"));
+}
+
+int
+it_finish(int failed)
+{
+	/* Free nng's global state so LeakSanitizer sees a clean exit. */
+	nng_fini();
+	return failed;
 }
 
 int64_t

@@ -118,9 +118,17 @@ struct it_proc {
 /*
  * it_args reads argv[1] (path of supervised) and argv[2] (path of
  * sv-testworker), makes the process a child subreaper and ignores SIGPIPE.
+ * $SV_IT_FILTER, when set, is a cmocka pattern selecting the cases to run.
  * It exits with status 2 and a usage line on bad arguments.
  */
 void it_args(int argc, char **argv);
+
+/*
+ * it_finish releases nng's global state (nng_fini) once every test has run
+ * and returns failed, the cmocka result: main ends with
+ * `return it_finish(cmocka_run_group_tests_name(...));`.
+ */
+int it_finish(int failed);
 
 /* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
 int64_t it_now_ms(void);

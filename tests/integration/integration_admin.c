@@ -106,7 +106,7 @@ test_scale_up_and_down(void **state)
 	    &prev));
 	assert_int_equal(prev, 5);
 	if (it_wait_ordinals(ctx, GROUP, two, 2, IT_CONVERGE_MS) != 0)
-		fail_msg("after scale to 2 the list did not converge to {0,1}");
+		fail_msg("after scale to 2 the list is not {0,1}");
 	assert_int_equal(it_wait_children_match(ctx, IT_CONVERGE_MS), 0);
 	assert_int_equal(it_wait_no_zombie(ctx->daemon, IT_REAP_MS), 0);
 	expect_not_child(ctx, pid_of[2]);
@@ -139,6 +139,10 @@ test_restart_one(void **state)
 	IT_PASS(ctx, sv_client_status(ctx->client, GROUP, 0, IT_CALL_MS, &w));
 	assert_int_equal(sv_workers_pid(w, 0), pid_of[0]);
 	assert_int_equal(sv_workers_generation(w, 0), 1);
+	assert_int_equal(sv_workers_restarts(w, 0), 1);
+	/* The old worker ended by itself on SIGTERM, with status 0. */
+	assert_int_equal(sv_workers_last_exit_code(w, 0), 0);
+	assert_int_equal(sv_workers_last_signal(w, 0), 0);
 	sv_workers_free(w);
 	it_expect_no_report(ctx, 300);
 }
@@ -233,6 +237,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return cmocka_run_group_tests_name("integration_admin", tests, NULL,
-	    NULL);
+	return it_finish(cmocka_run_group_tests_name("integration_admin",
+	    tests, NULL, NULL));
 }

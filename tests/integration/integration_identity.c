@@ -103,7 +103,7 @@ test_non_worker_gets_enotworker(void **state)
 	struct it_report r[NWORKERS];
 	sv_err e;
 
-	/* Ask while the workers exist, so the daemon has identities to give. */
+	/* Ask while workers exist, so the daemon has identities to give. */
 	it_expect_reports(ctx, NWORKERS, r);
 
 	IT_FAIL(ctx, sv_client_whoami(ctx->client, IT_CALL_MS, &id),
@@ -136,6 +136,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return cmocka_run_group_tests_name("integration_identity", tests,
-	    NULL, NULL);
+	return it_finish(cmocka_run_group_tests_name("integration_identity",
+	    tests, NULL, NULL));
 }

@@ -152,6 +152,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return cmocka_run_group_tests_name("integration_kill", tests, NULL,
-	    NULL);
+	return it_finish(cmocka_run_group_tests_name("integration_kill",
+	    tests, NULL, NULL));
 }

@@ -40,7 +40,7 @@ setup_g3(void **state)
 	return it_setup_groups(state, g, 1);
 }
 
-/* cmocka setup: "g" of 2 ordinary workers, "stubborn" of 2 that ignore TERM. */
+/* cmocka setup: "g" of 2 workers, "stubborn" of 2 that ignore SIGTERM. */
 static int
 setup_stubborn(void **state)
 {
@@ -188,6 +188,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return cmocka_run_group_tests_name("integration_shutdown", tests,
-	    NULL, NULL);
+	return it_finish(cmocka_run_group_tests_name("integration_shutdown",
+	    tests, NULL, NULL));
 }

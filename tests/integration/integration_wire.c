@@ -275,7 +275,8 @@ test_garbage_over_nng(void **state)
 		static const uint8_t lie[] = { 0x08, 0x01, 0x52, 0x7f, 0x0a };
 
 		raw_request(ctx, lie, sizeof(lie), &r);
-		expect_error("body length beyond the message", &r, bad, 1, true);
+		expect_error("body length beyond the message", &r, bad, 1,
+		    true);
 		raw_reply_free(&r);
 		expect_still_serving(ctx, "a lying length prefix");
 	}
@@ -453,6 +454,27 @@ test_version_and_unknown_body(void **state)
 	expect_error("version 2 Hello", &r, unsupported, 1, false);
 	assert_int_equal(r.env->request_id, 77);
 	raw_reply_free(&r);
+
+	/* Any body in a v2 envelope, not only Hello, gets the same answer. */
+	{
+		Supervise__V1__Envelope env = SUPERVISE__V1__ENVELOPE__INIT;
+		Supervise__V1__ListWorkers lw =
+		    SUPERVISE__V1__LIST_WORKERS__INIT;
+		uint8_t lbuf[64];
+
+		env.version = 2;
+		env.request_id = 78;
+		env.body_case = BODY(LIST_WORKERS);
+		env.list_workers = &lw;
+		assert_true(supervise__v1__envelope__get_packed_size(&env) <=
+		    sizeof(lbuf));
+		len = supervise__v1__envelope__pack(&env, lbuf);
+		raw_request(ctx, lbuf, len, &r);
+		expect_error("version 2 ListWorkers", &r, unsupported, 1,
+		    false);
+		assert_int_equal(r.env->request_id, 78);
+		raw_reply_free(&r);
+	}
 	expect_still_serving(ctx, "a version 2 envelope");
 
 	/* Only an unknown field 200 (varint): a body kind we do not know. */
@@ -499,6 +521,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return cmocka_run_group_tests_name("integration_wire", tests, NULL,
-	    NULL);
+	return it_finish(cmocka_run_group_tests_name("integration_wire",
+	    tests, NULL, NULL));
 }

@@ -80,7 +80,8 @@ build_report(char *buf, size_t size)
 	    "env_ordinal=%s env_generation=%s env_group=%s rc=%d err=%s",
 	    (long)getpid(), ordinal, generation, id_pid,
 	    group[0] != '\0' ? group : "-", env_or_dash("SUPERVISE_ORDINAL"),
-	    env_or_dash("SUPERVISE_GENERATION"), env_or_dash("SUPERVISE_GROUP"),
+	    env_or_dash("SUPERVISE_GENERATION"),
+	    env_or_dash("SUPERVISE_GROUP"),
 	    (int)e, sv_err_name(e));
 	sv_identity_free(id);
 	sv_client_close(c);
@@ -126,5 +127,6 @@ main(void)
 		break;
 	}
 	nng_close(push);
+	nng_fini(); /* a clean exit for LeakSanitizer builds */
 	return 0;
 }

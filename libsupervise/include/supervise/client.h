@@ -9,7 +9,9 @@
  *     foreign-function interface never needs a struct layout.
  *   - Every call that talks to the supervisor takes timeout_ms, a relative
  *     deadline for the whole call (connect, send and receive):
- *     SV_TIMEOUT_INFINITE (-1) waits forever, 0 tries once without waiting.
+ *     SV_TIMEOUT_INFINITE (-1) waits forever. For sv_client_open, 0 tries
+ *     to connect once without waiting; for a request, 0 leaves no time for
+ *     the reply and is only useful to test for SV_ETIMEDOUT.
  *   - Errors are sv_err values (supervise.h). A typed error sent by the
  *     supervisor comes back as the same code (SV_ENOTFOUND, SV_ENOTWORKER...),
  *     and the supervisor's one-line message is kept in the client until its
@@ -72,7 +74,7 @@ SV_API sv_err sv_client_open(sv_client **clientp, const char *url,
 /*
  * sv_default_url writes the default control socket URL into buf (size
  * bytes): "ipc://DIR/control.sock" where DIR is $XDG_RUNTIME_DIR/supervise
- * when XDG_RUNTIME_DIR is set, /run/supervise for root, otherwise
+ * when XDG_RUNTIME_DIR is an absolute path, /run/supervise for root, otherwise
  * /tmp/supervise-UID. supervised uses the same rule when its config names no
  * socket_dir. Errors: SV_EINVAL (NULL buf), SV_ETOOLARGE (buf too small).
  */
