@@ -148,8 +148,11 @@ done
 # run_consumer NAME BINARY: run a consumer build against the prefix.
 run_consumer() {
 	local name=$1 bin=$2
-	if LD_LIBRARY_PATH=$LIBDIR ldd "$bin" 2>/dev/null |
-		grep -q "libsupervise.so.0 => $LIBDIR/"; then
+	local deps
+	# Capture first: with pipefail, grep -q closing the pipe early would
+	# make ldd die of SIGPIPE and fail the check at random.
+	deps=$(LD_LIBRARY_PATH=$LIBDIR ldd "$bin" 2>/dev/null || true)
+	if grep -q "libsupervise.so.0 => $LIBDIR/" <<<"$deps"; then
 		ok "$name: libsupervise.so.0 resolves to the installed copy"
 	else
 		notok "$name: libsupervise.so.0 resolves to the installed copy"

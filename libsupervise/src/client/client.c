@@ -590,75 +590,27 @@ cl_item(const sv_workers *w, size_t i)
 	return (w != NULL && i < w->n) ? w->items[i] : NULL;
 }
 
-const char *
-sv_workers_group(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->group : "";
-}
+/*
+ * CL_WORKER_FIELD defines sv_workers_NAME(w, i): field FIELD of entry i,
+ * or DFLT when i is out of range.
+ */
+#define CL_WORKER_FIELD(type, name, field, dflt)                              \
+	type sv_workers_##name(const sv_workers *w, size_t i)                 \
+	{                                                                     \
+		const Supervise__V1__WorkerStatus *s = cl_item(w, i);         \
+		return s != NULL ? (type) s->field : (dflt);                  \
+	}
 
-uint32_t
-sv_workers_ordinal(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->ordinal : 0;
-}
-
-uint64_t
-sv_workers_generation(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->generation : 0;
-}
-
-int64_t
-sv_workers_pid(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->pid : 0;
-}
-
-sv_state
-sv_workers_state(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? (sv_state) s->state : SV_STATE_UNSPECIFIED;
-}
-
-uint64_t
-sv_workers_uptime_ms(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->uptime_ms : 0;
-}
-
-const char *
-sv_workers_purpose(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->purpose : "";
-}
-
-uint64_t
-sv_workers_restarts(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->restarts : 0;
-}
-
-int32_t
-sv_workers_last_exit_code(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->last_exit_code : -1;
-}
-
-int32_t
-sv_workers_last_signal(const sv_workers *w, size_t i)
-{
-	const Supervise__V1__WorkerStatus *s = cl_item(w, i);
-	return s != NULL ? s->last_signal : 0;
-}
+CL_WORKER_FIELD(const char *, group, group, "")
+CL_WORKER_FIELD(uint32_t, ordinal, ordinal, 0)
+CL_WORKER_FIELD(uint64_t, generation, generation, 0)
+CL_WORKER_FIELD(int64_t, pid, pid, 0)
+CL_WORKER_FIELD(sv_state, state, state, SV_STATE_UNSPECIFIED)
+CL_WORKER_FIELD(uint64_t, uptime_ms, uptime_ms, 0)
+CL_WORKER_FIELD(const char *, purpose, purpose, "")
+CL_WORKER_FIELD(uint64_t, restarts, restarts, 0)
+CL_WORKER_FIELD(int32_t, last_exit_code, last_exit_code, -1)
+CL_WORKER_FIELD(int32_t, last_signal, last_signal, 0)
 
 void
 sv_workers_free(sv_workers *w)
