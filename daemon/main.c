@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nng/nng.h>
+
 #include "config.h"
 #include "paths.h"
 #include "server.h"
@@ -254,6 +256,9 @@ main(int argc, char **argv)
 	rv = svd_sup_run(sup, sigfd);
 	svd_server_stop(srv);
 	svd_sup_destroy(sup);
+	/* Let nng's reaper finish with closed pipes and listeners, so nothing
+	 * is left allocated at exit (LeakSanitizer checks this in CI). */
+	nng_fini();
 	if (created) {
 		(void) rmdir(cfg->socket_dir); /* fails harmlessly if not empty */
 	}

@@ -15,6 +15,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
+#include "accept_guard.h"
 #include "server.h"
 #include "wire/wire.h"
 
@@ -31,10 +32,13 @@ typedef struct srv_ctx {
 } srv_ctx;
 
 struct svd_server {
-	svd_sup   *sup;
-	nng_socket sock;
-	srv_ctx    ctxs[SRV_CONTEXTS];
-	int        nctx;
+	svd_sup     *sup;
+	nng_socket   sock;
+	nng_listener l;
+	svd_guard   *guard;
+	char         url[600];
+	srv_ctx      ctxs[SRV_CONTEXTS];
+	int          nctx;
 };
 
 /* srv_cb advances one context's state machine. */
@@ -86,29 +90,73 @@ srv_cb(void *arg)
 	nng_ctx_send(c->ctx, c->aio);
 }
 
+/* srv_listen creates and starts the listener (0600, bounded requests). */
+static int
+srv_listen(svd_server *srv)
+{
+	int rv;
+
+	if ((rv = nng_listener_create(&srv->l, srv->sock, srv->url)) != 0) {
+		return rv;
+	}
+	if ((rv = nng_listener_set_size(srv->l, NNG_OPT_RECVMAXSZ,
+	         SVW_MAX_REQUEST)) != 0 ||
+	    (rv = nng_listener_set_int(srv->l, NNG_OPT_IPC_PERMISSIONS, 0600)) !=
+	        0 ||
+	    (rv = nng_listener_start(srv->l, 0)) != 0) {
+		nng_listener_close(srv->l);
+	}
+	return rv;
+}
+
+/* srv_relisten replaces a listener that stopped accepting (accept_guard). */
+static bool
+srv_relisten(void *arg)
+{
+	svd_server *srv = arg;
+	int         rv;
+
+	nng_listener_close(srv->l);
+	if ((rv = srv_listen(srv)) != 0) {
+		svd_log("cannot listen on %s: %s", srv->url, nng_strerror(rv));
+		return false;
+	}
+	return true;
+}
+
+/* srv_pipe_cb tells the accept guard about every accepted pipe. It runs on
+ * nng's pipe thread and must not close sockets or listeners. */
+static void
+srv_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	svd_server *srv = arg;
+
+	(void) p;
+	if (ev == NNG_PIPE_EV_ADD_POST && srv->guard != NULL) {
+		svd_guard_accepted(srv->guard);
+	}
+}
+
 sv_err
 svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
     char *errbuf, size_t errlen)
 {
-	svd_server  *srv;
-	nng_listener l;
-	int          rv;
+	svd_server *srv;
+	int         rv;
 
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
 		return SV_ENOMEM;
 	}
 	srv->sup = sup;
+	snprintf(srv->url, sizeof(srv->url), "%s", url);
 	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
 		snprintf(errbuf, errlen, "cannot open socket: %s", nng_strerror(rv));
 		free(srv);
 		return SV_ESYSTEM;
 	}
-	if ((rv = nng_listener_create(&l, srv->sock, url)) != 0 ||
-	    (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ,
-	         SVW_MAX_REQUEST)) != 0 ||
-	    (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600)) != 0 ||
-	    (rv = nng_listener_start(l, 0)) != 0) {
+	nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, srv_pipe_cb, srv);
+	if ((rv = srv_listen(srv)) != 0) {
 		snprintf(errbuf, errlen, "cannot listen on %s: %s%s", url,
 		    nng_strerror(rv),
 		    rv == NNG_EADDRINUSE ? " (is another supervised running?)"
@@ -130,9 +178,10 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 		nng_ctx_set_ms(c->ctx, NNG_OPT_SENDTIMEO, SRV_SEND_TIMEOUT_MS);
 		srv->nctx++;
 	}
-	if (srv->nctx < SRV_CONTEXTS) {
-		snprintf(errbuf, errlen, "cannot create contexts: %s",
-		    nng_strerror(rv));
+	if (srv->nctx < SRV_CONTEXTS ||
+	    svd_guard_start(url, srv_relisten, srv, &srv->guard) != SV_OK) {
+		snprintf(errbuf, errlen, "cannot start serving: %s",
+		    rv != 0 ? nng_strerror(rv) : "no thread for the guard");
 		svd_server_stop(srv);
 		return SV_ENOMEM;
 	}
@@ -150,6 +199,9 @@ svd_server_stop(svd_server *srv)
 	if (srv == NULL) {
 		return;
 	}
+	/* The guard first, so it cannot recreate the listener while we close. */
+	svd_guard_stop(srv->guard);
+	srv->guard = NULL;
 	nng_close(srv->sock);
 	for (int i = 0; i < srv->nctx; i++) {
 		nng_aio_stop(srv->ctxs[i].aio);

@@ -57,6 +57,7 @@ it_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Reads the program paths and prepares the process (harness.h). */
 void
 it_args(int argc, char **argv)
 {
@@ -85,6 +86,7 @@ it_args(int argc, char **argv)
 		cmocka_set_test_filter(getenv("SV_IT_FILTER"));
 }
 
+/* Releases nng after the last test (harness.h). */
 int
 it_finish(int failed)
 {
@@ -93,6 +95,7 @@ it_finish(int failed)
 	return failed;
 }
 
+/* Monotonic milliseconds. */
 int64_t
 it_now_ms(void)
 {
@@ -215,6 +218,7 @@ it_remove_dir(it_ctx *ctx)
 	ctx->dir[0] = '\0';
 }
 
+/* Creates the directory, the report listener and the daemon. */
 int
 it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 {
@@ -288,6 +292,7 @@ fail:
 	return -1;
 }
 
+/* Polls the daemon once with WNOHANG; records its status. */
 bool
 it_daemon_alive(it_ctx *ctx)
 {
@@ -303,6 +308,7 @@ it_daemon_alive(it_ctx *ctx)
 	return true;
 }
 
+/* Waits on a pidfd for the daemon to exit, up to deadline_ms. */
 int
 it_reap_daemon(it_ctx *ctx, int deadline_ms)
 {
@@ -361,6 +367,7 @@ it_collect_orphans(void)
 	return found;
 }
 
+/* Stops the daemon and checks what it left behind (harness.h). */
 int
 it_stop(it_ctx *ctx)
 {
@@ -412,6 +419,7 @@ it_stop(it_ctx *ctx)
 	return rc;
 }
 
+/* cmocka setup: a fresh daemon for groups. */
 int
 it_setup_groups(void **state, const struct it_group *groups, size_t n)
 {
@@ -427,6 +435,7 @@ it_setup_groups(void **state, const struct it_group *groups, size_t n)
 	return 0;
 }
 
+/* cmocka teardown: it_stop, failing the test on leftovers. */
 int
 it_teardown(void **state)
 {
@@ -486,6 +495,7 @@ it_parse_report(struct it_report *r)
 	return have_pid && have_rc ? 0 : -1;
 }
 
+/* Receives and parses one worker report. */
 int
 it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r)
 {
@@ -507,6 +517,7 @@ it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r)
 	return it_parse_report(r);
 }
 
+/* Receives n good reports or fails the test. */
 void
 it_expect_reports(it_ctx *ctx, size_t n, struct it_report *out)
 {
@@ -524,6 +535,7 @@ it_expect_reports(it_ctx *ctx, size_t n, struct it_report *out)
 	}
 }
 
+/* Fails the test if a report arrives within ms. */
 void
 it_expect_no_report(it_ctx *ctx, int ms)
 {
@@ -536,6 +548,7 @@ it_expect_no_report(it_ctx *ctx, int ms)
 		    r.raw);
 }
 
+/* Reads state, ppid and start time from /proc/PID/stat. */
 int
 it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
     unsigned long long *starttimep)
@@ -581,6 +594,7 @@ it_proc_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Scans /proc for the children of ppid. */
 size_t
 it_children(pid_t ppid, struct it_proc *out, size_t max)
 {
@@ -611,6 +625,7 @@ it_children(pid_t ppid, struct it_proc *out, size_t max)
 	return n;
 }
 
+/* Polls /proc until ppid has no zombie child. */
 int
 it_wait_no_zombie(pid_t ppid, int deadline_ms)
 {
@@ -637,6 +652,7 @@ it_wait_no_zombie(pid_t ppid, int deadline_ms)
 	}
 }
 
+/* Lists a group through the admin client. */
 int
 it_list(it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids,
     size_t max)
@@ -693,6 +709,7 @@ it_fmt_pids(char *buf, size_t size, const pid_t *pids, size_t n)
 	return buf;
 }
 
+/* Polls until live children == listed pids. */
 int
 it_wait_children_match(it_ctx *ctx, int deadline_ms)
 {
@@ -730,6 +747,7 @@ it_wait_children_match(it_ctx *ctx, int deadline_ms)
 	return -1;
 }
 
+/* Polls until a group lists exactly the wanted ordinals. */
 int
 it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
     size_t n, int deadline_ms)
@@ -764,6 +782,7 @@ it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
 	return -1;
 }
 
+/* Hello over a brand-new client. */
 sv_err
 it_hello_ok(it_ctx *ctx)
 {

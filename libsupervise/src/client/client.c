@@ -15,6 +15,7 @@
  * request kind with its accessors.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,15 @@ cl_nng_err(int rv)
 	default:
 		return SV_ESYSTEM;
 	}
+}
+
+/* cl_lost tells whether rv means the connection went away under a request
+ * (the dialer reconnects by itself), as opposed to our socket closing. */
+static bool
+cl_lost(int rv)
+{
+	return rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT ||
+	    rv == NNG_ECONNABORTED;
 }
 
 /* cl_fail records a detail message and returns err. */
@@ -163,7 +173,7 @@ sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
 			break;
 		}
 		nng_dialer_close(d);
-		if (rv != NNG_ECONNREFUSED && rv != NNG_ENOENT) {
+		if (rv != NNG_ECONNREFUSED && rv != NNG_ENOENT && !cl_lost(rv)) {
 			break;
 		}
 		if (deadline >= 0 && cl_now_ms() >= deadline) {
@@ -206,11 +216,14 @@ sv_client_error_message(const sv_client *client)
  * cl_call sends req and waits for a reply whose body is expect. On SV_OK
  * *replyp is the decoded reply (free with svw_free). A typed Error reply is
  * returned as its sv_err with the server's message kept in the client.
- * Called with the client's mutex held.
+ * A request whose connection is lost before the reply is sent again, under
+ * a new request id and within the same deadline, when it is idempotent
+ * (asking twice has the effect of asking once); otherwise the loss is
+ * SV_ECLOSED. Called with the client's mutex held.
  */
 static sv_err
-cl_call_locked(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
-    svw_env **replyp)
+cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms, svw_env **replyp)
 {
 	nng_msg *msg = NULL;
 	svw_env *rep = NULL;
@@ -219,19 +232,27 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
 	sv_err   err;
 	int      rv;
 
-	req->version    = SV_PROTOCOL_VERSION;
-	req->request_id = ++c->next_id;
-	if ((err = svw_encode(req, SVW_MAX_REQUEST, &msg)) != SV_OK) {
-		return cl_fail(c, err, "request exceeds the protocol's bound");
-	}
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, cl_remaining(deadline));
-	if ((rv = nng_sendmsg(c->sock, msg, 0)) != 0) {
-		nng_msg_free(msg);
-		return cl_fail(c, cl_nng_err(rv), nng_strerror(rv));
-	}
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, cl_remaining(deadline));
-	if ((rv = nng_recvmsg(c->sock, &msg, 0)) != 0) {
-		return cl_fail(c, cl_nng_err(rv), nng_strerror(rv));
+	req->version = SV_PROTOCOL_VERSION;
+	for (;;) {
+		req->request_id = ++c->next_id;
+		if ((err = svw_encode(req, SVW_MAX_REQUEST, &msg)) != SV_OK) {
+			return cl_fail(c, err, "request exceeds the protocol's bound");
+		}
+		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, cl_remaining(deadline));
+		if ((rv = nng_sendmsg(c->sock, msg, 0)) != 0) {
+			nng_msg_free(msg);
+		} else {
+			nng_socket_set_ms(
+			    c->sock, NNG_OPT_RECVTIMEO, cl_remaining(deadline));
+			rv = nng_recvmsg(c->sock, &msg, 0);
+		}
+		if (rv == 0) {
+			break;
+		}
+		if (!idempotent || !cl_lost(rv) ||
+		    (deadline >= 0 && cl_now_ms() >= deadline)) {
+			return cl_fail(c, cl_nng_err(rv), nng_strerror(rv));
+		}
 	}
 	err = svw_decode(nng_msg_body(msg), nng_msg_len(msg), SVW_MAX_REPLY,
 	    &rep, &rid);
@@ -261,17 +282,26 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
 	return cl_fail(c, SV_OK, NULL);
 }
 
-/* cl_call locks the client around cl_call_locked. */
+/* cl_call locks the client around cl_call_locked, for idempotent
+ * requests; cl_call_once for the others. */
 static sv_err
-cl_call(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
-    svw_env **replyp)
+cl_call_mode(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms, svw_env **replyp)
 {
 	sv_err err;
 
 	pthread_mutex_lock(&c->mtx);
-	err = cl_call_locked(c, req, expect, timeout_ms, replyp);
+	err = cl_call_locked(c, req, expect, idempotent, timeout_ms, replyp);
 	pthread_mutex_unlock(&c->mtx);
 	return err;
+}
+
+/* cl_call sends an idempotent request (see cl_call_locked). */
+static sv_err
+cl_call(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
+    svw_env **replyp)
+{
+	return cl_call_mode(c, req, expect, true, timeout_ms, replyp);
 }
 
 /* cl_group validates an optional group name argument. */
@@ -717,8 +747,9 @@ sv_client_restart(sv_client *client, const char *group, uint32_t ordinal,
 	r.ordinal          = ordinal;
 	req.body_case      = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
 	req.restart_worker = &r;
-	err = cl_call(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, timeout_ms, &rep);
+	/* Not idempotent: a lost connection is reported, never resent. */
+	err = cl_call_mode(client, &req,
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms, &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}
