@@ -20,35 +20,35 @@
 /* Environment variable naming the report socket's path. */
 #define SV_BENCH_ENV_SOCK "SV_BENCH_SOCK"
 
-#define SV_BENCH_MAGIC_STAMP  0x53564253u /* "SVBS" */
-#define SV_BENCH_MAGIC_RTT    0x53564252u /* "SVBR" */
+#define SV_BENCH_MAGIC_STAMP 0x53564253u /* "SVBS" */
+#define SV_BENCH_MAGIC_RTT   0x53564252u /* "SVBR" */
 
 /* Maximum number of interleaved blocks in the round-trip measurement. */
 #define SV_BENCH_MAX_BLOCKS 64
 
 /* Sent once by a stamp worker, as the first thing it does after exec. */
 struct sv_bench_stamp {
-	uint32_t magic;      /* SV_BENCH_MAGIC_STAMP */
-	int32_t  pid;        /* getpid() of the worker */
-	int32_t  ordinal;    /* $SUPERVISE_ORDINAL, -1 if absent */
+	uint32_t magic; /* SV_BENCH_MAGIC_STAMP */
+	int32_t  pid; /* getpid() of the worker */
+	int32_t  ordinal; /* $SUPERVISE_ORDINAL, -1 if absent */
 	uint32_t pad;
 	int64_t  generation; /* $SUPERVISE_GENERATION, -1 if absent */
-	int64_t  t_ns;       /* CLOCK_MONOTONIC read first thing in main */
+	int64_t  t_ns; /* CLOCK_MONOTONIC read first thing in main */
 };
 
 /* Sent once by the round-trip client when it has finished (or failed). */
 struct sv_bench_rtt {
-	uint32_t magic;         /* SV_BENCH_MAGIC_RTT */
-	int32_t  status;        /* 0 = measured; otherwise see msg */
+	uint32_t magic; /* SV_BENCH_MAGIC_RTT */
+	int32_t  status; /* 0 = measured; otherwise see msg */
 	int32_t  pid;
-	int32_t  ordinal;       /* ordinal reported by whoami */
-	uint32_t n;             /* round trips of each kind, all blocks */
+	int32_t  ordinal; /* ordinal reported by whoami */
+	uint32_t n; /* round trips of each kind, all blocks */
 	uint32_t blocks;
 	int64_t  echo_med_ns, echo_p99_ns, echo_mean_ns;
 	int64_t  who_med_ns, who_p99_ns, who_mean_ns;
 	int64_t  echo_block_med_ns[SV_BENCH_MAX_BLOCKS];
 	int64_t  who_block_med_ns[SV_BENCH_MAX_BLOCKS];
-	char     msg[160];      /* failure description, "" on success */
+	char     msg[160]; /* failure description, "" on success */
 };
 
 #endif /* SV_BENCH_WIRE_H */

@@ -35,13 +35,13 @@ static long long
 env_ll(const char *name, long long dflt)
 {
 	const char *s = getenv(name);
-	char *end;
-	long long v;
+	char       *end;
+	long long   v;
 
 	if (s == NULL || *s == '\0')
 		return dflt;
 	errno = 0;
-	v = strtoll(s, &end, 10);
+	v     = strtoll(s, &end, 10);
 	if (errno != 0 || *end != '\0')
 		return dflt;
 	return v;
@@ -52,8 +52,8 @@ static int
 send_stamp(const char *path, const struct sv_bench_stamp *st)
 {
 	struct sockaddr_un sa;
-	ssize_t n;
-	int fd;
+	ssize_t            n;
+	int                fd;
 
 	if (path == NULL || strlen(path) >= sizeof(sa.sun_path))
 		return -1;
@@ -64,11 +64,11 @@ send_stamp(const char *path, const struct sv_bench_stamp *st)
 	if (fd < 0)
 		return -1;
 	do
-		n = sendto(fd, st, sizeof(*st), 0, (struct sockaddr *)&sa,
+		n = sendto(fd, st, sizeof(*st), 0, (struct sockaddr *) &sa,
 		    sizeof(sa));
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	return n == (ssize_t)sizeof(*st) ? 0 : -1;
+	return n == (ssize_t) sizeof(*st) ? 0 : -1;
 }
 
 /* main stamps the time, reports it and waits to be killed. */
@@ -76,18 +76,18 @@ int
 main(void)
 {
 	struct sv_bench_stamp st;
-	struct timespec ts;
-	long long ord;
+	struct timespec       ts;
+	long long             ord;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	memset(&st, 0, sizeof(st));
-	st.magic = SV_BENCH_MAGIC_STAMP;
-	st.pid = (int32_t)getpid();
-	ord = env_ll("SUPERVISE_ORDINAL", -1);
-	st.ordinal = (ord < 0 || ord > INT32_MAX) ? -1 : (int32_t)ord;
+	st.magic      = SV_BENCH_MAGIC_STAMP;
+	st.pid        = (int32_t) getpid();
+	ord           = env_ll("SUPERVISE_ORDINAL", -1);
+	st.ordinal    = (ord < 0 || ord > INT32_MAX) ? -1 : (int32_t) ord;
 	st.generation = env_ll("SUPERVISE_GENERATION", -1);
-	st.t_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	(void)send_stamp(getenv(SV_BENCH_ENV_SOCK), &st);
+	st.t_ns       = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+	(void) send_stamp(getenv(SV_BENCH_ENV_SOCK), &st);
 	for (;;)
 		pause();
 }

@@ -88,9 +88,9 @@
 
 extern char **environ;
 
-#define NS_PER_MS  INT64_C(1000000)
-#define NS_PER_SEC INT64_C(1000000000)
-#define ECHO_PAYLOAD 64
+#define NS_PER_MS      INT64_C(1000000)
+#define NS_PER_SEC     INT64_C(1000000000)
+#define ECHO_PAYLOAD   64
 #define RPC_TIMEOUT_MS 5000
 
 /* ------------------------------------------------------------------ */
@@ -100,11 +100,11 @@ extern char **environ;
 struct opts {
 	bool quick;
 	bool keep;
-	long kills;   /* measured kills in measurement 2 */
+	long kills; /* measured kills in measurement 2 */
 	long workers; /* N in measurement 3 */
-	long rtts;    /* round trips of each kind in measurement 1 */
-	long blocks;  /* interleaved blocks in measurement 1 */
-	long rounds;  /* raw/supervised round pairs in measurement 3 */
+	long rtts; /* round trips of each kind in measurement 1 */
+	long blocks; /* interleaved blocks in measurement 1 */
+	long rounds; /* raw/supervised round pairs in measurement 3 */
 };
 
 /* usage prints the command line summary to f. */
@@ -134,12 +134,12 @@ static long
 parse_long(const char *s, long lo, long hi)
 {
 	char *end;
-	long v;
+	long  v;
 
 	if (s == NULL)
 		return -1;
 	errno = 0;
-	v = strtol(s, &end, 10);
+	v     = strtol(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
 		return -1;
 	return v;
@@ -150,7 +150,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	long kills = -1, workers = -1, rtts = -1, blocks = -1, rounds = -1;
-	int i;
+	int  i;
 
 	memset(o, 0, sizeof(*o));
 	for (i = 1; i < argc; i++) {
@@ -181,18 +181,19 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			i++;
 		} else if (strcmp(a, "--blocks") == 0) {
-			if ((blocks = parse_long(v, 1, SV_BENCH_MAX_BLOCKS)) < 0)
+			if ((blocks = parse_long(v, 1, SV_BENCH_MAX_BLOCKS))
+			    < 0)
 				return -1;
 			i++;
 		} else {
 			return -1;
 		}
 	}
-	o->kills = kills > 0 ? kills : (o->quick ? 20 : 200);
+	o->kills   = kills > 0 ? kills : (o->quick ? 20 : 200);
 	o->workers = workers > 0 ? workers : (o->quick ? 100 : 1000);
-	o->rtts = rtts > 0 ? rtts : (o->quick ? 2000 : 10000);
-	o->blocks = blocks > 0 ? blocks : 10;
-	o->rounds = rounds > 0 ? rounds : (o->quick ? 1 : 5);
+	o->rtts    = rtts > 0 ? rtts : (o->quick ? 2000 : 10000);
+	o->blocks  = blocks > 0 ? blocks : 10;
+	o->rounds  = rounds > 0 ? rounds : (o->quick ? 1 : 5);
 	if (o->rtts < o->blocks)
 		o->blocks = o->rtts;
 	return 0;
@@ -209,14 +210,14 @@ now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+	return (int64_t) ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
 /* sleep_ms sleeps about ms milliseconds (signals may cut it short). */
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * NS_PER_MS };
+	struct timespec ts = {ms / 1000, (ms % 1000) * NS_PER_MS};
 
 	nanosleep(&ts, NULL);
 }
@@ -230,7 +231,7 @@ struct stats {
 static int
 cmp_i64(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
 
 	return (x > y) - (x < y);
 }
@@ -243,8 +244,8 @@ static struct stats
 stats_of(int64_t *v, size_t n)
 {
 	struct stats s;
-	long double sum = 0;
-	size_t i, r;
+	long double  sum = 0;
+	size_t       i, r;
 
 	memset(&s, 0, sizeof(s));
 	if (n == 0)
@@ -252,13 +253,13 @@ stats_of(int64_t *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_i64);
 	for (i = 0; i < n; i++)
 		sum += v[i];
-	s.n = n;
-	s.med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	r = (99 * n + 99) / 100; /* ceil(0.99 n), 1-based */
-	s.p99 = v[r - 1];
-	s.mean = (int64_t)(sum / n);
-	s.min = v[0];
-	s.max = v[n - 1];
+	s.n    = n;
+	s.med  = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	r      = (99 * n + 99) / 100; /* ceil(0.99 n), 1-based */
+	s.p99  = v[r - 1];
+	s.mean = (int64_t) (sum / n);
+	s.min  = v[0];
+	s.max  = v[n - 1];
 	return s;
 }
 
@@ -266,13 +267,13 @@ stats_of(int64_t *v, size_t n)
 /* Processes                                                          */
 /* ------------------------------------------------------------------ */
 
-static char  g_self[PATH_MAX];     /* absolute path of this program */
-static char  g_dir[PATH_MAX];      /* the temporary directory, "" if none */
-static char  g_sock[PATH_MAX];     /* the report socket in g_dir */
-static int   g_rx = -1;            /* its bound, non-blocking fd */
-static pid_t g_echo_pid = -1;      /* echo server, while running */
-static pid_t g_daemon_pid = -1;    /* the one supervised, while running */
-static pid_t *g_raw;               /* raw stamp workers we spawned */
+static char   g_self[PATH_MAX]; /* absolute path of this program */
+static char   g_dir[PATH_MAX]; /* the temporary directory, "" if none */
+static char   g_sock[PATH_MAX]; /* the report socket in g_dir */
+static int    g_rx         = -1; /* its bound, non-blocking fd */
+static pid_t  g_echo_pid   = -1; /* echo server, while running */
+static pid_t  g_daemon_pid = -1; /* the one supervised, while running */
+static pid_t *g_raw; /* raw stamp workers we spawned */
 static size_t g_nraw;
 static volatile sig_atomic_t g_interrupted;
 
@@ -297,7 +298,7 @@ note(const char *fmt, ...)
 static void
 on_signal(int sig)
 {
-	(void)sig;
+	(void) sig;
 	g_interrupted = 1;
 }
 
@@ -313,10 +314,10 @@ spawn_proc(const char *path, char *const argv[], char *const envp[],
     const char *logpath, bool newpgrp, pid_t *pidp)
 {
 	posix_spawn_file_actions_t fa, *fap = NULL;
-	posix_spawnattr_t at;
-	sigset_t none;
-	short flags = POSIX_SPAWN_SETSIGMASK;
-	int rv;
+	posix_spawnattr_t          at;
+	sigset_t                   none;
+	short                      flags = POSIX_SPAWN_SETSIGMASK;
+	int                        rv;
 
 	sigemptyset(&none);
 	posix_spawnattr_init(&at);
@@ -329,14 +330,14 @@ spawn_proc(const char *path, char *const argv[], char *const envp[],
 	if (logpath != NULL) {
 		fap = &fa;
 		posix_spawn_file_actions_init(fap);
-		posix_spawn_file_actions_addopen(fap, 0, "/dev/null",
-		    O_RDONLY, 0);
-		posix_spawn_file_actions_addopen(fap, 1, logpath,
-		    O_WRONLY | O_CREAT | O_APPEND, 0600);
+		posix_spawn_file_actions_addopen(
+		    fap, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(
+		    fap, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		posix_spawn_file_actions_adddup2(fap, 1, 2);
 	}
-	rv = posix_spawn(pidp, path, fap, &at, argv,
-	    envp != NULL ? envp : environ);
+	rv = posix_spawn(
+	    pidp, path, fap, &at, argv, envp != NULL ? envp : environ);
 	if (fap != NULL)
 		posix_spawn_file_actions_destroy(fap);
 	posix_spawnattr_destroy(&at);
@@ -427,17 +428,17 @@ is_tracked(pid_t pid)
 static int
 sweep_orphans(void)
 {
-	DIR *d = opendir("/proc");
+	DIR           *d = opendir("/proc");
 	struct dirent *e;
-	pid_t me = getpid();
-	int n = 0;
+	pid_t          me = getpid();
+	int            n  = 0;
 
 	if (d == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
-		char path[64], buf[512], *p;
-		long pid, ppid;
-		char state;
+		char  path[64], buf[512], *p;
+		long  pid, ppid;
+		char  state;
 		FILE *f;
 
 		if ((pid = parse_long(e->d_name, 1, INT_MAX)) < 0)
@@ -451,12 +452,12 @@ sweep_orphans(void)
 			continue;
 		if (sscanf(p + 1, " %c %ld", &state, &ppid) != 2)
 			continue;
-		if (ppid != me || is_tracked((pid_t)pid))
+		if (ppid != me || is_tracked((pid_t) pid))
 			continue;
 		note("orphan pid %ld (state %c) left behind by the daemon",
 		    pid, state);
-		kill((pid_t)pid, SIGKILL);
-		while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+		kill((pid_t) pid, SIGKILL);
+		while (waitpid((pid_t) pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		n++;
 	}
@@ -472,7 +473,7 @@ static void
 raw_reap_all(long timeout_ms)
 {
 	int64_t deadline = now_ns() + timeout_ms * NS_PER_MS;
-	size_t i, left;
+	size_t  i, left;
 
 	for (i = 0; i < g_nraw; i++)
 		kill(g_raw[i], SIGTERM);
@@ -508,7 +509,7 @@ raw_reap_all(long timeout_ms)
 static int
 pidfd_open_(pid_t pid)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	return (int) syscall(SYS_pidfd_open, pid, 0);
 }
 
 /*
@@ -535,18 +536,18 @@ envbuf_init(struct envbuf *e)
 	if ((e->envp = calloc(n + 4, sizeof(char *))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (strncmp(environ[i], "SUPERVISE_", 10) == 0 ||
-		    strncmp(environ[i], SV_BENCH_ENV_SOCK "=",
-		        sizeof(SV_BENCH_ENV_SOCK)) == 0)
+		if (strncmp(environ[i], "SUPERVISE_", 10) == 0
+		    || strncmp(environ[i], SV_BENCH_ENV_SOCK "=",
+		           sizeof(SV_BENCH_ENV_SOCK))
+		        == 0)
 			continue;
 		e->envp[k++] = environ[i];
 	}
-	snprintf(e->sock, sizeof(e->sock), "%s=%s", SV_BENCH_ENV_SOCK,
-	    g_sock);
+	snprintf(e->sock, sizeof(e->sock), "%s=%s", SV_BENCH_ENV_SOCK, g_sock);
 	e->envp[k++] = e->sock;
 	e->envp[k++] = e->ord;
 	e->envp[k++] = e->gen;
-	e->envp[k] = NULL;
+	e->envp[k]   = NULL;
 	return 0;
 }
 
@@ -580,7 +581,7 @@ static int
 rx_open(const char *path)
 {
 	struct sockaddr_un sa;
-	int fd, sz = 8 << 20;
+	int                fd, sz = 8 << 20;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -1;
@@ -590,12 +591,12 @@ rx_open(const char *path)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
 		close(fd);
 		return -1;
 	}
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) != 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		(void) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	return fd;
 }
 
@@ -608,14 +609,14 @@ static ssize_t
 rx_recv(void *buf, size_t size, int64_t deadline)
 {
 	for (;;) {
-		struct pollfd p = { g_rx, POLLIN, 0 };
-		ssize_t n = recv(g_rx, buf, size, MSG_DONTWAIT);
-		int64_t left;
+		struct pollfd p = {g_rx, POLLIN, 0};
+		ssize_t       n = recv(g_rx, buf, size, MSG_DONTWAIT);
+		int64_t       left;
 
 		if (n > 0)
 			return n;
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-		    errno != EINTR)
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK
+		    && errno != EINTR)
 			return -1;
 		if (g_interrupted)
 			return -1;
@@ -623,7 +624,7 @@ rx_recv(void *buf, size_t size, int64_t deadline)
 			return 0;
 		if (left > 100 * NS_PER_MS)
 			left = 100 * NS_PER_MS;
-		(void)poll(&p, 1, (int)((left + NS_PER_MS - 1) / NS_PER_MS));
+		(void) poll(&p, 1, (int) ((left + NS_PER_MS - 1) / NS_PER_MS));
 	}
 }
 
@@ -656,13 +657,13 @@ rx_stamp(struct sv_bench_stamp *st, int64_t deadline)
 
 	for (;;) {
 		int64_t slice = now_ns() + 100 * NS_PER_MS;
-		ssize_t n = rx_recv(&u, sizeof(u),
-		    slice < deadline ? slice : deadline);
+		ssize_t n     = rx_recv(
+		        &u, sizeof(u), slice < deadline ? slice : deadline);
 
 		if (n < 0)
 			return -1;
-		if (n == (ssize_t)sizeof(u.s) &&
-		    u.s.magic == SV_BENCH_MAGIC_STAMP) {
+		if (n == (ssize_t) sizeof(u.s)
+		    && u.s.magic == SV_BENCH_MAGIC_STAMP) {
 			*st = u.s;
 			return 1;
 		}
@@ -683,9 +684,9 @@ rx_stamp(struct sv_bench_stamp *st, int64_t deadline)
 static int
 rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-	(void)sb;
-	(void)flag;
-	(void)ftw;
+	(void) sb;
+	(void) flag;
+	(void) ftw;
 	if (remove(path) != 0)
 		note("cannot remove %s: %s", path, strerror(errno));
 	return 0;
@@ -704,7 +705,7 @@ dir_path(char *buf, size_t size, const char *name)
 {
 	int n = snprintf(buf, size, "%s/%s", g_dir, name);
 
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	return n < 0 || (size_t) n >= size ? -1 : 0;
 }
 
 /* cfg_str writes s as a libconfig string literal. */
@@ -723,19 +724,19 @@ cfg_str(FILE *f, const char *s)
 /* One group of a daemon config (sv-bench needs one group per daemon). */
 struct group_cfg {
 	const char        *name;
-	const char *const *argv;     /* NULL-terminated */
+	const char *const *argv; /* NULL-terminated */
 	long               count;
 	long               max_count; /* 0: daemon default */
 	long               min_uptime_ms; /* -1: daemon default */
 	const char        *purpose;
-	const char        *env;       /* one "NAME=value" or NULL */
+	const char        *env; /* one "NAME=value" or NULL */
 };
 
 /* write_config writes a supervised config with one group to path. */
 static int
 write_config(const char *path, const char *sockdir, const struct group_cfg *g)
 {
-	FILE *f = fopen(path, "w");
+	FILE  *f = fopen(path, "w");
 	size_t i;
 
 	if (f == NULL)
@@ -772,13 +773,13 @@ write_config(const char *path, const char *sockdir, const struct group_cfg *g)
 /* ------------------------------------------------------------------ */
 
 struct daemon {
-	char  name[16];
-	char  conf[PATH_MAX];
-	char  log[PATH_MAX];
-	char  sockdir[PATH_MAX];
-	char  sockpath[PATH_MAX];
-	char  url[PATH_MAX + 8];
-	int   exit_status; /* wait status once it exited, -1 before */
+	char name[16];
+	char conf[PATH_MAX];
+	char log[PATH_MAX];
+	char sockdir[PATH_MAX];
+	char sockpath[PATH_MAX];
+	char url[PATH_MAX + 8];
+	int  exit_status; /* wait status once it exited, -1 before */
 };
 
 static struct daemon *g_daemon; /* the one whose pid is g_daemon_pid */
@@ -788,17 +789,17 @@ static void
 log_tail(const char *path, int lines)
 {
 	static char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n;
-	long sz;
-	char *p;
-	int seen = 0;
+	FILE       *f = fopen(path, "r");
+	size_t      n;
+	long        sz;
+	char       *p;
+	int         seen = 0;
 
 	if (f == NULL)
 		return;
 	fseek(f, 0, SEEK_END);
 	sz = ftell(f);
-	fseek(f, sz > (long)sizeof(buf) - 1 ? sz - (long)sizeof(buf) + 1 : 0,
+	fseek(f, sz > (long) sizeof(buf) - 1 ? sz - (long) sizeof(buf) + 1 : 0,
 	    SEEK_SET);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
@@ -817,7 +818,7 @@ static bool
 daemon_alive(void)
 {
 	char what[32];
-	int st;
+	int  st;
 
 	if (g_daemon_pid <= 0)
 		return false;
@@ -842,21 +843,22 @@ static int
 daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
     char *why, size_t whylen)
 {
-	char *argv[] = { "supervised", "--config", d->conf, "--foreground",
-		NULL };
+	char *argv[]
+	    = {"supervised", "--config", d->conf, "--foreground", NULL};
 	pid_t pid;
-	int rv;
+	int   rv;
 
 	memset(d, 0, sizeof(*d));
 	d->exit_status = -1;
 	snprintf(d->name, sizeof(d->name), "%s", name);
-	if (dir_path(d->sockdir, sizeof(d->sockdir), name) != 0 ||
-	    snprintf(d->conf, sizeof(d->conf), "%s.conf", d->sockdir) >=
-	        (int)sizeof(d->conf) ||
-	    snprintf(d->log, sizeof(d->log), "%s.log", d->sockdir) >=
-	        (int)sizeof(d->log) ||
-	    snprintf(d->sockpath, sizeof(d->sockpath), "%s/control.sock",
-	        d->sockdir) >= 100) {
+	if (dir_path(d->sockdir, sizeof(d->sockdir), name) != 0
+	    || snprintf(d->conf, sizeof(d->conf), "%s.conf", d->sockdir)
+	        >= (int) sizeof(d->conf)
+	    || snprintf(d->log, sizeof(d->log), "%s.log", d->sockdir)
+	        >= (int) sizeof(d->log)
+	    || snprintf(d->sockpath, sizeof(d->sockpath), "%s/control.sock",
+	           d->sockdir)
+	        >= 100) {
 		snprintf(why, whylen, "temporary path too long");
 		return -1;
 	}
@@ -866,14 +868,15 @@ daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
 		    strerror(errno));
 		return -1;
 	}
-	if ((rv = spawn_proc(SV_SUPERVISED_PATH, argv, NULL, d->log, true,
-	         &pid)) != 0) {
+	if ((rv = spawn_proc(
+	         SV_SUPERVISED_PATH, argv, NULL, d->log, true, &pid))
+	    != 0) {
 		snprintf(why, whylen, "cannot start %s: %s",
 		    SV_SUPERVISED_PATH, strerror(rv));
 		return -1;
 	}
 	g_daemon_pid = pid;
-	g_daemon = d;
+	g_daemon     = d;
 	return 0;
 }
 
@@ -885,7 +888,7 @@ daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
 static int
 daemon_wait_ready(struct daemon *d, long timeout_ms, char *why, size_t whylen)
 {
-	int64_t deadline = now_ns() + timeout_ms * NS_PER_MS;
+	int64_t     deadline = now_ns() + timeout_ms * NS_PER_MS;
 	struct stat sb;
 
 	for (;;) {
@@ -900,7 +903,8 @@ daemon_wait_ready(struct daemon *d, long timeout_ms, char *why, size_t whylen)
 			return -1;
 		}
 		if (now_ns() >= deadline) {
-			snprintf(why, whylen, "no control socket %.150s after %ld ms",
+			snprintf(why, whylen,
+			    "no control socket %.150s after %ld ms",
 			    d->sockpath, timeout_ms);
 			return -1;
 		}
@@ -917,30 +921,31 @@ daemon_wait_ready(struct daemon *d, long timeout_ms, char *why, size_t whylen)
 static bool
 daemon_stop(struct daemon *d, long timeout_ms, int64_t *elapsedp)
 {
-	char what[32];
-	int64_t t0 = now_ns();
-	bool timedout = false, clean;
-	int st, orphans;
+	char    what[32];
+	int64_t t0       = now_ns();
+	bool    timedout = false, clean;
+	int     st, orphans;
 
 	if (g_daemon_pid > 0) {
-		st = stop_child(g_daemon_pid, timeout_ms, &timedout);
+		st           = stop_child(g_daemon_pid, timeout_ms, &timedout);
 		g_daemon_pid = -1;
 		d->exit_status = st;
 	}
 	if (elapsedp != NULL)
 		*elapsedp = now_ns() - t0;
 	g_daemon = NULL;
-	orphans = sweep_orphans();
+	orphans  = sweep_orphans();
 	g_orphans += orphans;
-	clean = !timedout && d->exit_status != -1 &&
-	    WIFEXITED(d->exit_status) && WEXITSTATUS(d->exit_status) == 0 &&
-	    orphans == 0;
+	clean = !timedout && d->exit_status != -1 && WIFEXITED(d->exit_status)
+	    && WEXITSTATUS(d->exit_status) == 0 && orphans == 0;
 	g_stops++;
 	if (clean) {
 		g_clean_stops++;
 	} else {
-		note("supervised (%s) did not stop cleanly: %s%s, %d orphan(s)",
-		    d->name, describe_status(d->exit_status, what, sizeof(what)),
+		note(
+		    "supervised (%s) did not stop cleanly: %s%s, %d orphan(s)",
+		    d->name,
+		    describe_status(d->exit_status, what, sizeof(what)),
 		    timedout ? " after SIGKILL (SIGTERM deadline passed)" : "",
 		    orphans);
 		log_tail(d->log, 15);
@@ -952,12 +957,12 @@ daemon_stop(struct daemon *d, long timeout_ms, int64_t *elapsedp)
 static long
 proc_status_kb(pid_t pid, const char *key)
 {
-	char path[64], line[256];
+	char   path[64], line[256];
 	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
+	long   v    = -1;
+	FILE  *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
 	if ((f = fopen(path, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -974,12 +979,12 @@ proc_status_kb(pid_t pid, const char *key)
 static long
 proc_fd_count(pid_t pid)
 {
-	char path[64];
+	char           path[64];
 	struct dirent *e;
-	long n = 0;
-	DIR *d;
+	long           n = 0;
+	DIR           *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
 	if ((d = opendir(path)) == NULL)
 		return -1;
 	while ((e = readdir(d)) != NULL)
@@ -1006,8 +1011,8 @@ static void
 echo_cb(void *arg)
 {
 	struct echo_work *w = arg;
-	nng_msg *msg;
-	int rv;
+	nng_msg          *msg;
+	int               rv;
 
 	switch (w->state) {
 	case ECHO_INIT:
@@ -1042,28 +1047,31 @@ static int
 role_echo(const char *url)
 {
 	struct echo_work w[ECHO_CTX];
-	nng_listener l;
-	nng_socket s;
-	sigset_t ss;
-	int i, sig, rv;
+	nng_listener     l;
+	nng_socket       s;
+	sigset_t         ss;
+	int              i, sig, rv;
 
 	/* Block the stop signals before nng starts its threads. */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &ss, NULL);
-	if ((rv = nng_rep0_open(&s)) != 0 ||
-	    (rv = nng_listener_create(&l, s, url)) != 0 ||
-	    (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, 1 << 20)) != 0 ||
-	    (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600)) != 0 ||
-	    (rv = nng_listener_start(l, 0)) != 0) {
-		fprintf(stderr, "sv-bench echo: %s: %s\n", url, nng_strerror(rv));
+	if ((rv = nng_rep0_open(&s)) != 0
+	    || (rv = nng_listener_create(&l, s, url)) != 0
+	    || (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, 1 << 20)) != 0
+	    || (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600))
+	        != 0
+	    || (rv = nng_listener_start(l, 0)) != 0) {
+		fprintf(
+		    stderr, "sv-bench echo: %s: %s\n", url, nng_strerror(rv));
 		return 1;
 	}
 	for (i = 0; i < ECHO_CTX; i++) {
-		if ((rv = nng_aio_alloc(&w[i].aio, echo_cb, &w[i])) != 0 ||
-		    (rv = nng_ctx_open(&w[i].ctx, s)) != 0) {
-			fprintf(stderr, "sv-bench echo: %s\n", nng_strerror(rv));
+		if ((rv = nng_aio_alloc(&w[i].aio, echo_cb, &w[i])) != 0
+		    || (rv = nng_ctx_open(&w[i].ctx, s)) != 0) {
+			fprintf(
+			    stderr, "sv-bench echo: %s\n", nng_strerror(rv));
 			return 1;
 		}
 		w[i].state = ECHO_INIT;
@@ -1087,10 +1095,10 @@ role_echo(const char *url)
 static int
 send_report(const void *buf, size_t len)
 {
-	const char *path = getenv(SV_BENCH_ENV_SOCK);
+	const char        *path = getenv(SV_BENCH_ENV_SOCK);
 	struct sockaddr_un sa;
-	ssize_t n;
-	int fd;
+	ssize_t            n;
+	int                fd;
 
 	if (path == NULL || strlen(path) >= sizeof(sa.sun_path))
 		return -1;
@@ -1100,17 +1108,18 @@ send_report(const void *buf, size_t len)
 	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	do
-		n = sendto(fd, buf, len, 0, (struct sockaddr *)&sa, sizeof(sa));
+		n = sendto(
+		    fd, buf, len, 0, (struct sockaddr *) &sa, sizeof(sa));
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	return n == (ssize_t)len ? 0 : -1;
+	return n == (ssize_t) len ? 0 : -1;
 }
 
 /* echo_rt does one 64-byte echo round trip on s; returns its ns or -1. */
 static int64_t
 echo_rt(nng_socket s)
 {
-	int64_t t0 = now_ns();
+	int64_t  t0 = now_ns();
 	nng_msg *m, *r;
 
 	if (nng_msg_alloc(&m, ECHO_PAYLOAD) != 0)
@@ -1130,7 +1139,7 @@ echo_rt(nng_socket s)
 static int64_t
 whoami_rt(sv_client *c, uint32_t *ordinalp)
 {
-	int64_t t0 = now_ns();
+	int64_t      t0 = now_ns();
 	sv_identity *id;
 
 	if (sv_client_whoami(c, RPC_TIMEOUT_MS, &id) != SV_OK)
@@ -1147,21 +1156,21 @@ whoami_rt(sv_client *c, uint32_t *ordinalp)
 static int
 rtt_measure(const char *echo_url, long n, long blocks, struct sv_bench_rtt *r)
 {
-	long per = n / blocks, warm = per < 200 ? per : 200, b, i;
-	int64_t *echo = NULL, *who = NULL, *tmp = NULL, t;
-	int64_t deadline = now_ns() + 5 * NS_PER_SEC;
-	sv_client *c = NULL;
+	long         per = n / blocks, warm = per < 200 ? per : 200, b, i;
+	int64_t     *echo = NULL, *who = NULL, *tmp = NULL, t;
+	int64_t      deadline = now_ns() + 5 * NS_PER_SEC;
+	sv_client   *c        = NULL;
 	sv_identity *id;
-	nng_socket s = NNG_SOCKET_INITIALIZER;
-	uint32_t ord = 0;
+	nng_socket   s   = NNG_SOCKET_INITIALIZER;
+	uint32_t     ord = 0;
 	struct stats se, sw;
-	sv_err err;
-	int rv, ret = -1;
+	sv_err       err;
+	int          rv, ret = -1;
 
-	n = per * blocks;
-	echo = malloc(sizeof(int64_t) * (size_t)n);
-	who = malloc(sizeof(int64_t) * (size_t)n);
-	tmp = malloc(sizeof(int64_t) * (size_t)per);
+	n    = per * blocks;
+	echo = malloc(sizeof(int64_t) * (size_t) n);
+	who  = malloc(sizeof(int64_t) * (size_t) n);
+	tmp  = malloc(sizeof(int64_t) * (size_t) per);
 	if (echo == NULL || who == NULL || tmp == NULL) {
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		goto out;
@@ -1171,13 +1180,16 @@ rtt_measure(const char *echo_url, long n, long blocks, struct sv_bench_rtt *r)
 	 * options sv_client_open sets (libsupervise/src/client/client.c): no
 	 * resend, reconnect 10..1000 ms, 4 MiB receive limit on the dialer.
 	 */
-	if ((rv = nng_req0_open(&s)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME,
-	         NNG_DURATION_INFINITE)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 10)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, RPC_TIMEOUT_MS)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, RPC_TIMEOUT_MS)) != 0) {
+	if ((rv = nng_req0_open(&s)) != 0
+	    || (rv = nng_socket_set_ms(
+	            s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE))
+	        != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 10)) != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 1000)) != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, RPC_TIMEOUT_MS))
+	        != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, RPC_TIMEOUT_MS))
+	        != 0) {
 		snprintf(r->msg, sizeof(r->msg), "echo socket: %s",
 		    nng_strerror(rv));
 		goto out;
@@ -1227,30 +1239,31 @@ rtt_measure(const char *echo_url, long n, long blocks, struct sv_bench_rtt *r)
 				t = do_echo ? echo_rt(s) : whoami_rt(c, &ord);
 				if (t < 0) {
 					snprintf(r->msg, sizeof(r->msg),
-					    "%s round trip failed in block %ld",
+					    "%s round trip failed in block "
+					    "%ld",
 					    do_echo ? "echo" : "whoami", b);
 					goto out;
 				}
 				(do_echo ? echo : who)[b * per + i] = t;
 			}
 		}
-		memcpy(tmp, echo + b * per, sizeof(int64_t) * (size_t)per);
-		r->echo_block_med_ns[b] = stats_of(tmp, (size_t)per).med;
-		memcpy(tmp, who + b * per, sizeof(int64_t) * (size_t)per);
-		r->who_block_med_ns[b] = stats_of(tmp, (size_t)per).med;
+		memcpy(tmp, echo + b * per, sizeof(int64_t) * (size_t) per);
+		r->echo_block_med_ns[b] = stats_of(tmp, (size_t) per).med;
+		memcpy(tmp, who + b * per, sizeof(int64_t) * (size_t) per);
+		r->who_block_med_ns[b] = stats_of(tmp, (size_t) per).med;
 	}
-	se = stats_of(echo, (size_t)n);
-	sw = stats_of(who, (size_t)n);
-	r->ordinal = (int32_t)ord;
-	r->n = (uint32_t)n;
-	r->blocks = (uint32_t)blocks;
-	r->echo_med_ns = se.med;
-	r->echo_p99_ns = se.p99;
+	se              = stats_of(echo, (size_t) n);
+	sw              = stats_of(who, (size_t) n);
+	r->ordinal      = (int32_t) ord;
+	r->n            = (uint32_t) n;
+	r->blocks       = (uint32_t) blocks;
+	r->echo_med_ns  = se.med;
+	r->echo_p99_ns  = se.p99;
 	r->echo_mean_ns = se.mean;
-	r->who_med_ns = sw.med;
-	r->who_p99_ns = sw.p99;
-	r->who_mean_ns = sw.mean;
-	ret = 0;
+	r->who_med_ns   = sw.med;
+	r->who_p99_ns   = sw.p99;
+	r->who_mean_ns  = sw.mean;
+	ret             = 0;
 out:
 	sv_client_close(c);
 	if (nng_socket_id(s) > 0)
@@ -1270,12 +1283,12 @@ static int
 role_rtt(const char *echo_url, const char *nstr, const char *bstr)
 {
 	static struct sv_bench_rtt r;
-	long n = parse_long(nstr, 1, 10000000);
+	long                       n = parse_long(nstr, 1, 10000000);
 	long blocks = parse_long(bstr, 1, SV_BENCH_MAX_BLOCKS);
 
 	memset(&r, 0, sizeof(r));
-	r.magic = SV_BENCH_MAGIC_RTT;
-	r.pid = (int32_t)getpid();
+	r.magic   = SV_BENCH_MAGIC_RTT;
+	r.pid     = (int32_t) getpid();
 	r.ordinal = -1;
 	if (n < 0 || blocks < 0 || n < blocks) {
 		snprintf(r.msg, sizeof(r.msg), "bad arguments");
@@ -1300,19 +1313,19 @@ m1_run(const struct opts *o, struct sv_bench_rtt *r, char *why, size_t whylen)
 {
 	char echo_sock[PATH_MAX], echo_url[PATH_MAX + 8], echo_log[PATH_MAX];
 	char nbuf[32], bbuf[32], env[PATH_MAX + 32], what[32];
-	const char *argv[] = { g_self, "--role", "rtt", echo_url, nbuf, bbuf,
-		NULL };
-	char *eargv[] = { "sv-bench-echo", "--role", "echo", echo_url, NULL };
-	struct group_cfg g = { "rtt", argv, 1, 0, -1,
-		"sv-bench round-trip client", env };
+	const char *argv[]
+	    = {g_self, "--role", "rtt", echo_url, nbuf, bbuf, NULL};
+	char *eargv[] = {"sv-bench-echo", "--role", "echo", echo_url, NULL};
+	struct group_cfg g
+	    = {"rtt", argv, 1, 0, -1, "sv-bench round-trip client", env};
 	struct daemon d;
-	struct stat sb;
-	int64_t deadline;
-	bool timedout;
-	int rv, st, ret = -1;
+	struct stat   sb;
+	int64_t       deadline;
+	bool          timedout;
+	int           rv, st, ret = -1;
 
-	if (dir_path(echo_sock, sizeof(echo_sock), "echo.sock") != 0 ||
-	    dir_path(echo_log, sizeof(echo_log), "echo.log") != 0) {
+	if (dir_path(echo_sock, sizeof(echo_sock), "echo.sock") != 0
+	    || dir_path(echo_log, sizeof(echo_log), "echo.log") != 0) {
 		snprintf(why, whylen, "temporary path too long");
 		return -1;
 	}
@@ -1322,8 +1335,8 @@ m1_run(const struct opts *o, struct sv_bench_rtt *r, char *why, size_t whylen)
 	snprintf(env, sizeof(env), "%s=%s", SV_BENCH_ENV_SOCK, g_sock);
 	rx_flush();
 
-	if ((rv = spawn_proc(g_self, eargv, NULL, echo_log, true,
-	         &g_echo_pid)) != 0) {
+	if ((rv = spawn_proc(g_self, eargv, NULL, echo_log, true, &g_echo_pid))
+	    != 0) {
 		g_echo_pid = -1;
 		snprintf(why, whylen, "cannot start the echo server: %s",
 		    strerror(rv));
@@ -1331,8 +1344,8 @@ m1_run(const struct opts *o, struct sv_bench_rtt *r, char *why, size_t whylen)
 	}
 	deadline = now_ns() + 5 * NS_PER_SEC;
 	while (stat(echo_sock, &sb) != 0) {
-		if (now_ns() >= deadline || g_interrupted ||
-		    waitpid(g_echo_pid, &st, WNOHANG) == g_echo_pid) {
+		if (now_ns() >= deadline || g_interrupted
+		    || waitpid(g_echo_pid, &st, WNOHANG) == g_echo_pid) {
 			snprintf(why, whylen, "echo server did not listen");
 			log_tail(echo_log, 10);
 			goto stop_echo;
@@ -1348,23 +1361,27 @@ m1_run(const struct opts *o, struct sv_bench_rtt *r, char *why, size_t whylen)
 	deadline = now_ns() + 20 * NS_PER_SEC + 2 * o->rtts * 2 * NS_PER_MS;
 	for (;;) {
 		int64_t slice = now_ns() + 100 * NS_PER_MS;
-		ssize_t n = rx_recv(r, sizeof(*r),
-		    slice < deadline ? slice : deadline);
+		ssize_t n     = rx_recv(
+		        r, sizeof(*r), slice < deadline ? slice : deadline);
 
-		if (n == (ssize_t)sizeof(*r) && r->magic == SV_BENCH_MAGIC_RTT)
+		if (n == (ssize_t) sizeof(*r)
+		    && r->magic == SV_BENCH_MAGIC_RTT)
 			break;
 		if (n < 0) {
 			snprintf(why, whylen, "interrupted or socket error");
 			goto stop_daemon;
 		}
 		if (!daemon_alive()) {
-			snprintf(why, whylen, "supervised exited during the "
+			snprintf(why, whylen,
+			    "supervised exited during the "
 			    "round-trip measurement");
 			goto stop_daemon;
 		}
 		if (now_ns() >= deadline) {
-			snprintf(why, whylen, "no report from the round-trip "
-			    "worker (see %.150s)", d.log);
+			snprintf(why, whylen,
+			    "no report from the round-trip "
+			    "worker (see %.150s)",
+			    d.log);
 			goto stop_daemon;
 		}
 	}
@@ -1377,7 +1394,7 @@ stop_daemon:
 	daemon_stop(&d, 10000, NULL);
 stop_echo:
 	if (g_echo_pid > 0) {
-		st = stop_child(g_echo_pid, 5000, &timedout);
+		st         = stop_child(g_echo_pid, 5000, &timedout);
 		g_echo_pid = -1;
 		if (timedout || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			note("echo server ended with %s",
@@ -1391,8 +1408,8 @@ stop_echo:
 /* ------------------------------------------------------------------ */
 
 struct m2_result {
-	int64_t *lat;     /* kills latencies, ns */
-	long     n;       /* how many were measured */
+	int64_t *lat; /* kills latencies, ns */
+	long     n; /* how many were measured */
 	long     anomalies; /* wrong ordinal or non-increasing generation */
 };
 
@@ -1400,11 +1417,11 @@ struct m2_result {
 static int
 raw_spawn_stamp(struct envbuf *e, long ord, long long gen, pid_t *pidp)
 {
-	char *argv[] = { "sv-bench-stamp", NULL };
+	char *argv[] = {"sv-bench-stamp", NULL};
 
 	envbuf_set(e, ord, gen);
-	return spawn_proc(SV_BENCH_STAMP_PATH, argv, e->envp, NULL, false,
-	    pidp);
+	return spawn_proc(
+	    SV_BENCH_STAMP_PATH, argv, e->envp, NULL, false, pidp);
 }
 
 /* wait_stamp_of waits for pid's stamp; 1 got, else as rx_stamp. */
@@ -1429,10 +1446,10 @@ m2_raw(const struct opts *o, long warm, struct m2_result *res, char *why,
     size_t whylen)
 {
 	struct sv_bench_stamp st;
-	struct envbuf e;
-	long k, gen = 0;
-	pid_t pid;
-	int rv, pfd = -1, ret = -1;
+	struct envbuf         e;
+	long                  k, gen = 0;
+	pid_t                 pid;
+	int                   rv, pfd = -1, ret = -1;
 
 	rx_flush();
 	if (envbuf_init(&e) != 0) {
@@ -1444,7 +1461,7 @@ m2_raw(const struct opts *o, long warm, struct m2_result *res, char *why,
 		goto out;
 	}
 	g_raw[0] = pid;
-	g_nraw = 1;
+	g_nraw   = 1;
 	if ((pfd = pidfd_open_(pid)) < 0) {
 		snprintf(why, whylen, "pidfd_open: %s", strerror(errno));
 		goto out;
@@ -1454,13 +1471,13 @@ m2_raw(const struct opts *o, long warm, struct m2_result *res, char *why,
 		goto out;
 	}
 	for (k = -warm; k < o->kills; k++) {
-		struct pollfd p = { pfd, POLLIN, 0 };
-		int64_t t0 = now_ns();
+		struct pollfd p  = {pfd, POLLIN, 0};
+		int64_t       t0 = now_ns();
 
 		kill(pid, SIGKILL);
 		if (poll(&p, 1, 5000) != 1 || waitpid(pid, NULL, 0) != pid) {
 			snprintf(why, whylen, "raw worker %d did not die",
-			    (int)pid);
+			    (int) pid);
 			goto out;
 		}
 		g_nraw = 0;
@@ -1471,15 +1488,15 @@ m2_raw(const struct opts *o, long warm, struct m2_result *res, char *why,
 			goto out;
 		}
 		g_raw[0] = pid;
-		g_nraw = 1;
+		g_nraw   = 1;
 		if ((pfd = pidfd_open_(pid)) < 0) {
-			snprintf(why, whylen, "pidfd_open: %s",
-			    strerror(errno));
+			snprintf(
+			    why, whylen, "pidfd_open: %s", strerror(errno));
 			goto out;
 		}
 		if (wait_stamp_of(pid, &st, now_ns() + 5 * NS_PER_SEC) != 1) {
 			snprintf(why, whylen, "no stamp from raw worker %d",
-			    (int)pid);
+			    (int) pid);
 			goto out;
 		}
 		if (k >= 0)
@@ -1502,16 +1519,16 @@ static int
 m2_ours(const struct opts *o, long warm, struct m2_result *res, char *why,
     size_t whylen)
 {
-	char env[PATH_MAX + 32];
-	const char *argv[] = { SV_BENCH_STAMP_PATH, NULL };
-	struct group_cfg g = { "crash", argv, 1, 0, 0,
-		"sv-bench crash-to-replacement worker", env };
+	char                  env[PATH_MAX + 32];
+	const char           *argv[] = {SV_BENCH_STAMP_PATH, NULL};
+	struct group_cfg      g      = {"crash", argv, 1, 0, 0,
+	              "sv-bench crash-to-replacement worker", env};
 	struct sv_bench_stamp st;
-	struct daemon d;
-	int64_t lastgen;
-	long k;
-	pid_t pid;
-	int rv, ret = -1;
+	struct daemon         d;
+	int64_t               lastgen;
+	long                  k;
+	pid_t                 pid;
+	int                   rv, ret = -1;
 
 	snprintf(env, sizeof(env), "%s=%s", SV_BENCH_ENV_SOCK, g_sock);
 	rx_flush();
@@ -1524,13 +1541,13 @@ m2_ours(const struct opts *o, long warm, struct m2_result *res, char *why,
 		    rv == -2 ? "daemon exited" : "deadline");
 		goto stop;
 	}
-	pid = st.pid;
+	pid     = st.pid;
 	lastgen = st.generation;
 	for (k = -warm; k < o->kills; k++) {
 		int64_t t0 = now_ns();
 
 		if (kill(pid, SIGKILL) != 0) {
-			snprintf(why, whylen, "kill(%d): %s", (int)pid,
+			snprintf(why, whylen, "kill(%d): %s", (int) pid,
 			    strerror(errno));
 			goto stop;
 		}
@@ -1538,16 +1555,19 @@ m2_ours(const struct opts *o, long warm, struct m2_result *res, char *why,
 			rv = rx_stamp(&st, t0 + 5 * NS_PER_SEC);
 		while (rv == 1 && st.pid == pid);
 		if (rv != 1) {
-			snprintf(why, whylen, "no replacement within 5 s after "
-			    "kill %ld (%s)", k + warm + 1,
-			    rv == -2 ? "daemon exited" :
-			    rv == 0 ? "deadline" : "interrupted");
+			snprintf(why, whylen,
+			    "no replacement within 5 s after "
+			    "kill %ld (%s)",
+			    k + warm + 1,
+			    rv == -2      ? "daemon exited"
+			        : rv == 0 ? "deadline"
+			                  : "interrupted");
 			goto stop;
 		}
 		if (st.ordinal != 0 || st.generation <= lastgen)
 			res->anomalies++;
 		lastgen = st.generation;
-		pid = st.pid;
+		pid     = st.pid;
 		if (k >= 0)
 			res->lat[res->n++] = st.t_ns - t0;
 	}
@@ -1564,12 +1584,12 @@ stop:
 #define M3_MAX_ROUNDS 16
 
 struct m3_result {
-	long    rounds;     /* rounds completed by both sides */
-	int64_t raw_ns[M3_MAX_ROUNDS];   /* first spawn to latest stamp */
-	int64_t ours_ns[M3_MAX_ROUNDS];  /* scale call to latest stamp */
+	long    rounds; /* rounds completed by both sides */
+	int64_t raw_ns[M3_MAX_ROUNDS]; /* first spawn to latest stamp */
+	int64_t ours_ns[M3_MAX_ROUNDS]; /* scale call to latest stamp */
 	int64_t scale_ns[M3_MAX_ROUNDS]; /* sv_client_scale call duration */
-	int64_t stop_ns;    /* SIGTERM to daemon exit, N workers alive */
-	long    initial;    /* group count the daemon started with */
+	int64_t stop_ns; /* SIGTERM to daemon exit, N workers alive */
+	long    initial; /* group count the daemon started with */
 	long    rss_idle_kb, rss_kb, hwm_kb, threads, fds;
 };
 
@@ -1585,7 +1605,7 @@ struct m3_ctx {
 struct raw_job {
 	struct envbuf *env;
 	long           n;
-	int            err;      /* errno of a failed posix_spawn, or 0 */
+	int            err; /* errno of a failed posix_spawn, or 0 */
 	int64_t        t_start;
 	atomic_bool    failed;
 };
@@ -1595,12 +1615,12 @@ static void *
 raw_spawn_thread(void *arg)
 {
 	struct raw_job *job = arg;
-	long i;
+	long            i;
 
 	job->t_start = now_ns();
 	for (i = 0; i < job->n && !g_interrupted; i++) {
 		pid_t pid;
-		int rv = raw_spawn_stamp(job->env, i, -1, &pid);
+		int   rv = raw_spawn_stamp(job->env, i, -1, &pid);
 
 		if (rv != 0) {
 			job->err = rv;
@@ -1623,16 +1643,16 @@ collect_stamps(unsigned char *seen, pid_t *pids, long n, long want,
     int64_t deadline, int64_t *tmaxp, atomic_bool *failed)
 {
 	struct sv_bench_stamp st;
-	long got = 0;
-	int rv;
+	long                  got = 0;
+	int                   rv;
 
 	while (got < want) {
 		int64_t slice = now_ns() + 100 * NS_PER_MS;
 
 		rv = rx_stamp(&st, slice < deadline ? slice : deadline);
 		if (rv == 1) {
-			if (st.ordinal >= 0 && st.ordinal < n &&
-			    !seen[st.ordinal]) {
+			if (st.ordinal >= 0 && st.ordinal < n
+			    && !seen[st.ordinal]) {
 				seen[st.ordinal] = 1;
 				pids[st.ordinal] = st.pid;
 				got++;
@@ -1664,21 +1684,21 @@ m3_raw_round(const struct opts *o, unsigned char *seen, pid_t *pids,
     int64_t *nsp, char *why, size_t whylen)
 {
 	struct raw_job job;
-	struct envbuf e;
-	pthread_t th;
-	int64_t tmax = 0;
-	long got;
-	int ret = -1;
+	struct envbuf  e;
+	pthread_t      th;
+	int64_t        tmax = 0;
+	long           got;
+	int            ret = -1;
 
 	memset(&job, 0, sizeof(job));
-	memset(seen, 0, (size_t)o->workers);
+	memset(seen, 0, (size_t) o->workers);
 	if (envbuf_init(&e) != 0) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
 	rx_flush();
 	job.env = &e;
-	job.n = o->workers;
+	job.n   = o->workers;
 	atomic_init(&job.failed, false);
 	g_nraw = 0;
 	if (pthread_create(&th, NULL, raw_spawn_thread, &job) != 0) {
@@ -1689,8 +1709,9 @@ m3_raw_round(const struct opts *o, unsigned char *seen, pid_t *pids,
 	    spawn_deadline(o->workers), &tmax, &job.failed);
 	pthread_join(th, NULL);
 	if (job.err != 0) {
-		snprintf(why, whylen, "posix_spawn failed after %zu workers: %s",
-		    g_nraw, strerror(job.err));
+		snprintf(why, whylen,
+		    "posix_spawn failed after %zu workers: %s", g_nraw,
+		    strerror(job.err));
 		goto out;
 	}
 	if (got < o->workers) {
@@ -1699,7 +1720,7 @@ m3_raw_round(const struct opts *o, unsigned char *seen, pid_t *pids,
 		goto out;
 	}
 	*nsp = tmax - job.t_start;
-	ret = 0;
+	ret  = 0;
 out:
 	raw_reap_all(10000);
 	envbuf_free(&e);
@@ -1716,22 +1737,22 @@ wait_gone(const pid_t *pids, long n, int64_t deadline)
 	long i = 0;
 
 	while (i < n) {
-		char path[64], buf[512], *p = NULL;
-		long ppid = -1;
+		char  path[64], buf[512], *p = NULL;
+		long  ppid = -1;
 		FILE *f;
 
 		if (pids[i] > 0) {
 			snprintf(path, sizeof(path), "/proc/%d/stat",
-			    (int)pids[i]);
+			    (int) pids[i]);
 			if ((f = fopen(path, "r")) != NULL) {
 				p = fgets(buf, sizeof(buf), f);
 				fclose(f);
 			}
-			if (p != NULL && (p = strrchr(buf, ')')) != NULL &&
-			    sscanf(p + 1, " %*c %ld", &ppid) == 1 &&
-			    ppid == g_daemon_pid) {
-				if (now_ns() >= deadline || g_interrupted ||
-				    !daemon_alive())
+			if (p != NULL && (p = strrchr(buf, ')')) != NULL
+			    && sscanf(p + 1, " %*c %ld", &ppid) == 1
+			    && ppid == g_daemon_pid) {
+				if (now_ns() >= deadline || g_interrupted
+				    || !daemon_alive())
 					return false;
 				sleep_ms(2);
 				continue;
@@ -1759,8 +1780,7 @@ scale_thread(void *arg)
 	struct scale_job *job = arg;
 
 	job->t_start = now_ns();
-	job->err = sv_client_scale(job->c, "spawn", job->n, 60000,
-	    &job->prev);
+	job->err = sv_client_scale(job->c, "spawn", job->n, 60000, &job->prev);
 	job->t_done = now_ns();
 	if (job->err != SV_OK) {
 		snprintf(job->msg, sizeof(job->msg), "%s",
@@ -1785,7 +1805,8 @@ m3_stop_group(struct m3_ctx *x, long n, char *why, size_t whylen)
 		return -1;
 	}
 	if (!wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC)) {
-		snprintf(why, whylen, "workers still there 30 s after "
+		snprintf(why, whylen,
+		    "workers still there 30 s after "
 		    "sv_client_stop");
 		return -1;
 	}
@@ -1801,13 +1822,13 @@ static int
 m3_ours_start(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
     char *why, size_t whylen)
 {
-	static char env[PATH_MAX + 32];
-	static const char *argv[] = { SV_BENCH_STAMP_PATH, NULL };
-	struct group_cfg g = { "spawn", argv, 0, 0, -1,
-		"sv-bench spawn-rate worker", env };
+	static char        env[PATH_MAX + 32];
+	static const char *argv[] = {SV_BENCH_STAMP_PATH, NULL};
+	struct group_cfg   g
+	    = {"spawn", argv, 0, 0, -1, "sv-bench spawn-rate worker", env};
 	struct sv_bench_stamp st;
-	sv_err err;
-	int rv;
+	sv_err                err;
+	int                   rv;
 
 	snprintf(env, sizeof(env), "%s=%s", SV_BENCH_ENV_SOCK, g_sock);
 	g.max_count = o->workers > 1024 ? o->workers : 0;
@@ -1815,11 +1836,12 @@ m3_ours_start(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
 	if (daemon_start(&x->d, "d3", &g, why, whylen) != 0)
 		return -1;
 	x->started = true;
-	rv = daemon_wait_ready(&x->d, 10000, why, whylen);
+	rv         = daemon_wait_ready(&x->d, 10000, why, whylen);
 	if (rv == -2) {
 		/* The daemon may refuse count = 0: start at 1 instead. */
 		note("supervised refused count = 0 (see %s); retrying with "
-		    "count = 1", x->d.log);
+		     "count = 1",
+		    x->d.log);
 		g.count = 1;
 		if (daemon_start(&x->d, "d3b", &g, why, whylen) != 0) {
 			x->started = false;
@@ -1843,7 +1865,7 @@ m3_ours_start(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
 			snprintf(why, whylen, "no stamp from ordinal 0");
 			return -1;
 		}
-		memset(x->pids, 0, sizeof(pid_t) * (size_t)o->workers);
+		memset(x->pids, 0, sizeof(pid_t) * (size_t) o->workers);
 		x->pids[0] = st.pid;
 		if (m3_stop_group(x, 1, why, whylen) != 0)
 			return -1;
@@ -1864,17 +1886,17 @@ m3_ours_round(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
     long round, bool last, char *why, size_t whylen)
 {
 	struct scale_job job;
-	pthread_t th;
-	int64_t tmax = 0;
-	long got, kb;
+	pthread_t        th;
+	int64_t          tmax = 0;
+	long             got, kb;
 
 	memset(&job, 0, sizeof(job));
-	memset(x->seen, 0, (size_t)o->workers);
-	memset(x->pids, 0, sizeof(pid_t) * (size_t)o->workers);
+	memset(x->seen, 0, (size_t) o->workers);
+	memset(x->pids, 0, sizeof(pid_t) * (size_t) o->workers);
 	atomic_init(&job.failed, false);
 	rx_flush();
 	job.c = x->c;
-	job.n = (uint32_t)o->workers;
+	job.n = (uint32_t) o->workers;
 	if (pthread_create(&th, NULL, scale_thread, &job) != 0) {
 		snprintf(why, whylen, "pthread_create failed");
 		return -1;
@@ -1888,23 +1910,24 @@ m3_ours_round(const struct opts *o, struct m3_ctx *x, struct m3_result *res,
 		return -1;
 	}
 	if (got < o->workers) {
-		snprintf(why, whylen, "only %ld of %ld workers reported after "
-		    "scale (daemon %s)", got, o->workers,
-		    daemon_alive() ? "alive" : "exited");
+		snprintf(why, whylen,
+		    "only %ld of %ld workers reported after "
+		    "scale (daemon %s)",
+		    got, o->workers, daemon_alive() ? "alive" : "exited");
 		return -1;
 	}
-	res->ours_ns[round] = tmax - job.t_start;
+	res->ours_ns[round]  = tmax - job.t_start;
 	res->scale_ns[round] = job.t_done - job.t_start;
 	if ((kb = proc_status_kb(g_daemon_pid, "VmRSS")) < 0) {
 		snprintf(why, whylen, "cannot read /proc/%d/status",
-		    (int)g_daemon_pid);
+		    (int) g_daemon_pid);
 		return -1;
 	}
 	if (kb > res->rss_kb)
 		res->rss_kb = kb;
-	res->hwm_kb = proc_status_kb(g_daemon_pid, "VmHWM");
+	res->hwm_kb  = proc_status_kb(g_daemon_pid, "VmHWM");
 	res->threads = proc_status_kb(g_daemon_pid, "Threads");
-	res->fds = proc_fd_count(g_daemon_pid);
+	res->fds     = proc_fd_count(g_daemon_pid);
 	if (!last)
 		return m3_stop_group(x, o->workers, why, whylen);
 	return 0;
@@ -1920,12 +1943,12 @@ m3_run(const struct opts *o, struct m3_result *res, char *why_raw,
     char *why_ours, size_t whylen)
 {
 	struct m3_ctx x;
-	long r;
-	int ret = -1;
+	long          r;
+	int           ret = -1;
 
 	memset(&x, 0, sizeof(x));
-	x.seen = calloc((size_t)o->workers, 1);
-	x.pids = calloc((size_t)o->workers, sizeof(pid_t));
+	x.seen = calloc((size_t) o->workers, 1);
+	x.pids = calloc((size_t) o->workers, sizeof(pid_t));
 	if (x.seen == NULL || x.pids == NULL) {
 		snprintf(why_ours, whylen, "out of memory");
 		goto out;
@@ -1933,15 +1956,17 @@ m3_run(const struct opts *o, struct m3_result *res, char *why_raw,
 	for (r = 0; r < o->rounds; r++) {
 		note("3/3 round %ld/%ld: raw posix_spawn loop of %ld", r + 1,
 		    o->rounds, o->workers);
-		if (m3_raw_round(o, x.seen, x.pids, &res->raw_ns[r], why_raw,
-		        whylen) != 0)
+		if (m3_raw_round(
+		        o, x.seen, x.pids, &res->raw_ns[r], why_raw, whylen)
+		    != 0)
 			goto out;
 		if (r == 0 && m3_ours_start(o, &x, res, why_ours, whylen) != 0)
 			goto out;
 		note("3/3 round %ld/%ld: supervised scale 0 -> %ld", r + 1,
 		    o->rounds, o->workers);
-		if (m3_ours_round(o, &x, res, r, r + 1 == o->rounds, why_ours,
-		        whylen) != 0)
+		if (m3_ours_round(
+		        o, &x, res, r, r + 1 == o->rounds, why_ours, whylen)
+		    != 0)
 			goto out;
 		res->rounds = r + 1;
 	}
@@ -1965,18 +1990,20 @@ static double
 cpu_busy_pct(long ms)
 {
 	unsigned long long a[2][10], tot[2], idle[2];
-	int k, i;
+	int                k, i;
 
 	for (k = 0; k < 2; k++) {
 		FILE *f = fopen("/proc/stat", "r");
-		int n;
+		int   n;
 
 		if (f == NULL)
 			return -1;
 		memset(a[k], 0, sizeof(a[k]));
-		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-		    "%llu", &a[k][0], &a[k][1], &a[k][2], &a[k][3], &a[k][4],
-		    &a[k][5], &a[k][6], &a[k][7], &a[k][8], &a[k][9]);
+		n = fscanf(f,
+		    "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		    "%llu",
+		    &a[k][0], &a[k][1], &a[k][2], &a[k][3], &a[k][4], &a[k][5],
+		    &a[k][6], &a[k][7], &a[k][8], &a[k][9]);
 		fclose(f);
 		if (n < 5)
 			return -1;
@@ -1989,8 +2016,9 @@ cpu_busy_pct(long ms)
 	}
 	if (tot[1] <= tot[0])
 		return -1;
-	return 100.0 * (1.0 - (double)(idle[1] - idle[0]) /
-	    (double)(tot[1] - tot[0]));
+	return 100.0
+	    * (1.0
+	        - (double) (idle[1] - idle[0]) / (double) (tot[1] - tot[0]));
 }
 
 /* ------------------------------------------------------------------ */
@@ -2001,12 +2029,12 @@ enum target_kind { T_INFO, T_RATIO_LE, T_RATIO_GE, T_ABS_LE, T_CHECK };
 
 struct row {
 	const char      *name;
-	bool             made;     /* the measurement was made */
+	bool             made; /* the measurement was made */
 	bool             has_base;
 	double           base, ours;
 	enum target_kind kind;
 	double           target;
-	const char      *tunit;    /* unit of an absolute target */
+	const char      *tunit; /* unit of an absolute target */
 	char             ours_text[24]; /* replaces ours when set */
 	bool             check_ok; /* for T_CHECK */
 };
@@ -2026,8 +2054,8 @@ print_row(const struct row *r)
 		else
 			snprintf(ours, sizeof(ours), "%.1f", r->ours);
 		if (r->has_base && r->base > 0)
-			snprintf(ratio, sizeof(ratio), "%.2fx",
-			    r->ours / r->base);
+			snprintf(
+			    ratio, sizeof(ratio), "%.2fx", r->ours / r->base);
 	}
 	switch (r->kind) {
 	case T_INFO:
@@ -2036,12 +2064,14 @@ print_row(const struct row *r)
 	case T_RATIO_LE:
 		snprintf(tgt, sizeof(tgt), "<= %.2fx", r->target);
 		if (r->made)
-			result = r->ours <= r->target * r->base ? "PASS" : "MISS";
+			result
+			    = r->ours <= r->target * r->base ? "PASS" : "MISS";
 		break;
 	case T_RATIO_GE:
 		snprintf(tgt, sizeof(tgt), ">= %.2fx", r->target);
 		if (r->made)
-			result = r->ours >= r->target * r->base ? "PASS" : "MISS";
+			result
+			    = r->ours >= r->target * r->base ? "PASS" : "MISS";
 		break;
 	case T_ABS_LE:
 		snprintf(tgt, sizeof(tgt), "<= %g %s", r->target, r->tunit);
@@ -2069,15 +2099,15 @@ cleanup(bool keep)
 	bool timedout;
 
 	if (g_daemon_pid > 0) {
-		(void)stop_child(g_daemon_pid, 10000, &timedout);
+		(void) stop_child(g_daemon_pid, 10000, &timedout);
 		g_daemon_pid = -1;
 	}
 	if (g_echo_pid > 0) {
-		(void)stop_child(g_echo_pid, 5000, &timedout);
+		(void) stop_child(g_echo_pid, 5000, &timedout);
 		g_echo_pid = -1;
 	}
 	raw_reap_all(2000);
-	(void)sweep_orphans();
+	(void) sweep_orphans();
 	if (g_rx >= 0)
 		close(g_rx);
 	if (g_dir[0] != '\0') {
@@ -2093,8 +2123,8 @@ static void
 setup_process(long *nofilep)
 {
 	struct sigaction sa;
-	struct rlimit rl;
-	ssize_t n;
+	struct rlimit    rl;
+	ssize_t          n;
 
 	n = readlink("/proc/self/exe", g_self, sizeof(g_self) - 1);
 	g_self[n > 0 ? n : 0] = '\0';
@@ -2102,14 +2132,14 @@ setup_process(long *nofilep)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-			(void)getrlimit(RLIMIT_NOFILE, &rl);
+			(void) setrlimit(RLIMIT_NOFILE, &rl);
+			(void) getrlimit(RLIMIT_NOFILE, &rl);
 		}
-		*nofilep = rl.rlim_cur == RLIM_INFINITY ? -1 :
-		    (long)rl.rlim_cur;
+		*nofilep
+		    = rl.rlim_cur == RLIM_INFINITY ? -1 : (long) rl.rlim_cur;
 	}
 	/* Workers a daemon abandons become our children: we count them. */
-	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -2123,20 +2153,20 @@ int
 main(int argc, char **argv)
 {
 	static struct sv_bench_rtt rtt;
-	char why1[256] = "", why2r[256] = "", why2[256] = "";
-	char why3r[256] = "", why3[256] = "", base[PATH_MAX];
-	int64_t tr[M3_MAX_ROUNDS], to[M3_MAX_ROUNDS];
-	struct m2_result raw2 = { 0 }, ours2 = { 0 };
+	char             why1[256] = "", why2r[256] = "", why2[256] = "";
+	char             why3r[256] = "", why3[256] = "", base[PATH_MAX];
+	int64_t          tr[M3_MAX_ROUNDS], to[M3_MAX_ROUNDS];
+	struct m2_result raw2 = {0}, ours2 = {0};
 	struct m3_result m3;
-	struct stats s2r, s2, s3r, s3;
-	struct row rows[8];
-	struct utsname un;
-	struct opts o;
-	const char *tmp;
-	long nofile = -1, warm;
-	double busy_before, busy_after;
-	bool ok1, ok2r, ok2, ok3, all_made;
-	int i, nrows = 0;
+	struct stats     s2r, s2, s3r, s3;
+	struct row       rows[8];
+	struct utsname   un;
+	struct opts      o;
+	const char      *tmp;
+	long             nofile = -1, warm;
+	double           busy_before, busy_after;
+	bool             ok1, ok2r, ok2, ok3, all_made;
+	int              i, nrows = 0;
 
 	if (argc >= 2 && strcmp(argv[1], "--role") == 0) {
 		if (argc == 4 && strcmp(argv[2], "echo") == 0)
@@ -2162,82 +2192,108 @@ main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(g_dir, sizeof(g_dir), "%s", base);
-	if (dir_path(g_sock, sizeof(g_sock), "report.sock") != 0 ||
-	    (g_rx = rx_open(g_sock)) < 0) {
+	if (dir_path(g_sock, sizeof(g_sock), "report.sock") != 0
+	    || (g_rx = rx_open(g_sock)) < 0) {
 		note("cannot bind the report socket in %s", g_dir);
 		cleanup(o.keep);
 		return 1;
 	}
-	g_raw = calloc((size_t)o.workers + 1, sizeof(pid_t));
-	raw2.lat = calloc((size_t)o.kills, sizeof(int64_t));
-	ours2.lat = calloc((size_t)o.kills, sizeof(int64_t));
+	g_raw     = calloc((size_t) o.workers + 1, sizeof(pid_t));
+	raw2.lat  = calloc((size_t) o.kills, sizeof(int64_t));
+	ours2.lat = calloc((size_t) o.kills, sizeof(int64_t));
 	if (g_raw == NULL || raw2.lat == NULL || ours2.lat == NULL) {
 		note("out of memory");
 		cleanup(o.keep);
 		return 1;
 	}
 	uname(&un);
-	printf("sv-bench: nproc %ld, kernel %s %s %s (%s), RLIMIT_NOFILE %ld\n",
+	printf(
+	    "sv-bench: nproc %ld, kernel %s %s %s (%s), RLIMIT_NOFILE %ld\n",
 	    sysconf(_SC_NPROCESSORS_ONLN), un.sysname, un.release, un.machine,
 	    un.version, nofile);
 	printf("sv-bench: supervised %s\n", SV_SUPERVISED_PATH);
 	printf("sv-bench: %ld round trips of each kind in %ld blocks, "
-	    "%ld kills, %ld workers x %ld rounds%s\n", o.rtts, o.blocks,
-	    o.kills, o.workers, o.rounds, o.quick ? " (--quick)" : "");
+	       "%ld kills, %ld workers x %ld rounds%s\n",
+	    o.rtts, o.blocks, o.kills, o.workers, o.rounds,
+	    o.quick ? " (--quick)" : "");
 
 	busy_before = cpu_busy_pct(1000);
 	printf("sv-bench: CPU busy before the run (sv-bench idle, 1 s): %.0f%%"
-	    "\n", busy_before);
+	       "\n",
+	    busy_before);
 	note("1/3 whoami round trip vs bare nng echo");
-	ok1 = m1_run(&o, &rtt, why1, sizeof(why1)) == 0;
+	ok1  = m1_run(&o, &rtt, why1, sizeof(why1)) == 0;
 	warm = o.kills < 50 ? 2 : 5;
 	note("2/3 crash to replacement: raw baseline");
-	ok2r = !g_interrupted &&
-	    m2_raw(&o, warm, &raw2, why2r, sizeof(why2r)) == 0;
+	ok2r = !g_interrupted
+	    && m2_raw(&o, warm, &raw2, why2r, sizeof(why2r)) == 0;
 	note("2/3 crash to replacement: supervised");
-	ok2 = !g_interrupted &&
-	    m2_ours(&o, warm, &ours2, why2, sizeof(why2)) == 0;
-	ok3 = !g_interrupted &&
-	    m3_run(&o, &m3, why3r, why3, sizeof(why3)) == 0;
+	ok2 = !g_interrupted
+	    && m2_ours(&o, warm, &ours2, why2, sizeof(why2)) == 0;
+	ok3 = !g_interrupted
+	    && m3_run(&o, &m3, why3r, why3, sizeof(why3)) == 0;
 
 	busy_after = cpu_busy_pct(1000);
-	s2r = stats_of(raw2.lat, (size_t)raw2.n);
-	s2 = stats_of(ours2.lat, (size_t)ours2.n);
+	s2r        = stats_of(raw2.lat, (size_t) raw2.n);
+	s2         = stats_of(ours2.lat, (size_t) ours2.n);
 	memcpy(tr, m3.raw_ns, sizeof(tr));
 	memcpy(to, m3.ours_ns, sizeof(to));
-	s3r = stats_of(tr, (size_t)m3.rounds);
-	s3 = stats_of(to, (size_t)m3.rounds);
+	s3r = stats_of(tr, (size_t) m3.rounds);
+	s3  = stats_of(to, (size_t) m3.rounds);
 
 	memset(rows, 0, sizeof(rows));
-	rows[nrows++] = (struct row){ .name = "whoami RTT median (us)",
-		.made = ok1, .has_base = ok1,
-		.base = rtt.echo_med_ns / 1e3, .ours = rtt.who_med_ns / 1e3,
-		.kind = T_RATIO_LE, .target = 1.2 };
-	rows[nrows++] = (struct row){ .name = "whoami RTT p99 (us)",
-		.made = ok1, .has_base = ok1,
-		.base = rtt.echo_p99_ns / 1e3, .ours = rtt.who_p99_ns / 1e3,
-		.kind = T_INFO };
-	rows[nrows++] = (struct row){ .name = "crash -> replacement median (ms)",
-		.made = ok2, .has_base = ok2r,
-		.base = s2r.med / 1e6, .ours = s2.med / 1e6,
-		.kind = T_ABS_LE, .target = 2, .tunit = "ms" };
-	rows[nrows++] = (struct row){ .name = "crash -> replacement p99 (ms)",
-		.made = ok2, .has_base = ok2r,
-		.base = s2r.p99 / 1e6, .ours = s2.p99 / 1e6, .kind = T_INFO };
-	rows[nrows++] = (struct row){ .name = "spawn N workers, rate (workers/s)",
-		.made = ok3, .has_base = ok3,
-		.base = s3r.med > 0 ? o.workers * 1e9 / s3r.med : 0,
-		.ours = s3.med > 0 ? o.workers * 1e9 / s3.med : 0,
-		.kind = T_RATIO_GE, .target = 0.8 };
-	rows[nrows++] = (struct row){ .name = "supervisor VmRSS, N workers (MiB)",
-		.made = ok3, .has_base = m3.rss_idle_kb > 0,
-		.base = m3.rss_idle_kb / 1024.0, .ours = m3.rss_kb / 1024.0,
-		.kind = T_ABS_LE, .target = 16, .tunit = "MiB" };
-	rows[nrows] = (struct row){ .name = "clean stops (SIGTERM: exit 0, no orphans)",
-		.made = g_stops > 0, .kind = T_CHECK,
-		.check_ok = g_stops > 0 && g_clean_stops == g_stops };
-	snprintf(rows[nrows].ours_text, sizeof(rows[nrows].ours_text),
-	    "%d/%d", g_clean_stops, g_stops);
+	rows[nrows++] = (struct row) {.name = "whoami RTT median (us)",
+	    .made                           = ok1,
+	    .has_base                       = ok1,
+	    .base                           = rtt.echo_med_ns / 1e3,
+	    .ours                           = rtt.who_med_ns / 1e3,
+	    .kind                           = T_RATIO_LE,
+	    .target                         = 1.2};
+	rows[nrows++] = (struct row) {.name = "whoami RTT p99 (us)",
+	    .made                           = ok1,
+	    .has_base                       = ok1,
+	    .base                           = rtt.echo_p99_ns / 1e3,
+	    .ours                           = rtt.who_p99_ns / 1e3,
+	    .kind                           = T_INFO};
+	rows[nrows++]
+	    = (struct row) {.name = "crash -> replacement median (ms)",
+	        .made             = ok2,
+	        .has_base         = ok2r,
+	        .base             = s2r.med / 1e6,
+	        .ours             = s2.med / 1e6,
+	        .kind             = T_ABS_LE,
+	        .target           = 2,
+	        .tunit            = "ms"};
+	rows[nrows++] = (struct row) {.name = "crash -> replacement p99 (ms)",
+	    .made                           = ok2,
+	    .has_base                       = ok2r,
+	    .base                           = s2r.p99 / 1e6,
+	    .ours                           = s2.p99 / 1e6,
+	    .kind                           = T_INFO};
+	rows[nrows++]
+	    = (struct row) {.name = "spawn N workers, rate (workers/s)",
+	        .made             = ok3,
+	        .has_base         = ok3,
+	        .base   = s3r.med > 0 ? o.workers * 1e9 / s3r.med : 0,
+	        .ours   = s3.med > 0 ? o.workers * 1e9 / s3.med : 0,
+	        .kind   = T_RATIO_GE,
+	        .target = 0.8};
+	rows[nrows++]
+	    = (struct row) {.name = "supervisor VmRSS, N workers (MiB)",
+	        .made             = ok3,
+	        .has_base         = m3.rss_idle_kb > 0,
+	        .base             = m3.rss_idle_kb / 1024.0,
+	        .ours             = m3.rss_kb / 1024.0,
+	        .kind             = T_ABS_LE,
+	        .target           = 16,
+	        .tunit            = "MiB"};
+	rows[nrows] = (struct row) {
+	    .name     = "clean stops (SIGTERM: exit 0, no orphans)",
+	    .made     = g_stops > 0,
+	    .kind     = T_CHECK,
+	    .check_ok = g_stops > 0 && g_clean_stops == g_stops};
+	snprintf(rows[nrows].ours_text, sizeof(rows[nrows].ours_text), "%d/%d",
+	    g_clean_stops, g_stops);
 	nrows++;
 
 	printf("\n%-42s %10s %10s %8s %12s  %s\n", "measurement", "baseline",
@@ -2245,59 +2301,75 @@ main(int argc, char **argv)
 	for (i = 0; i < nrows; i++)
 		print_row(&rows[i]);
 
-	printf("\nbaselines: RTT = bare nng REQ/REP echo (%d-byte payload, ctx"
+	printf(
+	    "\nbaselines: RTT = bare nng REQ/REP echo (%d-byte payload, ctx"
 	    "+aio REP server) from the same worker process; crash = sv-bench"
 	    " itself supervising (kill, pidfd poll, waitpid, posix_spawn);"
 	    " spawn = posix_spawn loop of the same binary; RSS = the daemon"
-	    " before scaling up.\n", ECHO_PAYLOAD);
+	    " before scaling up.\n",
+	    ECHO_PAYLOAD);
 	if (ok1) {
-		double lo = 1e9, hi = 0;
+		double   lo = 1e9, hi = 0;
 		uint32_t b;
 
 		for (b = 0; b < rtt.blocks; b++) {
-			double q = (double)rtt.who_block_med_ns[b] /
-			    (double)rtt.echo_block_med_ns[b];
+			double q = (double) rtt.who_block_med_ns[b]
+			    / (double) rtt.echo_block_med_ns[b];
 			lo = q < lo ? q : lo;
 			hi = q > hi ? q : hi;
 		}
 		printf("whoami: %u round trips each in %u blocks; means echo "
-		    "%.1f us, whoami %.1f us; per-block median ratio %.2f..%.2f;"
-		    " worker ordinal %d\n", rtt.n, rtt.blocks,
-		    rtt.echo_mean_ns / 1e3, rtt.who_mean_ns / 1e3, lo, hi,
-		    rtt.ordinal);
+		       "%.1f us, whoami %.1f us; per-block median ratio "
+		       "%.2f..%.2f;"
+		       " worker ordinal %d\n",
+		    rtt.n, rtt.blocks, rtt.echo_mean_ns / 1e3,
+		    rtt.who_mean_ns / 1e3, lo, hi, rtt.ordinal);
 	}
 	if (ok2r)
-		printf("crash, raw: %ld kills (+%ld warm-up), min/max %.3f/%.3f "
-		    "ms\n", o.kills, warm, s2r.min / 1e6, s2r.max / 1e6);
+		printf(
+		    "crash, raw: %ld kills (+%ld warm-up), min/max %.3f/%.3f "
+		    "ms\n",
+		    o.kills, warm, s2r.min / 1e6, s2r.max / 1e6);
 	if (ok2)
 		printf("crash, supervised: %ld kills (+%ld warm-up), min/max "
-		    "%.3f/%.3f ms, %ld identity anomalies (ordinal != 0 or "
-		    "generation not increasing)\n", o.kills, warm, s2.min / 1e6,
-		    s2.max / 1e6, ours2.anomalies);
+		       "%.3f/%.3f ms, %ld identity anomalies (ordinal != 0 or "
+		       "generation not increasing)\n",
+		    o.kills, warm, s2.min / 1e6, s2.max / 1e6,
+		    ours2.anomalies);
 	if ((ok2 || ok2r) && o.kills < 200)
-		printf("crash: fewer than the 200 kills the target asks for\n");
+		printf(
+		    "crash: fewer than the 200 kills the target asks for\n");
 	for (i = 0; i < m3.rounds; i++)
 		printf("spawn round %d: %ld workers, raw %.1f ms (%.0f/s), "
-		    "supervised %.1f ms (%.0f/s, scale call returned after %.1f "
-		    "ms), ratio %.2f\n", i + 1, o.workers, m3.raw_ns[i] / 1e6,
+		       "supervised %.1f ms (%.0f/s, scale call returned after "
+		       "%.1f "
+		       "ms), ratio %.2f\n",
+		    i + 1, o.workers, m3.raw_ns[i] / 1e6,
 		    o.workers * 1e9 / m3.raw_ns[i], m3.ours_ns[i] / 1e6,
 		    o.workers * 1e9 / m3.ours_ns[i], m3.scale_ns[i] / 1e6,
-		    (double)m3.raw_ns[i] / (double)m3.ours_ns[i]);
+		    (double) m3.raw_ns[i] / (double) m3.ours_ns[i]);
 	if (ok3)
-		printf("spawn: rates are N / median time (raw: first spawn to "
-		    "last worker's stamp; supervised: scale call to last stamp);"
+		printf(
+		    "spawn: rates are N / median time (raw: first spawn to "
+		    "last worker's stamp; supervised: scale call to last "
+		    "stamp);"
 		    " group started at count %ld; daemon VmRSS idle %.1f MiB, "
-		    "max with %ld workers %.1f MiB, VmHWM %.1f MiB, %ld threads,"
+		    "max with %ld workers %.1f MiB, VmHWM %.1f MiB, %ld "
+		    "threads,"
 		    " %ld fds; SIGTERM to exit with %ld workers %.1f ms\n",
 		    m3.initial, m3.rss_idle_kb / 1024.0, o.workers,
 		    m3.rss_kb / 1024.0, m3.hwm_kb / 1024.0, m3.threads, m3.fds,
 		    o.workers, m3.stop_ns / 1e6);
 
 	printf("load: CPU busy before %.0f%%, after %.0f%% (sv-bench idle, "
-	    "1 s each)%s\n", busy_before, busy_after,
-	    busy_before > 10 || busy_after > 10 ? "; other processes were "
-	    "competing for the CPUs: ratios are noisy, re-run on a quiet "
-	    "machine" : "");
+	       "1 s each)%s\n",
+	    busy_before, busy_after,
+	    busy_before > 10 || busy_after > 10
+	        ? "; other processes were "
+	          "competing for the CPUs: ratios are noisy, re-run on a "
+	          "quiet "
+	          "machine"
+	        : "");
 
 	all_made = ok1 && ok2r && ok2 && ok3;
 	if (why1[0] != '\0')

@@ -20,23 +20,23 @@
 #include <supervise/client.h>
 
 /* Exit codes, fixed project-wide (s6 convention); see docs/supervisectl.md. */
-#define CLI_EXIT_OK      0   /* success */
-#define CLI_EXIT_ANSWER  1   /* the supervisor answered with an error */
-#define CLI_EXIT_USAGE   100 /* bad option or argument, unknown command */
-#define CLI_EXIT_SYSTEM  111 /* cannot connect, timeout, protocol, memory */
+#define CLI_EXIT_OK     0 /* success */
+#define CLI_EXIT_ANSWER 1 /* the supervisor answered with an error */
+#define CLI_EXIT_USAGE  100 /* bad option or argument, unknown command */
+#define CLI_EXIT_SYSTEM 111 /* cannot connect, timeout, protocol, memory */
 
 #define CLI_PROG "supervisectl"
 
 /* Bounds on arguments; the group rule is the one of docs/config.md. */
-#define CLI_GROUP_MAX        64
-#define CLI_TIMEOUT_DEFAULT  5000
-#define CLI_UPTIME_BUFSZ     32
+#define CLI_GROUP_MAX       64
+#define CLI_TIMEOUT_DEFAULT 5000
+#define CLI_UPTIME_BUFSZ    32
 
 /* Settings from the global options, shared by every subcommand. */
 struct cli {
-	const char *url;        /* control socket URL, never NULL or "" */
+	const char *url; /* control socket URL, never NULL or "" */
 	int         timeout_ms; /* per call, connect included */
-	int         json;       /* --json given */
+	int         json; /* --json given */
 };
 
 /* A subcommand: its positional arguments only, returns an exit code. */

@@ -49,7 +49,7 @@ cmd_scale(const struct cli *cli, int argc, char **argv)
 	sv_err      err;
 	int         rc;
 
-	(void)argc;
+	(void) argc;
 	if ((rc = cli_check_group("scale", group)) != 0)
 		return rc;
 	if (cli_parse_u32(argv[1], UINT32_MAX, &count) != 0)
@@ -58,11 +58,11 @@ cmd_scale(const struct cli *cli, int argc, char **argv)
 		    argv[1], UINT32_MAX);
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_scale(client, group, count, cli->timeout_ms,
-	    &previous);
+	err = sv_client_scale(
+	    client, group, count, cli->timeout_ms, &previous);
 	if (err != SV_OK)
-		rc = cli_error(client, err, "scale %s to %" PRIu32, group,
-		    count);
+		rc = cli_error(
+		    client, err, "scale %s to %" PRIu32, group, count);
 	else
 		admin_change(cli, group, previous, count);
 	sv_client_close(client);
@@ -79,7 +79,7 @@ cmd_stop(const struct cli *cli, int argc, char **argv)
 	sv_err      err;
 	int         rc;
 
-	(void)argc;
+	(void) argc;
 	if ((rc = cli_check_group("stop", group)) != 0)
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
@@ -103,7 +103,7 @@ cmd_restart(const struct cli *cli, int argc, char **argv)
 	sv_err      err;
 	int         rc, first = 1;
 
-	(void)argc;
+	(void) argc;
 	if ((rc = cli_check_group("restart", group)) != 0)
 		return rc;
 	if (cli_parse_u32(argv[1], UINT32_MAX, &ordinal) != 0)
@@ -114,8 +114,8 @@ cmd_restart(const struct cli *cli, int argc, char **argv)
 		return rc;
 	err = sv_client_restart(client, group, ordinal, cli->timeout_ms);
 	if (err != SV_OK) {
-		rc = cli_error(client, err, "restart %s/%" PRIu32, group,
-		    ordinal);
+		rc = cli_error(
+		    client, err, "restart %s/%" PRIu32, group, ordinal);
 	} else if (cli->json) {
 		putchar('{');
 		json_key(stdout, &first, "group");

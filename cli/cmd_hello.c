@@ -40,7 +40,7 @@ hello_text(const sv_hello *h)
 static void
 hello_json(const sv_hello *h)
 {
-	size_t n = sv_hello_feature_count(h), i;
+	size_t n     = sv_hello_feature_count(h), i;
 	int    first = 1;
 
 	putchar('{');
@@ -71,8 +71,8 @@ cmd_hello(const struct cli *cli, int argc, char **argv)
 	sv_err     err;
 	int        rc;
 
-	(void)argc;
-	(void)argv;
+	(void) argc;
+	(void) argv;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = sv_client_hello(client, cli->timeout_ms, &h);

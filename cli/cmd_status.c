@@ -26,11 +26,19 @@ struct status_row {
 };
 
 /* Column indexes, in display order. */
-enum { COL_GROUP, COL_ORDINAL, COL_GEN, COL_PID, COL_STATE, COL_UPTIME,
-	COL_PURPOSE, COL_N };
+enum {
+	COL_GROUP,
+	COL_ORDINAL,
+	COL_GEN,
+	COL_PID,
+	COL_STATE,
+	COL_UPTIME,
+	COL_PURPOSE,
+	COL_N
+};
 
-static const char *const status_headers[COL_N] = { "GROUP", "ORDINAL",
-	"GENERATION", "PID", "STATE", "UPTIME", "PURPOSE" };
+static const char *const status_headers[COL_N]
+    = {"GROUP", "ORDINAL", "GENERATION", "PID", "STATE", "UPTIME", "PURPOSE"};
 
 /* status_cells formats the numeric cells of worker i of w into *row. */
 static void
@@ -62,10 +70,10 @@ status_cell(const char *s, size_t width, int right)
 	size_t len = strlen(s);
 
 	if (right)
-		printf("%*s", (int)(width > len ? width - len : 0), "");
+		printf("%*s", (int) (width > len ? width - len : 0), "");
 	cli_put_clean(stdout, s);
 	if (!right)
-		printf("%*s", (int)(width > len ? width - len : 0), "");
+		printf("%*s", (int) (width > len ? width - len : 0), "");
 	fputs("  ", stdout);
 }
 
@@ -82,12 +90,12 @@ status_table(const sv_workers *w)
 		const char *cells[COL_N - 1];
 
 		status_cells(w, i, &row);
-		cells[COL_GROUP] = sv_workers_group(w, i);
+		cells[COL_GROUP]   = sv_workers_group(w, i);
 		cells[COL_ORDINAL] = row.ordinal;
-		cells[COL_GEN] = row.generation;
-		cells[COL_PID] = row.pid;
-		cells[COL_STATE] = sv_state_name(sv_workers_state(w, i));
-		cells[COL_UPTIME] = row.uptime;
+		cells[COL_GEN]     = row.generation;
+		cells[COL_PID]     = row.pid;
+		cells[COL_STATE]   = sv_state_name(sv_workers_state(w, i));
+		cells[COL_UPTIME]  = row.uptime;
 		for (c = 0; c < COL_PURPOSE; c++)
 			if (strlen(cells[c]) > width[c])
 				width[c] = strlen(cells[c]);

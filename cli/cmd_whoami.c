@@ -82,7 +82,7 @@ whoami_frame_json(sv_kind kind, uint32_t ordinal, const char *name)
 static void
 whoami_json(const sv_identity *id)
 {
-	size_t      n = sv_identity_frame_count(id), i;
+	size_t      n     = sv_identity_frame_count(id), i;
 	int         first = 1, first_frame = 1;
 	sv_kind     kind;
 	uint32_t    ordinal;
@@ -133,8 +133,8 @@ cmd_whoami(const struct cli *cli, int argc, char **argv)
 	sv_err       err;
 	int          rc;
 
-	(void)argc;
-	(void)argv;
+	(void) argc;
+	(void) argv;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = sv_client_whoami(client, cli->timeout_ms, &id);

@@ -56,7 +56,7 @@ utf8_seq_len(const unsigned char *s)
 void
 json_string(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	const unsigned char *p = (const unsigned char *) (s != NULL ? s : "");
 	size_t               n;
 
 	fputc('"', f);
@@ -85,7 +85,7 @@ json_string(FILE *f, const char *s)
 			break;
 		default:
 			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(f, "\\u%04x", (unsigned)*p);
+				fprintf(f, "\\u%04x", (unsigned) *p);
 			} else if (*p < 0x80) {
 				fputc(*p, f);
 			} else if ((n = utf8_seq_len(p)) != 0) {

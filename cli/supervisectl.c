@@ -39,13 +39,13 @@ struct main_command {
 };
 
 static const struct main_command main_commands[] = {
-	{ "status", cmd_status, 0, 1, "status [GROUP]" },
-	{ "whoami", cmd_whoami, 0, 0, "whoami" },
-	{ "hello", cmd_hello, 0, 0, "hello" },
-	{ "scale", cmd_scale, 2, 2, "scale GROUP N" },
-	{ "stop", cmd_stop, 1, 1, "stop GROUP" },
-	{ "restart", cmd_restart, 2, 2, "restart GROUP ORDINAL" },
-	{ "help", NULL, 0, 1, "help" },
+    {"status", cmd_status, 0, 1, "status [GROUP]"},
+    {"whoami", cmd_whoami, 0, 0, "whoami"},
+    {"hello", cmd_hello, 0, 0, "hello"},
+    {"scale", cmd_scale, 2, 2, "scale GROUP N"},
+    {"stop", cmd_stop, 1, 1, "stop GROUP"},
+    {"restart", cmd_restart, 2, 2, "restart GROUP ORDINAL"},
+    {"help", NULL, 0, 1, "help"},
 };
 
 #define MAIN_NCOMMANDS (sizeof main_commands / sizeof main_commands[0])
@@ -128,36 +128,36 @@ static int
 main_options(int argc, char **argv, struct cli *cli, const char **socketp)
 {
 	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	    {"socket", required_argument, NULL, 's'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint32_t timeout;
 	int      c;
 
 	opterr = 0; /* one error line, ours */
-	while ((c = getopt_long(argc, argv, "+:s:t:hV", longopts, NULL)) !=
-	    -1) {
+	while (
+	    (c = getopt_long(argc, argv, "+:s:t:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (optarg[0] == '\0')
-				return cli_usage_error("--socket",
-				    "the URL is empty");
+				return cli_usage_error(
+				    "--socket", "the URL is empty");
 			*socketp = optarg;
 			break;
 		case 't':
 			/* 0 would be "try once without waiting", which fails
 			 * at random for a request that needs a reply. */
-			if (cli_parse_u32(optarg, INT_MAX, &timeout) != 0 ||
-			    timeout == 0)
+			if (cli_parse_u32(optarg, INT_MAX, &timeout) != 0
+			    || timeout == 0)
 				return cli_usage_error("--timeout",
 				    "\"%s\" is not a decimal number of"
 				    " milliseconds in 1..%d",
 				    optarg, INT_MAX);
-			cli->timeout_ms = (int)timeout;
+			cli->timeout_ms = (int) timeout;
 			break;
 		case OPT_JSON:
 			cli->json = 1;
@@ -175,8 +175,9 @@ main_options(int argc, char **argv, struct cli *cli, const char **socketp)
 		default:
 			if (optopt != 0)
 				return cli_usage_error("usage",
-				    "unknown option \"-%c\"; see "
-				    CLI_PROG " --help", optopt);
+				    "unknown option \"-%c\"; see " CLI_PROG
+				    " --help",
+				    optopt);
 			return cli_usage_error("usage",
 			    "unknown option \"%s\"; see " CLI_PROG " --help",
 			    argv[optind - 1]);
@@ -204,15 +205,15 @@ main_command_args(int argc, char **argv, int first,
 			options = 0;
 		} else if (options && strcmp(a, "--json") == 0) {
 			cli->json = 1;
-		} else if (options &&
-		    (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+		} else if (options
+		    && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
 			main_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (options && a[0] == '-' && a[1] != '\0' &&
-		    (a[1] < '0' || a[1] > '9')) {
+		} else if (options && a[0] == '-' && a[1] != '\0'
+		    && (a[1] < '0' || a[1] > '9')) {
 			return cli_usage_error(cmd->name,
-			    "unknown option \"%s\"; usage: " CLI_PROG " %s",
-			    a, cmd->synopsis);
+			    "unknown option \"%s\"; usage: " CLI_PROG " %s", a,
+			    cmd->synopsis);
 		} else {
 			argv[first + n++] = argv[i];
 		}
@@ -255,8 +256,8 @@ main_url(struct cli *cli, const char *socketp, char *buf, size_t size)
 int
 main(int argc, char **argv)
 {
-	struct cli                 cli = { NULL, CLI_TIMEOUT_DEFAULT, 0 };
-	const struct main_command *cmd = NULL;
+	struct cli                 cli        = {NULL, CLI_TIMEOUT_DEFAULT, 0};
+	const struct main_command *cmd        = NULL;
 	const char                *socket_url = NULL;
 	char                       url[MAIN_URL_MAX];
 	size_t                     i;
@@ -265,8 +266,8 @@ main(int argc, char **argv)
 	if ((rc = main_options(argc, argv, &cli, &socket_url)) >= 0)
 		return rc;
 	if (optind >= argc)
-		return cli_usage_error("usage", "no command given; see "
-		    CLI_PROG " --help");
+		return cli_usage_error(
+		    "usage", "no command given; see " CLI_PROG " --help");
 	for (i = 0; i < MAIN_NCOMMANDS; i++)
 		if (strcmp(argv[optind], main_commands[i].name) == 0)
 			cmd = &main_commands[i];

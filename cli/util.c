@@ -36,7 +36,7 @@ cli_exit_code(sv_err err)
 		return CLI_EXIT_OK;
 	if (err == SV_EINVAL)
 		return CLI_EXIT_USAGE;
-	if ((int)err > 0 && (int)err < 100)
+	if ((int) err > 0 && (int) err < 100)
 		return CLI_EXIT_ANSWER;
 	return CLI_EXIT_SYSTEM;
 }
@@ -54,8 +54,8 @@ util_error_line(const char *what, const char *msg, const char *detail)
 	cli_put_clean(stderr, what);
 	fprintf(stderr, ": %s", msg);
 	/* nng's own messages often just repeat ours ("timed out"). */
-	if (detail != NULL && detail[0] != '\0' &&
-	    strcasecmp(detail, msg) != 0) {
+	if (detail != NULL && detail[0] != '\0'
+	    && strcasecmp(detail, msg) != 0) {
 		fputs(" (", stderr);
 		cli_put_clean(stderr, detail);
 		fputc(')', stderr);
@@ -122,9 +122,9 @@ cli_check_group(const char *cmd, const char *s)
 	for (i = 0; i < len; i++) {
 		char c = s[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		        c == '-'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9') || c == '_' || c == '.'
+		        || c == '-'))
 			return cli_usage_error(cmd,
 			    "group name \"%s\" has a character outside "
 			    "[A-Za-z0-9_.-]",
@@ -145,10 +145,10 @@ cli_parse_u32(const char *s, uint32_t max, uint32_t *out)
 	if (s == NULL || s[0] < '0' || s[0] > '9')
 		return -1;
 	errno = 0;
-	v = strtoul(s, &end, 10);
+	v     = strtoul(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v > max)
 		return -1;
-	*out = (uint32_t)v;
+	*out = (uint32_t) v;
 	return 0;
 }
 
@@ -159,7 +159,7 @@ void
 cli_fmt_uptime(char *buf, size_t size, uint64_t ms)
 {
 	const uint64_t sec = 1000, min = 60 * sec, hour = 60 * min,
-		       day = 24 * hour;
+	               day = 24 * hour;
 
 	if (ms < sec)
 		snprintf(buf, size, "%" PRIu64 "ms", ms);
@@ -185,7 +185,7 @@ cli_put_clean(FILE *f, const char *s)
 
 	if (s == NULL)
 		return;
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
+	for (p = (const unsigned char *) s; *p != '\0'; p++)
 		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
 }
 

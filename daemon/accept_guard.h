@@ -8,10 +8,10 @@
  * silently cut every later client off the supervisor.
  *
  * The guard detects that state and has the server recreate its listener.
- * Every SVD_GUARD_INTERVAL_MS it dials the control socket with a fresh
- * probe and waits up to SVD_GUARD_TIMEOUT_MS for evidence that a pipe was
- * accepted (the server reports every accepted pipe with svd_guard_accepted).
- * No evidence means the listener is stuck: the relisten callback runs.
+ * Every SVD_GUARD_INTERVAL_MS it connects to the socket file and waits up to
+ * SVD_GUARD_TIMEOUT_MS for the SP handshake and for the server to report the
+ * pipe as accepted (svd_guard_accepted); otherwise the listener is stuck
+ * (or gone), and the relisten callback runs.
  */
 #ifndef SVD_ACCEPT_GUARD_H
 #define SVD_ACCEPT_GUARD_H
@@ -29,15 +29,15 @@ typedef struct svd_guard svd_guard;
 typedef bool (*svd_relisten_fn)(void *arg);
 
 /*
- * svd_guard_start starts the guard thread probing url. On SV_OK *guardp
- * belongs to the caller: stop it with svd_guard_stop. Errors: SV_ENOMEM,
- * SV_ESYSTEM.
+ * svd_guard_start starts the guard thread probing url (ipc:// only). On
+ * SV_OK *guardp belongs to the caller: stop it with svd_guard_stop. Errors:
+ * SV_EINVAL (not ipc://), SV_ENOMEM, SV_ESYSTEM.
  */
-sv_err svd_guard_start(const char *url, svd_relisten_fn relisten, void *arg,
-    svd_guard **guardp);
+sv_err svd_guard_start(
+    const char *url, svd_relisten_fn relisten, void *arg, svd_guard **guardp);
 
-/* svd_guard_accepted records that the listener accepted a pipe. Safe from
- * any thread, including nng's pipe callbacks (it never blocks for long). */
+/* svd_guard_accepted records that the server socket accepted a pipe. Safe
+ * from any thread, including nng's pipe callbacks (never blocks for long). */
 void svd_guard_accepted(svd_guard *guard);
 
 /* svd_guard_stop stops the thread (at most one probe timeout) and frees the

@@ -27,7 +27,8 @@ typedef struct cfg_ctx {
 	size_t      errlen;
 } cfg_ctx;
 
-/* ---- error reporting ------------------------------------------------------ */
+/* ---- error reporting ------------------------------------------------------
+ */
 
 /* cfg_fail writes "FILE:LINE: KEY: message" and returns SV_EINVAL. */
 static sv_err
@@ -53,7 +54,8 @@ cfg_oom(cfg_ctx *c)
 	return SV_ENOMEM;
 }
 
-/* ---- scalar readers ------------------------------------------------------- */
+/* ---- scalar readers -------------------------------------------------------
+ */
 
 /* cfg_int reads an integer setting within [lo, hi]. */
 static sv_err
@@ -70,8 +72,8 @@ cfg_int(cfg_ctx *c, const config_setting_t *s, const char *key, int64_t lo,
 	v = config_setting_get_int64(s);
 	if (v < lo || v > hi) {
 		return cfg_fail(c, s, key,
-		    "must be an integer in %lld..%lld (got %lld)", (long long) lo,
-		    (long long) hi, (long long) v);
+		    "must be an integer in %lld..%lld (got %lld)",
+		    (long long) lo, (long long) hi, (long long) v);
 	}
 	*out = v;
 	return SV_OK;
@@ -116,8 +118,8 @@ cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key, size_t min,
 	}
 	n = (size_t) config_setting_length(s);
 	if (n < min || n > max) {
-		return cfg_fail(c, s, key, "must have %zu..%zu entries (got %zu)",
-		    min, max, n);
+		return cfg_fail(c, s, key,
+		    "must have %zu..%zu entries (got %zu)", min, max, n);
 	}
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
 		return cfg_oom(c);
@@ -126,8 +128,9 @@ cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key, size_t min,
 	*np  = n;
 	for (size_t i = 0; i < n; i++) {
 		snprintf(ekey, sizeof(ekey), "%s[%zu]", key, i);
-		sv_err err = cfg_str(c, config_setting_get_elem(s, (unsigned) i),
-		    ekey, SVD_MAX_STRING, &v[i]);
+		sv_err err
+		    = cfg_str(c, config_setting_get_elem(s, (unsigned) i),
+		        ekey, SVD_MAX_STRING, &v[i]);
 		if (err != SV_OK) {
 			return err;
 		}
@@ -146,22 +149,23 @@ cfg_env_ok(const char *e)
 	}
 	for (const char *p = e; p < eq; p++) {
 		char ch = *p;
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		        ch == '_' || (p > e && ch >= '0' && ch <= '9'))) {
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z')
+		        || ch == '_' || (p > e && ch >= '0' && ch <= '9'))) {
 			return false;
 		}
 	}
 	return strncmp(e, "SUPERVISE_", 10) != 0;
 }
 
-/* ---- the group ------------------------------------------------------------ */
+/* ---- the group ------------------------------------------------------------
+ */
 
-static const char *const cfg_group_keys[] = { "name", "argv", "count",
-	"purpose", "env", "cwd", "max_count", "stop_timeout_ms", "min_uptime_ms",
-	"backoff_initial_ms", "backoff_max_ms", NULL };
+static const char *const cfg_group_keys[] = {"name", "argv", "count",
+    "purpose", "env", "cwd", "max_count", "stop_timeout_ms", "min_uptime_ms",
+    "backoff_initial_ms", "backoff_max_ms", NULL};
 
-static const char *const cfg_top_keys[] = { "socket_dir", "stop_timeout_ms",
-	"log_file", "groups", NULL };
+static const char *const cfg_top_keys[]
+    = {"socket_dir", "stop_timeout_ms", "log_file", "groups", NULL};
 
 /* cfg_known tells whether name is in the NULL-terminated table keys. */
 static bool
@@ -184,20 +188,20 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 	const config_setting_t *e;
 	int64_t                 v = 0;
 	sv_err                  err;
-	bool have_count = false, have_max = false;
+	bool                    have_count = false, have_max = false;
 
 	snprintf(base, sizeof(base), "groups[%zu]", idx);
 	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
 		return cfg_fail(c, s, base, "must be a group { ... }");
 	}
-	g->max_count              = SVD_DEFAULT_MAX;
-	g->stop_timeout_ms        = stop_default;
-	g->policy.min_uptime_ms   = 1000;
+	g->max_count                 = SVD_DEFAULT_MAX;
+	g->stop_timeout_ms           = stop_default;
+	g->policy.min_uptime_ms      = 1000;
 	g->policy.backoff_initial_ms = 100;
-	g->policy.backoff_max_ms  = 30000;
+	g->policy.backoff_max_ms     = 30000;
 
 	for (int i = 0; i < config_setting_length(s); i++) {
-		e = config_setting_get_elem(s, (unsigned) i);
+		e                = config_setting_get_elem(s, (unsigned) i);
 		const char *name = config_setting_name(e);
 		snprintf(key, sizeof(key), "%s.%s", base, name);
 		if (!cfg_known(cfg_group_keys, name)) {
@@ -207,17 +211,22 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			err = cfg_str(c, e, key, SVW_MAX_NAME, &g->name);
 			if (err == SV_OK && svw_check_name(g->name) != SV_OK) {
 				err = cfg_fail(c, e, key,
-				    "must be 1..64 characters of [A-Za-z0-9_.-]");
+				    "must be 1..64 characters of "
+				    "[A-Za-z0-9_.-]");
 			}
 		} else if (strcmp(name, "argv") == 0) {
-			err = cfg_strv(c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
+			err = cfg_strv(
+			    c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
 		} else if (strcmp(name, "env") == 0) {
-			err = cfg_strv(c, e, key, 0, SVD_MAX_ENV, &g->env, &g->nenv);
+			err = cfg_strv(
+			    c, e, key, 0, SVD_MAX_ENV, &g->env, &g->nenv);
 			for (size_t k = 0; err == SV_OK && k < g->nenv; k++) {
 				if (!cfg_env_ok(g->env[k])) {
 					err = cfg_fail(c, e, key,
-					    "entry \"%s\" is not NAME=value (names "
-					    "starting with SUPERVISE_ are reserved)",
+					    "entry \"%s\" is not NAME=value "
+					    "(names "
+					    "starting with SUPERVISE_ are "
+					    "reserved)",
 					    g->env[k]);
 				}
 			}
@@ -226,8 +235,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "cwd") == 0) {
 			err = cfg_str(c, e, key, SVD_MAX_STRING, &g->cwd);
 		} else if (strcmp(name, "count") == 0) {
-			err = cfg_int(c, e, key, 0, SV_ORDINALS_MAX, &v);
-			g->count   = (uint32_t) v;
+			err      = cfg_int(c, e, key, 0, SV_ORDINALS_MAX, &v);
+			g->count = (uint32_t) v;
 			have_count = true;
 		} else if (strcmp(name, "max_count") == 0) {
 			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
@@ -254,13 +263,16 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		return cfg_fail(c, s, base, "missing required key \"name\"");
 	}
 	if (g->argv == NULL) {
-		return cfg_fail(c, s, g->name, "missing required key \"argv\"");
+		return cfg_fail(
+		    c, s, g->name, "missing required key \"argv\"");
 	}
 	if (g->purpose == NULL) {
-		return cfg_fail(c, s, g->name, "missing required key \"purpose\"");
+		return cfg_fail(
+		    c, s, g->name, "missing required key \"purpose\"");
 	}
 	if (!have_count) {
-		return cfg_fail(c, s, g->name, "missing required key \"count\"");
+		return cfg_fail(
+		    c, s, g->name, "missing required key \"count\"");
 	}
 	if (!have_max && g->count > g->max_count) {
 		g->max_count = g->count;
@@ -276,7 +288,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 	return SV_OK;
 }
 
-/* ---- the top level -------------------------------------------------------- */
+/* ---- the top level --------------------------------------------------------
+ */
 
 /* cfg_groups reads the groups list. */
 static sv_err
@@ -286,26 +299,30 @@ cfg_groups(cfg_ctx *c, const config_setting_t *s, svd_config *cfg)
 	int    t = config_setting_type(s);
 
 	if (t != CONFIG_TYPE_LIST) {
-		return cfg_fail(c, s, "groups", "must be a list ( { ... }, ... )");
+		return cfg_fail(
+		    c, s, "groups", "must be a list ( { ... }, ... )");
 	}
 	n = (size_t) config_setting_length(s);
 	if (n < 1 || n > SVD_MAX_GROUPS) {
-		return cfg_fail(c, s, "groups", "must have 1..%d entries (got %zu)",
-		    SVD_MAX_GROUPS, n);
+		return cfg_fail(c, s, "groups",
+		    "must have 1..%d entries (got %zu)", SVD_MAX_GROUPS, n);
 	}
 	if ((cfg->groups = calloc(n, sizeof(*cfg->groups))) == NULL) {
 		return cfg_oom(c);
 	}
 	cfg->ngroups = n;
 	for (size_t i = 0; i < n; i++) {
-		const config_setting_t *g = config_setting_get_elem(s, (unsigned) i);
-		sv_err err = cfg_group(c, g, i, cfg->stop_timeout_ms,
-		    &cfg->groups[i]);
+		const config_setting_t *g
+		    = config_setting_get_elem(s, (unsigned) i);
+		sv_err err = cfg_group(
+		    c, g, i, cfg->stop_timeout_ms, &cfg->groups[i]);
 		if (err != SV_OK) {
 			return err;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (strcmp(cfg->groups[j].name, cfg->groups[i].name) == 0) {
+			if (cfg->groups[j].name != NULL
+			    && strcmp(cfg->groups[j].name, cfg->groups[i].name)
+			        == 0) {
 				return cfg_fail(c, g, cfg->groups[i].name,
 				    "duplicate group name");
 			}
@@ -319,25 +336,29 @@ static sv_err
 cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 {
 	const config_setting_t *groups = NULL;
-	int64_t                 v = 0;
-	sv_err                  err = SV_OK;
+	int64_t                 v      = 0;
+	sv_err                  err    = SV_OK;
 
 	cfg->stop_timeout_ms = 5000;
 	/* stop_timeout_ms first: groups inherit it. */
 	for (int i = 0; i < config_setting_length(root); i++) {
-		const config_setting_t *e = config_setting_get_elem(root,
-		    (unsigned) i);
+		const config_setting_t *e
+		    = config_setting_get_elem(root, (unsigned) i);
 		const char *name = config_setting_name(e);
 		if (!cfg_known(cfg_top_keys, name)) {
 			return cfg_fail(c, e, name, "unknown key");
 		}
 		if (strcmp(name, "socket_dir") == 0) {
-			err = cfg_str(c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
-			if (err == SV_OK && cfg->socket_dir[0] != '/') {
-				err = cfg_fail(c, e, name, "must be an absolute path");
+			err = cfg_str(
+			    c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
+			if (err == SV_OK && cfg->socket_dir != NULL
+			    && cfg->socket_dir[0] != '/') {
+				err = cfg_fail(
+				    c, e, name, "must be an absolute path");
 			}
 		} else if (strcmp(name, "log_file") == 0) {
-			err = cfg_str(c, e, name, SVD_MAX_STRING, &cfg->log_file);
+			err = cfg_str(
+			    c, e, name, SVD_MAX_STRING, &cfg->log_file);
 		} else if (strcmp(name, "stop_timeout_ms") == 0) {
 			err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
 			cfg->stop_timeout_ms = (uint64_t) v;
@@ -357,12 +378,12 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 }
 
 sv_err
-svd_config_load(const char *path, svd_config **cfgp, char *errbuf,
-    size_t errlen)
+svd_config_load(
+    const char *path, svd_config **cfgp, char *errbuf, size_t errlen)
 {
 	config_t    lc;
 	svd_config *cfg;
-	cfg_ctx     c = { path, errbuf, errlen };
+	cfg_ctx     c = {path, errbuf, errlen};
 	sv_err      err;
 	FILE       *f;
 
@@ -388,8 +409,8 @@ svd_config_load(const char *path, svd_config **cfgp, char *errbuf,
 	fclose(f);
 	if (err == SV_OK && cfg->socket_dir == NULL) {
 		char dir[512];
-		if (svi_default_dir(dir, sizeof(dir)) != SV_OK ||
-		    (cfg->socket_dir = strdup(dir)) == NULL) {
+		if (svi_default_dir(dir, sizeof(dir)) != SV_OK
+		    || (cfg->socket_dir = strdup(dir)) == NULL) {
 			err = cfg_oom(&c);
 		}
 	}

@@ -14,11 +14,11 @@
 #include "core/restart.h"
 #include "supervise/supervise.h"
 
-#define SVD_MAX_GROUPS     64
-#define SVD_MAX_ARGV       256
-#define SVD_MAX_ENV        256
-#define SVD_MAX_STRING     4096
-#define SVD_MAX_PURPOSE    1024
+#define SVD_MAX_GROUPS  64
+#define SVD_MAX_ARGV    256
+#define SVD_MAX_ENV     256
+#define SVD_MAX_STRING  4096
+#define SVD_MAX_PURPOSE 1024
 /* sun_path is 108 bytes; leave room for "/control.sock". */
 #define SVD_MAX_SOCKET_DIR 90
 #define SVD_DEFAULT_MAX    1024
@@ -28,7 +28,7 @@ typedef struct svd_group_config {
 	char             *name;
 	char            **argv; /* NULL-terminated */
 	size_t            argc;
-	char            **env;  /* "NAME=value", NULL-terminated */
+	char            **env; /* "NAME=value", NULL-terminated */
 	size_t            nenv;
 	char             *purpose;
 	char             *cwd; /* NULL: inherit */
@@ -52,8 +52,8 @@ typedef struct svd_config {
  * naming the file, the line and the key. Errors: SV_EINVAL (bad content),
  * SV_ENOTFOUND (cannot read the file), SV_ENOMEM.
  */
-sv_err svd_config_load(const char *path, svd_config **cfgp, char *errbuf,
-    size_t errlen);
+sv_err svd_config_load(
+    const char *path, svd_config **cfgp, char *errbuf, size_t errlen);
 
 /* svd_config_free frees a configuration. NULL is ignored. */
 void svd_config_free(svd_config *cfg);

@@ -57,8 +57,10 @@ usage(FILE *f)
 	    "  -V, --version       show the version\n"
 	    "\n"
 	    "Without --foreground the daemon detaches once its socket is "
-	    "listening\nand logs to log_file (default SOCKET_DIR/supervised.log).\n"
-	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL after\n"
+	    "listening\nand logs to log_file (default "
+	    "SOCKET_DIR/supervised.log).\n"
+	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL "
+	    "after\n"
 	    "stop_timeout_ms), removes the socket and exits 0.\n"
 	    "\n"
 	    "Exit status: 0 clean shutdown, 2 bad configuration, 100 usage,\n"
@@ -78,19 +80,20 @@ prepare_dir(const char *dir, bool *created)
 		return true;
 	}
 	if (errno != EEXIST) {
-		fprintf(stderr, "supervised: cannot create socket_dir %s: %s\n",
-		    dir, strerror(errno));
+		fprintf(stderr,
+		    "supervised: cannot create socket_dir %s: %s\n", dir,
+		    strerror(errno));
 		return false;
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "supervised: socket_dir %s is not a directory\n",
-		    dir);
+		fprintf(stderr,
+		    "supervised: socket_dir %s is not a directory\n", dir);
 		return false;
 	}
 	if (st.st_uid != geteuid()) {
 		fprintf(stderr,
-		    "supervised: socket_dir %s belongs to uid %u, not to us\n", dir,
-		    (unsigned) st.st_uid);
+		    "supervised: socket_dir %s belongs to uid %u, not to us\n",
+		    dir, (unsigned) st.st_uid);
 		return false;
 	}
 	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0) {
@@ -112,7 +115,8 @@ daemonize(const char *logpath)
 	char  buf[512];
 
 	if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
-		fprintf(stderr, "supervised: cannot detach: %s\n", strerror(errno));
+		fprintf(stderr, "supervised: cannot detach: %s\n",
+		    strerror(errno));
 		exit(EXIT_SYSTEM);
 	}
 	if (pid > 0) {
@@ -126,8 +130,8 @@ daemonize(const char *logpath)
 			buf[n] = '\0';
 			fprintf(stderr, "supervised: %s\n", buf + 1);
 		} else {
-			fprintf(stderr, "supervised: failed to start; see %s\n",
-			    logpath);
+			fprintf(stderr,
+			    "supervised: failed to start; see %s\n", logpath);
 		}
 		exit(EXIT_SYSTEM);
 	}
@@ -165,12 +169,12 @@ raise_nofile(void)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "config", required_argument,
-		                                      NULL, 'c' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 } };
-	const char *cfgpath = NULL;
+	static const struct option opts[]
+	    = {{"config", required_argument, NULL, 'c'},
+	        {"foreground", no_argument, NULL, 'f'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+	const char *cfgpath    = NULL;
 	bool        foreground = false, created;
 	svd_config *cfg;
 	svd_sup    *sup;
@@ -211,8 +215,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "supervised: %s\n", err);
 		return rv == SV_ENOMEM ? EXIT_SYSTEM : EXIT_CONFIG;
 	}
-	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK ||
-	    !prepare_dir(cfg->socket_dir, &created)) {
+	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK
+	    || !prepare_dir(cfg->socket_dir, &created)) {
 		svd_config_free(cfg);
 		return EXIT_SYSTEM;
 	}
@@ -240,7 +244,8 @@ main(int argc, char **argv)
 	raise_nofile();
 
 	if ((rv = svd_sup_create(cfg, url, &sup)) != SV_OK) {
-		snprintf(err, sizeof(err), "cannot set up: %s", sv_strerror(rv));
+		snprintf(
+		    err, sizeof(err), "cannot set up: %s", sv_strerror(rv));
 		goto fail;
 	}
 	if (svd_server_start(sup, url, &srv, err, sizeof(err)) != SV_OK) {
@@ -260,7 +265,8 @@ main(int argc, char **argv)
 	 * is left allocated at exit (LeakSanitizer checks this in CI). */
 	nng_fini();
 	if (created) {
-		(void) rmdir(cfg->socket_dir); /* fails harmlessly if not empty */
+		(void) rmdir(
+		    cfg->socket_dir); /* fails harmlessly if not empty */
 	}
 	svd_config_free(cfg);
 	close(sigfd);

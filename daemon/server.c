@@ -78,7 +78,8 @@ srv_cb(void *arg)
 		uid = UINT64_MAX;
 	}
 	if (svd_sup_dispatch(c->srv->sup, nng_msg_body(req), nng_msg_len(req),
-	        pid, uid, &rep) != SV_OK) {
+	        pid, uid, &rep)
+	    != SV_OK) {
 		/* No memory for even an error reply: drop the request. */
 		nng_msg_free(req);
 		nng_ctx_recv(c->ctx, c->aio);
@@ -99,11 +100,13 @@ srv_listen(svd_server *srv)
 	if ((rv = nng_listener_create(&srv->l, srv->sock, srv->url)) != 0) {
 		return rv;
 	}
-	if ((rv = nng_listener_set_size(srv->l, NNG_OPT_RECVMAXSZ,
-	         SVW_MAX_REQUEST)) != 0 ||
-	    (rv = nng_listener_set_int(srv->l, NNG_OPT_IPC_PERMISSIONS, 0600)) !=
-	        0 ||
-	    (rv = nng_listener_start(srv->l, 0)) != 0) {
+	if ((rv = nng_listener_set_size(
+	         srv->l, NNG_OPT_RECVMAXSZ, SVW_MAX_REQUEST))
+	        != 0
+	    || (rv = nng_listener_set_int(
+	            srv->l, NNG_OPT_IPC_PERMISSIONS, 0600))
+	        != 0
+	    || (rv = nng_listener_start(srv->l, 0)) != 0) {
 		nng_listener_close(srv->l);
 	}
 	return rv;
@@ -151,7 +154,8 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 	srv->sup = sup;
 	snprintf(srv->url, sizeof(srv->url), "%s", url);
 	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
-		snprintf(errbuf, errlen, "cannot open socket: %s", nng_strerror(rv));
+		snprintf(errbuf, errlen, "cannot open socket: %s",
+		    nng_strerror(rv));
 		free(srv);
 		return SV_ESYSTEM;
 	}
@@ -178,8 +182,8 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 		nng_ctx_set_ms(c->ctx, NNG_OPT_SENDTIMEO, SRV_SEND_TIMEOUT_MS);
 		srv->nctx++;
 	}
-	if (srv->nctx < SRV_CONTEXTS ||
-	    svd_guard_start(url, srv_relisten, srv, &srv->guard) != SV_OK) {
+	if (srv->nctx < SRV_CONTEXTS
+	    || svd_guard_start(url, srv_relisten, srv, &srv->guard) != SV_OK) {
 		snprintf(errbuf, errlen, "cannot start serving: %s",
 		    rv != 0 ? nng_strerror(rv) : "no thread for the guard");
 		svd_server_stop(srv);
@@ -199,7 +203,8 @@ svd_server_stop(svd_server *srv)
 	if (srv == NULL) {
 		return;
 	}
-	/* The guard first, so it cannot recreate the listener while we close. */
+	/* The guard first, so it cannot recreate the listener while we close.
+	 */
 	svd_guard_stop(srv->guard);
 	srv->guard = NULL;
 	nng_close(srv->sock);

@@ -101,7 +101,8 @@ struct svd_sup {
 	size_t            live; /* spawned, not yet reaped */
 };
 
-/* ---- logging -------------------------------------------------------------- */
+/* ---- logging --------------------------------------------------------------
+ */
 
 void
 svd_log(const char *fmt, ...)
@@ -116,8 +117,8 @@ svd_log(const char *fmt, ...)
 	gmtime_r(&ts.tv_sec, &tm);
 	n = snprintf(line, sizeof(line),
 	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ supervised[%d]: ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000, (int) getpid());
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, (int) getpid());
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t) n - 1, fmt, ap);
 	va_end(ap);
@@ -129,7 +130,8 @@ svd_log(const char *fmt, ...)
 	(void) !write(STDERR_FILENO, line, (size_t) n);
 }
 
-/* ---- environment ---------------------------------------------------------- */
+/* ---- environment ----------------------------------------------------------
+ */
 
 /* env_name_len returns the length of NAME in "NAME=value". */
 static size_t
@@ -149,8 +151,8 @@ env_overridden(const svd_group_config *cfg, const char *e)
 		return true;
 	}
 	for (size_t i = 0; i < cfg->nenv; i++) {
-		if (env_name_len(cfg->env[i]) == n &&
-		    strncmp(cfg->env[i], e, n) == 0) {
+		if (env_name_len(cfg->env[i]) == n
+		    && strncmp(cfg->env[i], e, n) == 0) {
 			return true;
 		}
 	}
@@ -183,7 +185,8 @@ env_build_base(svd_group *g)
 	return SV_OK;
 }
 
-/* ---- slots ---------------------------------------------------------------- */
+/* ---- slots ----------------------------------------------------------------
+ */
 
 static void slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
 static void slot_timer_cb(sv_loop *loop, sv_timer *t);
@@ -221,7 +224,8 @@ slot_backoff(svd_slot *sl, uint64_t delay_ms)
 
 	sl->state = SLOT_BACKOFF;
 	sl->pid   = 0;
-	if (sv_loop_timer_start(sl->g->s->loop, &sl->timer, delay_ms) != SV_OK) {
+	if (sv_loop_timer_start(sl->g->s->loop, &sl->timer, delay_ms)
+	    != SV_OK) {
 		svd_log("%s: cannot arm restart timer: out of memory",
 		    slot_name(sl, nm, sizeof(nm)));
 		slot_release(sl);
@@ -237,8 +241,9 @@ slot_backoff(svd_slot *sl, uint64_t delay_ms)
 static void
 slot_spawn_failed(svd_slot *sl)
 {
-	sv_exit_facts    f = { 0, slot_wanted(sl), false };
-	sv_exit_decision d = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
+	sv_exit_facts    f = {0, slot_wanted(sl), false};
+	sv_exit_decision d
+	    = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
 
 	if (d.action == SV_EXIT_RELEASE) {
 		slot_release(sl);
@@ -246,8 +251,8 @@ slot_spawn_failed(svd_slot *sl)
 	}
 	sv_ordinals_renew(&sl->g->ords, &sl->tok);
 	sl->restarts++;
-	slot_backoff(sl, d.delay_ms > SUP_SPAWN_RETRY_MS ? d.delay_ms
-	                                                 : SUP_SPAWN_RETRY_MS);
+	slot_backoff(sl,
+	    d.delay_ms > SUP_SPAWN_RETRY_MS ? d.delay_ms : SUP_SPAWN_RETRY_MS);
 }
 
 /* slot_spawn starts the process for the slot's current token. */
@@ -275,8 +280,8 @@ slot_spawn(svd_slot *sl)
 	memcpy(envp, g->envbase, k * sizeof(*envp));
 	snprintf(v_url, sizeof(v_url), "SUPERVISE_URL=%s", s->url);
 	snprintf(v_group, sizeof(v_group), "SUPERVISE_GROUP=%s", g->cfg->name);
-	snprintf(v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32,
-	    sl->ordinal);
+	snprintf(
+	    v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, sl->ordinal);
 	snprintf(v_gen, sizeof(v_gen), "SUPERVISE_GENERATION=%" PRIu64,
 	    sl->tok.generation);
 	snprintf(v_purpose, sizeof(v_purpose), "SUPERVISE_PURPOSE=%s",
@@ -297,15 +302,16 @@ slot_spawn(svd_slot *sl)
 	err      = sv_spawn(&req, &pid, &pidfd, &eno);
 	free(envp);
 	if (err != SV_OK) {
-		svd_log("%s: cannot spawn %s: %s", slot_name(sl, nm, sizeof(nm)),
-		    g->cfg->argv[0], strerror(eno));
+		svd_log("%s: cannot spawn %s: %s",
+		    slot_name(sl, nm, sizeof(nm)), g->cfg->argv[0],
+		    strerror(eno));
 		slot_spawn_failed(sl);
 		return;
 	}
-	sl->pid   = pid;
-	sl->pidfd = pidfd;
-	sl->io.fd = pidfd;
-	sl->io.cb = slot_exit_cb;
+	sl->pid    = pid;
+	sl->pidfd  = pidfd;
+	sl->io.fd  = pidfd;
+	sl->io.cb  = slot_exit_cb;
 	sl->io.arg = sl;
 	if (sv_loop_add_io(s->loop, &sl->io, EPOLLIN) != SV_OK) {
 		sv_exit_info xi;
@@ -314,7 +320,7 @@ slot_spawn(svd_slot *sl)
 		sv_signal(pidfd, SIGKILL);
 		while (sv_reap(pidfd, &xi) == SV_EBUSY) {
 			/* SIGKILL cannot be caught: this ends promptly. */
-			struct timespec ts = { 0, 1000000 };
+			struct timespec ts = {0, 1000000};
 			nanosleep(&ts, NULL);
 		}
 		close(pidfd);
@@ -332,8 +338,9 @@ slot_spawn(svd_slot *sl)
 static void
 slot_after_exit(svd_slot *sl, uint64_t uptime_ms)
 {
-	sv_exit_facts    f = { uptime_ms, slot_wanted(sl), sl->restart_requested };
-	sv_exit_decision d = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
+	sv_exit_facts f = {uptime_ms, slot_wanted(sl), sl->restart_requested};
+	sv_exit_decision d
+	    = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
 
 	sl->restart_requested = false;
 	if (d.action == SV_EXIT_RELEASE) {
@@ -369,8 +376,9 @@ slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		/* Cannot happen unless someone else reaped our child; do not
 		 * spin on a readable pidfd: account for it as an exit. */
 		svd_log("%s: cannot collect the status of pid %d: %s",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, strerror(errno));
-		xi = (sv_exit_info) { false, -1, 0, false };
+		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid,
+		    strerror(errno));
+		xi = (sv_exit_info) {false, -1, 0, false};
 		break;
 	}
 	sv_loop_del_io(loop, io);
@@ -380,15 +388,18 @@ slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	s->live--;
 	uptime = sv_loop_now_ms() - sl->started_ms;
 	if (xi.exited) {
-		svd_log("%s: pid %d exited with status %d after %" PRIu64 " ms",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, xi.code, uptime);
+		svd_log("%s: pid %d exited with status %d after %" PRIu64
+		        " ms",
+		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, xi.code,
+		    uptime);
 		sl->last_exit_code = xi.code;
 		sl->last_signal    = 0;
 	} else {
 		svd_log("%s: pid %d killed by signal %d (%s)%s after %" PRIu64
 		        " ms",
 		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, xi.signo,
-		    strsignal(xi.signo), xi.core ? ", core dumped" : "", uptime);
+		    strsignal(xi.signo), xi.core ? ", core dumped" : "",
+		    uptime);
 		sl->last_exit_code = -1;
 		sl->last_signal    = xi.signo;
 	}
@@ -407,20 +418,23 @@ slot_stop(svd_slot *sl, const char *why)
 
 	switch (sl->state) {
 	case SLOT_RUNNING:
-		svd_log("%s: stopping pid %d (%s)", slot_name(sl, nm, sizeof(nm)),
-		    (int) sl->pid, why);
-		if (sv_signal_group(sl->pid, t == 0 ? SIGKILL : SIGTERM) != SV_OK) {
+		svd_log("%s: stopping pid %d (%s)",
+		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, why);
+		if (sv_signal_group(sl->pid, t == 0 ? SIGKILL : SIGTERM)
+		    != SV_OK) {
 			sv_signal(sl->pidfd, t == 0 ? SIGKILL : SIGTERM);
 		}
 		sl->state = SLOT_STOPPING;
-		if (t > 0 && sv_loop_timer_start(s->loop, &sl->timer, t) != SV_OK) {
+		if (t > 0
+		    && sv_loop_timer_start(s->loop, &sl->timer, t) != SV_OK) {
 			sv_signal_group(sl->pid, SIGKILL);
 		}
 		break;
 	case SLOT_BACKOFF:
 		sv_loop_timer_stop(s->loop, &sl->timer);
 		if (slot_wanted(sl)) {
-			/* An operator restart of a waiting slot: start it now. */
+			/* An operator restart of a waiting slot: start it now.
+			 */
 			sl->restart_requested = false;
 			slot_spawn(sl);
 		} else {
@@ -458,7 +472,8 @@ slot_timer_cb(sv_loop *loop, sv_timer *t)
 	}
 }
 
-/* ---- groups --------------------------------------------------------------- */
+/* ---- groups ---------------------------------------------------------------
+ */
 
 /* group_init prepares a group from its config. */
 static sv_err
@@ -470,17 +485,17 @@ group_init(svd_sup *s, svd_group *g, const svd_group_config *cfg)
 	g->cfg    = cfg;
 	g->target = cfg->count;
 	g->dirty  = true;
-	if ((err = sv_ordinals_init(&g->ords, cfg->count, cfg->max_count)) !=
-	    SV_OK) {
+	if ((err = sv_ordinals_init(&g->ords, cfg->count, cfg->max_count))
+	    != SV_OK) {
 		return err;
 	}
 	if ((g->slots = calloc(cfg->max_count, sizeof(*g->slots))) == NULL) {
 		return SV_ENOMEM;
 	}
 	for (uint32_t i = 0; i < cfg->max_count; i++) {
-		g->slots[i].g       = g;
-		g->slots[i].ordinal = i;
-		g->slots[i].pidfd   = -1;
+		g->slots[i].g              = g;
+		g->slots[i].ordinal        = i;
+		g->slots[i].pidfd          = -1;
 		g->slots[i].last_exit_code = -1;
 		sv_timer_init(&g->slots[i].timer, slot_timer_cb, &g->slots[i]);
 	}
@@ -501,7 +516,8 @@ group_reconcile(svd_group *g, size_t budget)
 			slot_stop(sl, "scaled down");
 		}
 	}
-	while (spawned < budget && sv_ordinals_acquire(&g->ords, &tok) == SV_OK) {
+	while (
+	    spawned < budget && sv_ordinals_acquire(&g->ords, &tok) == SV_OK) {
 		svd_slot *sl = &g->slots[tok.ordinal];
 		sl->tok      = tok;
 		memset(&sl->rs, 0, sizeof(sl->rs));
@@ -523,7 +539,8 @@ group_find(svd_sup *s, const char *name)
 	return NULL;
 }
 
-/* ---- the loop ------------------------------------------------------------- */
+/* ---- the loop -------------------------------------------------------------
+ */
 
 /* sup_wake makes the loop thread run an iteration. */
 static void
@@ -563,14 +580,15 @@ static void
 sup_begin_shutdown(svd_sup *s)
 {
 	if (s->shutting_down) {
-		svd_log("shutdown requested again: sending SIGKILL to %zu workers",
+		svd_log(
+		    "shutdown requested again: sending SIGKILL to %zu workers",
 		    s->live);
 		for (size_t i = 0; i < s->ngroups; i++) {
 			svd_group *g = &s->groups[i];
 			for (uint32_t o = 0; o < g->cfg->max_count; o++) {
 				svd_slot *sl = &g->slots[o];
-				if (sl->state == SLOT_RUNNING ||
-				    sl->state == SLOT_STOPPING) {
+				if (sl->state == SLOT_RUNNING
+				    || sl->state == SLOT_STOPPING) {
 					sv_signal_group(sl->pid, SIGKILL);
 				}
 			}
@@ -654,7 +672,7 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 		err = SV_ESYSTEM;
 		goto fail;
 	}
-	s->wake_io = (sv_io) { s->wakefd, sup_wake_cb, s };
+	s->wake_io = (sv_io) {s->wakefd, sup_wake_cb, s};
 	if ((err = sv_loop_add_io(s->loop, &s->wake_io, EPOLLIN)) != SV_OK) {
 		goto fail;
 	}
@@ -664,7 +682,8 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	}
 	s->ngroups = cfg->ngroups;
 	for (size_t i = 0; i < cfg->ngroups; i++) {
-		if ((err = group_init(s, &s->groups[i], &cfg->groups[i])) != SV_OK) {
+		if ((err = group_init(s, &s->groups[i], &cfg->groups[i]))
+		    != SV_OK) {
 			goto fail;
 		}
 	}
@@ -725,7 +744,7 @@ svd_sup_run(svd_sup *s, int sigfd)
 
 	pthread_mutex_lock(&s->mtx);
 	if (sigfd >= 0) {
-		s->sig_io = (sv_io) { sigfd, sup_sig_cb, s };
+		s->sig_io = (sv_io) {sigfd, sup_sig_cb, s};
 		if (sv_loop_add_io(s->loop, &s->sig_io, EPOLLIN) != SV_OK) {
 			pthread_mutex_unlock(&s->mtx);
 			return SV_ESYSTEM;
@@ -765,7 +784,8 @@ svd_sup_run(svd_sup *s, int sigfd)
 	return err;
 }
 
-/* ---- requests ------------------------------------------------------------- */
+/* ---- requests -------------------------------------------------------------
+ */
 
 /* A request handler fills rep (an envelope on the caller's stack) or
  * returns an error with a message in emsg. Handlers run with the mutex
@@ -800,7 +820,8 @@ req_admin(req_ctx *c)
 {
 	if (c->uid != 0 && c->uid != (uint64_t) geteuid()) {
 		return req_err(c, SV_EPERM,
-		    "uid %" PRIu64 " may not administer this supervisor", c->uid);
+		    "uid %" PRIu64 " may not administer this supervisor",
+		    c->uid);
 	}
 	if (c->s->shutting_down) {
 		return req_err(c, SV_EBUSY, "supervisor is shutting down");
@@ -824,8 +845,8 @@ req_group(req_ctx *c, const char *name, svd_group **gp)
 	return SV_OK;
 }
 
-static const char *const req_features[] = { "identity", "admin.list",
-	"admin.status", "admin.scale", "admin.stop", "admin.restart" };
+static const char *const req_features[] = {"identity", "admin.list",
+    "admin.status", "admin.scale", "admin.stop", "admin.restart"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -836,19 +857,19 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 	if (strlen(h->client_name) > SVW_MAX_TEXT) {
 		return req_err(c, SV_ETOOLARGE, "client_name too long");
 	}
-	if ((h->min_version != 0 && h->min_version > SV_PROTOCOL_VERSION) ||
-	    (h->max_version != 0 && h->max_version < SV_PROTOCOL_VERSION)) {
+	if ((h->min_version != 0 && h->min_version > SV_PROTOCOL_VERSION)
+	    || (h->max_version != 0 && h->max_version < SV_PROTOCOL_VERSION)) {
 		return req_err(c, SV_EVERSION,
 		    "client speaks versions %u..%u; this server speaks %d",
 		    h->min_version, h->max_version, SV_PROTOCOL_VERSION);
 	}
-	hr->version       = SV_PROTOCOL_VERSION;
-	hr->minor_version = SV_PROTOCOL_MINOR;
-	hr->server_name   = "supervised/" SV_VERSION_STRING;
-	hr->supervisor_id = c->s->id;
-	hr->n_features    = sizeof(req_features) / sizeof(req_features[0]);
-	hr->features      = (char **) req_features;
-	c->rep->body_case = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
+	hr->version         = SV_PROTOCOL_VERSION;
+	hr->minor_version   = SV_PROTOCOL_MINOR;
+	hr->server_name     = "supervised/" SV_VERSION_STRING;
+	hr->supervisor_id   = c->s->id;
+	hr->n_features      = sizeof(req_features) / sizeof(req_features[0]);
+	hr->features        = (char **) req_features;
+	c->rep->body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
 	c->rep->hello_reply = hr;
 	return SV_OK;
 }
@@ -867,9 +888,9 @@ proc_ppid(long pid)
 	if ((f = fopen(path, "re")) == NULL) {
 		return -1;
 	}
-	if (fgets(buf, sizeof(buf), f) != NULL &&
-	    (rp = strrchr(buf, ')')) != NULL &&
-	    sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
+	if (fgets(buf, sizeof(buf), f) != NULL
+	    && (rp = strrchr(buf, ')')) != NULL
+	    && sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
 		ppid = -1;
 	}
 	fclose(f);
@@ -884,9 +905,9 @@ sup_find_pid(svd_sup *s, long pid)
 		svd_group *g = &s->groups[i];
 		for (uint32_t o = 0; o < g->cfg->max_count; o++) {
 			svd_slot *sl = &g->slots[o];
-			if ((sl->state == SLOT_RUNNING ||
-			        sl->state == SLOT_STOPPING) &&
-			    (long) sl->pid == pid) {
+			if ((sl->state == SLOT_RUNNING
+			        || sl->state == SLOT_STOPPING)
+			    && (long) sl->pid == pid) {
 				return sl;
 			}
 		}
@@ -908,8 +929,8 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 		    "the caller's process cannot be identified");
 	}
 	for (int depth = 0; depth < SUP_MAX_ANCESTRY && pid > 1; depth++) {
-		if ((sl = sup_find_pid(c->s, pid)) != NULL ||
-		    pid == (long) getpid()) {
+		if ((sl = sup_find_pid(c->s, pid)) != NULL
+		    || pid == (long) getpid()) {
 			break;
 		}
 		pid = proc_ppid(pid);
@@ -920,21 +941,21 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 		    "nor a descendant of one",
 		    c->pid, c->s->id);
 	}
-	fr->kind        = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
-	fr->ordinal     = sl->ordinal;
-	fr->name        = (char *) sl->g->cfg->name;
-	frames[0]       = fr;
-	id->group       = (char *) sl->g->cfg->name;
-	id->ordinal     = sl->ordinal;
-	id->generation  = sl->tok.generation;
-	id->kind        = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
-	id->pid         = sl->pid;
-	id->purpose     = sl->g->cfg->purpose;
+	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
+	fr->ordinal       = sl->ordinal;
+	fr->name          = (char *) sl->g->cfg->name;
+	frames[0]         = fr;
+	id->group         = (char *) sl->g->cfg->name;
+	id->ordinal       = sl->ordinal;
+	id->generation    = sl->tok.generation;
+	id->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
+	id->pid           = sl->pid;
+	id->purpose       = sl->g->cfg->purpose;
 	id->supervisor_id = c->s->id;
-	id->n_context   = 1;
-	id->context     = frames;
-	id->parent      = NULL; /* a top-level process has no parent frame */
-	id->group_size  = sl->g->target;
+	id->n_context     = 1;
+	id->context       = frames;
+	id->parent        = NULL; /* a top-level process has no parent frame */
+	id->group_size    = sl->g->target;
 	c->rep->body_case = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
 	c->rep->identity  = id;
 	return SV_OK;
@@ -945,12 +966,12 @@ static void
 slot_status(const svd_slot *sl, Supervise__V1__WorkerStatus *w, uint64_t now)
 {
 	supervise__v1__worker_status__init(w);
-	w->group      = (char *) sl->g->cfg->name;
-	w->ordinal    = sl->ordinal;
-	w->generation = sl->tok.generation;
-	w->pid        = sl->pid;
-	w->purpose    = sl->g->cfg->purpose;
-	w->restarts   = sl->restarts;
+	w->group          = (char *) sl->g->cfg->name;
+	w->ordinal        = sl->ordinal;
+	w->generation     = sl->tok.generation;
+	w->pid            = sl->pid;
+	w->purpose        = sl->g->cfg->purpose;
+	w->restarts       = sl->restarts;
 	w->last_exit_code = sl->last_exit_code;
 	w->last_signal    = sl->last_signal;
 	switch (sl->state) {
@@ -975,7 +996,7 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 {
 	const char                   *name = c->req->list_workers->group;
 	svd_group                    *only = NULL;
-	size_t                        n    = 0, k = 0;
+	size_t                        n = 0, k = 0;
 	Supervise__V1__WorkerStatus  *items;
 	Supervise__V1__WorkerStatus **ptrs;
 	uint64_t                      now = sv_loop_now_ms();
@@ -992,8 +1013,8 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 			}
 		}
 	}
-	items = calloc(n + 1, sizeof(*items));
-	ptrs  = calloc(n + 1, sizeof(*ptrs));
+	items       = calloc(n + 1, sizeof(*items));
+	ptrs        = calloc(n + 1, sizeof(Supervise__V1__WorkerStatus *));
 	c->arena[0] = items;
 	c->arena[1] = ptrs;
 	if (items == NULL || ptrs == NULL) {
@@ -1023,16 +1044,16 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 static sv_err
 req_slot(req_ctx *c, const char *name, uint32_t ordinal, svd_slot **slp)
 {
-	svd_group *g;
+	svd_group *g   = NULL;
 	sv_err     err = req_group(c, name, &g);
 
 	if (err != SV_OK) {
 		return err;
 	}
-	if (ordinal >= g->cfg->max_count ||
-	    g->slots[ordinal].state == SLOT_EMPTY) {
-		return req_err(c, SV_ENOTFOUND, "%s has no worker at ordinal %u",
-		    name, ordinal);
+	if (ordinal >= g->cfg->max_count
+	    || g->slots[ordinal].state == SLOT_EMPTY) {
+		return req_err(c, SV_ENOTFOUND,
+		    "%s has no worker at ordinal %u", name, ordinal);
 	}
 	*slp = &g->slots[ordinal];
 	return SV_OK;
@@ -1042,9 +1063,9 @@ req_slot(req_ctx *c, const char *name, uint32_t ordinal, svd_slot **slp)
 static sv_err
 req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
 {
-	svd_slot *sl;
-	sv_err    err = req_slot(c, c->req->get_status->group,
-	       c->req->get_status->ordinal, &sl);
+	svd_slot *sl  = NULL;
+	sv_err    err = req_slot(
+	       c, c->req->get_status->group, c->req->get_status->ordinal, &sl);
 
 	if (err != SV_OK) {
 		return err;
@@ -1060,10 +1081,11 @@ static sv_err
 req_resize(req_ctx *c, const char *name, uint32_t count,
     Supervise__V1__GroupChange *gc)
 {
-	svd_group *g;
+	svd_group *g = NULL;
 	sv_err     err;
 
-	if ((err = req_admin(c)) != SV_OK || (err = req_group(c, name, &g)) != SV_OK) {
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, name, &g)) != SV_OK) {
 		return err;
 	}
 	if (count > g->cfg->max_count) {
@@ -1091,12 +1113,12 @@ req_resize(req_ctx *c, const char *name, uint32_t count,
 static sv_err
 req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 {
-	const Supervise__V1__RestartWorker *r = c->req->restart_worker;
-	svd_slot                           *sl;
+	const Supervise__V1__RestartWorker *r  = c->req->restart_worker;
+	svd_slot                           *sl = NULL;
 	sv_err                              err;
 
-	if ((err = req_admin(c)) != SV_OK ||
-	    (err = req_slot(c, r->group, r->ordinal, &sl)) != SV_OK) {
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_slot(c, r->group, r->ordinal, &sl)) != SV_OK) {
 		return err;
 	}
 	if (sl->ordinal >= sl->g->target) {
@@ -1117,15 +1139,19 @@ req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 static sv_err
 req_handle(req_ctx *c, nng_msg **replyp)
 {
+	svw_env                     rep = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__HelloReply   hr  = SUPERVISE__V1__HELLO_REPLY__INIT;
 	Supervise__V1__Identity     id  = SUPERVISE__V1__IDENTITY__INIT;
 	Supervise__V1__Frame        fr  = SUPERVISE__V1__FRAME__INIT;
 	Supervise__V1__Frame       *frames[1];
-	Supervise__V1__WorkerList   wl  = SUPERVISE__V1__WORKER_LIST__INIT;
-	Supervise__V1__WorkerStatus ws  = SUPERVISE__V1__WORKER_STATUS__INIT;
-	Supervise__V1__GroupChange  gc  = SUPERVISE__V1__GROUP_CHANGE__INIT;
+	Supervise__V1__WorkerList   wl = SUPERVISE__V1__WORKER_LIST__INIT;
+	Supervise__V1__WorkerStatus ws = SUPERVISE__V1__WORKER_STATUS__INIT;
+	Supervise__V1__GroupChange  gc = SUPERVISE__V1__GROUP_CHANGE__INIT;
 	sv_err                      err;
 
+	rep.version    = SV_PROTOCOL_VERSION;
+	rep.request_id = c->req->request_id;
+	c->rep         = &rep;
 	switch (c->req->body_case) {
 	case SUPERVISE__V1__ENVELOPE__BODY_HELLO:
 		err = req_hello(c, &hr);
@@ -1150,19 +1176,22 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		err = req_restart(c, &ws);
 		break;
 	default:
-		err = req_err(c, SV_EBADREQ, "message kind %d is not a request",
+		err = req_err(c, SV_EBADREQ,
+		    "message kind %d is not a request",
 		    (int) c->req->body_case);
 		break;
 	}
 	if (err == SV_OK) {
 		err = svw_encode(c->rep, SVW_MAX_REPLY, replyp);
 		if (err == SV_ETOOLARGE) {
-			req_err(c, err, "reply exceeds %u bytes; ask for one group",
+			req_err(c, err,
+			    "reply exceeds %u bytes; ask for one group",
 			    SVW_MAX_REPLY);
 		} else if (err != SV_OK) {
 			req_err(c, err, "cannot encode reply");
 		}
 	}
+	c->rep = NULL;
 	free(c->arena[0]);
 	free(c->arena[1]);
 	return err;
@@ -1172,13 +1201,12 @@ sv_err
 svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, nng_msg **replyp)
 {
-	svw_env  rep = SUPERVISE__V1__ENVELOPE__INIT;
 	svw_env *req = NULL;
 	uint64_t rid;
 	char     emsg[SVW_MAX_TEXT];
 	sv_err   err;
-	req_ctx  c = { s, NULL, peer_pid, peer_uid, &rep, emsg, sizeof(emsg),
-		 { NULL, NULL } };
+	req_ctx  c = {s, NULL, peer_pid, peer_uid, NULL, emsg, sizeof(emsg),
+	     {NULL, NULL}};
 
 	emsg[0] = '\0';
 	err     = svw_decode(buf, len, SVW_MAX_REQUEST, &req, &rid);
@@ -1195,7 +1223,8 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 		break;
 	case SV_EUNKNOWNMSG:
 		snprintf(emsg, sizeof(emsg),
-		    "message kind not known to this server (features: see Hello)");
+		    "message kind not known to this server (features: see "
+		    "Hello)");
 		break;
 	default:
 		snprintf(emsg, sizeof(emsg),
@@ -1203,9 +1232,7 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 		break;
 	}
 	if (err == SV_OK) {
-		c.req          = req;
-		rep.version    = SV_PROTOCOL_VERSION;
-		rep.request_id = req->request_id;
+		c.req = req;
 		pthread_mutex_lock(&s->mtx);
 		err = req_handle(&c, replyp);
 		pthread_mutex_unlock(&s->mtx);

@@ -37,21 +37,24 @@ print_identity(sv_client *c)
 	}
 	for (size_t i = 0; i < sv_identity_frame_count(id); i++) {
 		if (sv_identity_frame(id, i, &kind, &ord, &name) == SV_OK) {
-			int n = snprintf(ctx + off, sizeof(ctx) - off, "%s%s:%s/%u",
-			    i ? " > " : "",
-			    kind == SV_KIND_THREAD ? "thread" : "process", name, ord);
+			int n = snprintf(ctx + off, sizeof(ctx) - off,
+			    "%s%s:%s/%u", i ? " > " : "",
+			    kind == SV_KIND_THREAD ? "thread" : "process",
+			    name, ord);
 			if (n > 0 && (size_t) n < sizeof(ctx) - off) {
 				off += (size_t) n;
 			}
 		}
 	}
-	printf("[c] I am %s[%u] generation %llu pid %lld of %u, purpose \"%s\", "
-	       "context %s, parent %s\n",
+	printf(
+	    "[c] I am %s[%u] generation %llu pid %lld of %u, purpose \"%s\", "
+	    "context %s, parent %s\n",
 	    sv_identity_group(id), sv_identity_ordinal(id),
 	    (unsigned long long) sv_identity_generation(id),
 	    (long long) sv_identity_pid(id), sv_identity_group_size(id),
 	    sv_identity_purpose(id), ctx,
-	    sv_identity_parent(id, NULL, NULL, NULL) == SV_OK ? "yes" : "none");
+	    sv_identity_parent(id, NULL, NULL, NULL) == SV_OK ? "yes"
+	                                                      : "none");
 	fflush(stdout);
 	sv_identity_free(id);
 	return SV_OK;

@@ -27,7 +27,8 @@ write_cfg(const char *text)
 	snprintf(path, sizeof(path), "/tmp/sv-test-config-XXXXXX");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+	assert_int_equal(
+	    write(fd, text, strlen(text)), (ssize_t) strlen(text));
 	close(fd);
 }
 
@@ -39,10 +40,12 @@ load_err(const char *text, const char *want)
 	char        err[1024], prefix[128];
 
 	write_cfg(text);
-	assert_int_not_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
+	assert_int_not_equal(
+	    svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
 	assert_null(cfg);
 	snprintf(prefix, sizeof(prefix), "%s:", path);
-	if (strncmp(err, prefix, strlen(prefix)) != 0 || strstr(err, want) == NULL) {
+	if (strncmp(err, prefix, strlen(prefix)) != 0
+	    || strstr(err, want) == NULL) {
 		fail_msg("error \"%s\" lacks \"%s%s\"", err, prefix, want);
 	}
 	assert_null(strchr(err, '\n'));
@@ -57,15 +60,16 @@ test_valid(void **state)
 	char        err[1024];
 
 	(void) state;
-	write_cfg("socket_dir = \"/tmp/x\";\n"
-	          "stop_timeout_ms = 700;\n"
-	          "groups = (\n"
-	          "  { name = \"web\"; argv = [\"/bin/true\", \"-x\"]; count = 3;\n"
-	          "    purpose = \"serve\"; env = [\"A=1\", \"B=two=2\"];\n"
-	          "    cwd = \"/\"; min_uptime_ms = 0; },\n"
-	          "  { name = \"big\"; argv = [\"sleep\"]; count = 2000;\n"
-	          "    purpose = \"p\"; stop_timeout_ms = 5; }\n"
-	          ");\n");
+	write_cfg(
+	    "socket_dir = \"/tmp/x\";\n"
+	    "stop_timeout_ms = 700;\n"
+	    "groups = (\n"
+	    "  { name = \"web\"; argv = [\"/bin/true\", \"-x\"]; count = 3;\n"
+	    "    purpose = \"serve\"; env = [\"A=1\", \"B=two=2\"];\n"
+	    "    cwd = \"/\"; min_uptime_ms = 0; },\n"
+	    "  { name = \"big\"; argv = [\"sleep\"]; count = 2000;\n"
+	    "    purpose = \"p\"; stop_timeout_ms = 5; }\n"
+	    ");\n");
 	assert_int_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
 	unlink(path);
 	assert_string_equal(cfg->socket_dir, "/tmp/x");
@@ -97,7 +101,8 @@ test_errors(void **state)
 	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
 	         "  purpose = \"p\"; colour = 3; } );\n",
 	    "2: groups[0].colour: unknown key");
-	load_err("sockets = \"/tmp\";\ngroups = ();\n", "1: sockets: unknown key");
+	load_err(
+	    "sockets = \"/tmp\";\ngroups = ();\n", "1: sockets: unknown key");
 	load_err("groups = ( { name = \"a\"; argv = [\"x\"];\n"
 	         "  count = 0x7fffffff; purpose = \"p\"; } );\n",
 	    "2: groups[0].count: must be an integer in 0..4096");
@@ -110,7 +115,8 @@ test_errors(void **state)
 	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
 	         "  purpose = \"\"; } );\n",
 	    "2: groups[0].purpose: must not be empty");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; } );\n",
+	load_err(
+	    "groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; } );\n",
 	    "a: missing required key \"purpose\"");
 	load_err("groups = ( { name = \"a\"; argv = []; count = 1;\n"
 	         " purpose = \"p\"; } );\n",
@@ -121,14 +127,16 @@ test_errors(void **state)
 	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
 	         " purpose = \"p\"; env = [\"SUPERVISE_GROUP=b\"]; } );\n",
 	    "reserved");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; purpose "
-	         "= \"p\"; },\n { name = \"a\"; argv = [\"x\"]; count = 1; "
-	         "purpose = \"p\"; } );\n",
+	load_err(
+	    "groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; purpose "
+	    "= \"p\"; },\n { name = \"a\"; argv = [\"x\"]; count = 1; "
+	    "purpose = \"p\"; } );\n",
 	    "a: duplicate group name");
 	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 9;\n"
 	         " purpose = \"p\"; max_count = 4; } );\n",
 	    "count 9 is above max_count 4");
-	load_err("socket_dir = \"relative\";\n", "1: socket_dir: must be an absolute");
+	load_err("socket_dir = \"relative\";\n",
+	    "1: socket_dir: must be an absolute");
 	load_err("stop_timeout_ms = 5;\n", "groups: missing required key");
 	load_err("groups = ( { name = \"a\" ;; } );\n", "1: syntax error");
 	load_err("groups = ();\n", "groups: must have 1..64 entries");
@@ -142,8 +150,8 @@ test_missing_file(void **state)
 	char        err[512];
 
 	(void) state;
-	assert_int_equal(svd_config_load("/nonexistent/sv.conf", &cfg, err,
-	                     sizeof(err)),
+	assert_int_equal(
+	    svd_config_load("/nonexistent/sv.conf", &cfg, err, sizeof(err)),
 	    SV_ENOTFOUND);
 	assert_non_null(strstr(err, "/nonexistent/sv.conf: cannot read"));
 }
@@ -152,9 +160,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_valid),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@
 #include "supervisor.h"
 #include "wire/wire.h"
 
-static char  *argv0[] = { "/bin/true", NULL };
+static char            *argv0[] = {"/bin/true", NULL};
 static svd_group_config grp;
 static svd_config       cfg;
 
@@ -62,11 +62,11 @@ call_raw(svd_sup *s, const void *buf, size_t len, uint64_t uid)
 	nng_msg *rep;
 	svw_env *env;
 
-	assert_int_equal(svd_sup_dispatch(s, buf, len, (uint64_t) getpid(), uid,
-	                     &rep),
+	assert_int_equal(
+	    svd_sup_dispatch(s, buf, len, (uint64_t) getpid(), uid, &rep),
 	    SV_OK);
-	env = supervise__v1__envelope__unpack(NULL, nng_msg_len(rep),
-	    nng_msg_body(rep));
+	env = supervise__v1__envelope__unpack(
+	    NULL, nng_msg_len(rep), nng_msg_body(rep));
 	nng_msg_free(rep);
 	assert_non_null(env);
 	assert_int_equal(env->version, SV_PROTOCOL_VERSION);
@@ -110,7 +110,8 @@ test_hello(void **state)
 	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
 	e.hello     = &h;
 	r           = call(*state, &e, 0);
-	assert_int_equal(r->body_case, SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY);
+	assert_int_equal(
+	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY);
 	assert_int_equal(r->hello_reply->version, 1);
 	assert_string_equal(r->hello_reply->supervisor_id, svd_sup_id(*state));
 	assert_int_equal(strlen(r->hello_reply->supervisor_id), 32);
@@ -147,7 +148,8 @@ test_list_status(void **state)
 	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_LIST_WORKERS;
 	e.list_workers = &l;
 	r              = call(*state, &e, 0);
-	assert_int_equal(r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST);
+	assert_int_equal(
+	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST);
 	assert_int_equal(r->worker_list->n_workers, 0);
 	supervise__v1__envelope__free_unpacked(r, NULL);
 	l.group = "nope";
@@ -168,7 +170,7 @@ test_list_status(void **state)
 static void
 test_scale_stop(void **state)
 {
-	svw_env                   e = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                   e  = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ScaleGroup sc = SUPERVISE__V1__SCALE_GROUP__INIT;
 	Supervise__V1__StopGroup  st = SUPERVISE__V1__STOP_GROUP__INIT;
 	svw_env                  *r;
@@ -182,7 +184,8 @@ test_scale_stop(void **state)
 	/* Another uid may not administer. */
 	expect_error(call(*state, &e, (uint64_t) geteuid() + 12345), SV_EPERM);
 	r = call(*state, &e, (uint64_t) geteuid());
-	assert_int_equal(r->body_case, SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE);
+	assert_int_equal(
+	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE);
 	assert_int_equal(r->group_change->previous_count, 2);
 	assert_int_equal(r->group_change->count, 4);
 	supervise__v1__envelope__free_unpacked(r, NULL);
@@ -202,7 +205,7 @@ test_scale_stop(void **state)
 static void
 test_restart_missing(void **state)
 {
-	svw_env                      e = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                      e  = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RestartWorker rw = SUPERVISE__V1__RESTART_WORKER__INIT;
 
 	e.body_case      = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
@@ -217,11 +220,11 @@ test_restart_missing(void **state)
 static void
 test_hostile(void **state)
 {
-	svw_env                    e  = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__GroupChange gc = SUPERVISE__V1__GROUP_CHANGE__INIT;
-	const uint8_t junk[]    = { 0xff, 0xff, 0xff, 0xff, 0xff };
-	const uint8_t v2[]      = { 0x08, 0x02, 0x10, 0x09, 0x52, 0x00 };
-	const uint8_t unknown[] = { 0x08, 0x01, 0x10, 0x05, 0xc2, 0x0c, 0x00 };
+	svw_env                    e      = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__GroupChange gc     = SUPERVISE__V1__GROUP_CHANGE__INIT;
+	const uint8_t              junk[] = {0xff, 0xff, 0xff, 0xff, 0xff};
+	const uint8_t              v2[] = {0x08, 0x02, 0x10, 0x09, 0x52, 0x00};
+	const uint8_t unknown[] = {0x08, 0x01, 0x10, 0x05, 0xc2, 0x0c, 0x00};
 	uint8_t      *big;
 	svw_env      *r;
 
@@ -239,7 +242,8 @@ test_hostile(void **state)
 	expect_error(r, SV_EUNKNOWNMSG);
 	big = calloc(1, SVW_MAX_REQUEST + 1);
 	assert_non_null(big);
-	expect_error(call_raw(*state, big, SVW_MAX_REQUEST + 1, 0), SV_ETOOLARGE);
+	expect_error(
+	    call_raw(*state, big, SVW_MAX_REQUEST + 1, 0), SV_ETOOLARGE);
 	free(big);
 }
 
@@ -247,14 +251,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_whoami_not_worker, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_list_status, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_scale_stop, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restart_missing, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_whoami_not_worker, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_list_status, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scale_stop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_restart_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }

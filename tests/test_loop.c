@@ -27,8 +27,8 @@ static void
 record_cb(sv_loop *loop, sv_timer *t)
 {
 	(void) loop;
-	int i          = (int) (intptr_t) t->arg;
-	fired_at[i]    = t->deadline_ms;
+	int i                 = (int) (intptr_t) t->arg;
+	fired_at[i]           = t->deadline_ms;
 	fired_order[nfired++] = i;
 }
 
@@ -39,7 +39,7 @@ test_heap_order(void **state)
 {
 	sv_loop *l;
 	sv_timer t[NT];
-	bool     armed[NT] = { false };
+	bool     armed[NT] = {false};
 	unsigned seed      = 99;
 	int      expect    = 0;
 
@@ -55,8 +55,9 @@ test_heap_order(void **state)
 			sv_loop_timer_stop(l, &t[i]);
 			armed[i] = false;
 		} else {
-			assert_int_equal(sv_loop_timer_start(l, &t[i],
-			                     (uint64_t) (rand_r(&seed) % 100000)),
+			assert_int_equal(
+			    sv_loop_timer_start(
+			        l, &t[i], (uint64_t) (rand_r(&seed) % 100000)),
 			    SV_OK);
 			armed[i] = true;
 		}
@@ -71,8 +72,8 @@ test_heap_order(void **state)
 	assert_int_equal(sv_loop_run_timers(l, UINT64_MAX), (size_t) expect);
 	assert_int_equal(nfired, expect);
 	for (int k = 1; k < nfired; k++) {
-		assert_true(fired_at[fired_order[k - 1]] <=
-		    fired_at[fired_order[k]]);
+		assert_true(
+		    fired_at[fired_order[k - 1]] <= fired_at[fired_order[k]]);
 	}
 	for (int k = 0; k < nfired; k++) {
 		assert_true(armed[fired_order[k]]);
@@ -165,9 +166,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_heap_order),
-		cmocka_unit_test(test_rearm_from_callback),
-		cmocka_unit_test(test_io),
+	    cmocka_unit_test(test_heap_order),
+	    cmocka_unit_test(test_rearm_from_callback),
+	    cmocka_unit_test(test_io),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
 }

@@ -87,7 +87,7 @@ static void
 test_exhaustion(void **state)
 {
 	sv_ordinals o;
-	sv_ordtoken t = { 77, 77 };
+	sv_ordtoken t = {77, 77};
 
 	(void) state;
 	assert_int_equal(sv_ordinals_init(&o, 0, 4), SV_OK);
@@ -121,8 +121,8 @@ test_init_bounds(void **state)
 	    sv_ordinals_init(&o, SV_ORDINALS_MAX, SV_ORDINALS_MAX), SV_OK);
 	sv_ordinals_fini(&o);
 	sv_ordinals_fini(&o); /* idempotent */
-	assert_int_equal(sv_ordinals_release(&o, (sv_ordtoken) { 0, 0 }),
-	    SV_EINVAL);
+	assert_int_equal(
+	    sv_ordinals_release(&o, (sv_ordtoken) {0, 0}), SV_EINVAL);
 }
 
 /* Scale down lists the highest held ordinals; after their release and a
@@ -202,7 +202,7 @@ test_model(void **state)
 {
 	enum { MAX = 16 };
 	sv_ordinals o;
-	bool        held[MAX] = { false };
+	bool        held[MAX] = {false};
 	sv_ordtoken live[MAX];
 	int64_t     lastgen[MAX];
 	uint32_t    limit = 8;
@@ -240,22 +240,30 @@ test_model(void **state)
 			/* release, sometimes twice, sometimes a stale token */
 			if (held[k]) {
 				sv_ordtoken tk = live[k];
-				assert_int_equal(sv_ordinals_release(&o, tk), SV_OK);
+				assert_int_equal(
+				    sv_ordinals_release(&o, tk), SV_OK);
 				held[k] = false;
-				assert_int_equal(sv_ordinals_release(&o, tk), SV_OK);
+				assert_int_equal(
+				    sv_ordinals_release(&o, tk), SV_OK);
 			} else {
-				sv_ordtoken stale = { k, (uint64_t) (lastgen[k] < 0 ? 0 : lastgen[k]) };
-				assert_int_equal(sv_ordinals_release(&o, stale), SV_OK);
+				sv_ordtoken stale = {k,
+				    (uint64_t) (lastgen[k] < 0 ? 0
+				                               : lastgen[k])};
+				assert_int_equal(
+				    sv_ordinals_release(&o, stale), SV_OK);
 			}
 		} else if (op == 3) {
 			if (held[k]) {
-				assert_int_equal(sv_ordinals_renew(&o, &live[k]), SV_OK);
-				assert_true((int64_t) live[k].generation > lastgen[k]);
+				assert_int_equal(
+				    sv_ordinals_renew(&o, &live[k]), SV_OK);
+				assert_true(
+				    (int64_t) live[k].generation > lastgen[k]);
 				lastgen[k] = (int64_t) live[k].generation;
 			}
 		} else {
 			limit = (uint32_t) (rand_r(&seed) % (MAX + 1));
-			assert_int_equal(sv_ordinals_set_limit(&o, limit), SV_OK);
+			assert_int_equal(
+			    sv_ordinals_set_limit(&o, limit), SV_OK);
 		}
 		for (uint32_t i = 0; i < MAX; i++) {
 			assert_int_equal(sv_ordinals_is_held(&o, i), held[i]);
@@ -268,14 +276,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sequential),
-		cmocka_unit_test(test_lowest_free_reuse),
-		cmocka_unit_test(test_double_release),
-		cmocka_unit_test(test_exhaustion),
-		cmocka_unit_test(test_init_bounds),
-		cmocka_unit_test(test_scale_down_up),
-		cmocka_unit_test(test_generation_monotonic),
-		cmocka_unit_test(test_model),
+	    cmocka_unit_test(test_sequential),
+	    cmocka_unit_test(test_lowest_free_reuse),
+	    cmocka_unit_test(test_double_release),
+	    cmocka_unit_test(test_exhaustion),
+	    cmocka_unit_test(test_init_bounds),
+	    cmocka_unit_test(test_scale_down_up),
+	    cmocka_unit_test(test_generation_monotonic),
+	    cmocka_unit_test(test_model),
 	};
 	return cmocka_run_group_tests_name("ordinal", tests, NULL, NULL);
 }

@@ -12,14 +12,14 @@
 
 #include "core/restart.h"
 
-static const sv_restart_policy pol = { 1000, 100, 1000 };
+static const sv_restart_policy pol = {1000, 100, 1000};
 
 /* An unwanted ordinal is released whatever its history. */
 static void
 test_not_wanted(void **state)
 {
-	sv_restart_state st = { 5 };
-	sv_exit_facts    f  = { 10, false, true };
+	sv_restart_state st = {5};
+	sv_exit_facts    f  = {10, false, true};
 	sv_exit_decision d  = sv_restart_decide(&pol, &st, &f);
 
 	(void) state;
@@ -31,8 +31,8 @@ test_not_wanted(void **state)
 static void
 test_healthy(void **state)
 {
-	sv_restart_state st = { 3 };
-	sv_exit_facts    f  = { 1000, true, false };
+	sv_restart_state st = {3};
+	sv_exit_facts    f  = {1000, true, false};
 	sv_exit_decision d  = sv_restart_decide(&pol, &st, &f);
 
 	(void) state;
@@ -46,9 +46,9 @@ test_healthy(void **state)
 static void
 test_backoff_sequence(void **state)
 {
-	sv_restart_state st     = { 0 };
-	sv_exit_facts    f      = { 999, true, false };
-	const uint64_t   want[] = { 100, 200, 400, 800, 1000, 1000, 1000 };
+	sv_restart_state st     = {0};
+	sv_exit_facts    f      = {999, true, false};
+	const uint64_t   want[] = {100, 200, 400, 800, 1000, 1000, 1000};
 
 	(void) state;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -69,10 +69,10 @@ test_backoff_sequence(void **state)
 static void
 test_no_backoff_and_overflow(void **state)
 {
-	sv_restart_policy p0 = { 0, 100, 1000 };
-	sv_restart_policy big = { 10, UINT64_MAX / 3, UINT64_MAX };
-	sv_restart_state  st = { 0 };
-	sv_exit_facts     f  = { 0, true, false };
+	sv_restart_policy p0  = {0, 100, 1000};
+	sv_restart_policy big = {10, UINT64_MAX / 3, UINT64_MAX};
+	sv_restart_state  st  = {0};
+	sv_exit_facts     f   = {0, true, false};
 
 	(void) state;
 	for (int i = 0; i < 100; i++) {
@@ -85,7 +85,7 @@ test_no_backoff_and_overflow(void **state)
 	}
 	assert_int_equal(st.fast_failures, UINT32_MAX);
 	/* A zero initial delay stays zero, and quickly. */
-	sv_restart_policy zero = { 10, 0, 5000 };
+	sv_restart_policy zero = {10, 0, 5000};
 	st.fast_failures       = UINT32_MAX - 1;
 	assert_int_equal(sv_restart_decide(&zero, &st, &f).delay_ms, 0);
 }
@@ -94,10 +94,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_not_wanted),
-		cmocka_unit_test(test_healthy),
-		cmocka_unit_test(test_backoff_sequence),
-		cmocka_unit_test(test_no_backoff_and_overflow),
+	    cmocka_unit_test(test_not_wanted),
+	    cmocka_unit_test(test_healthy),
+	    cmocka_unit_test(test_backoff_sequence),
+	    cmocka_unit_test(test_no_backoff_and_overflow),
 	};
 	return cmocka_run_group_tests_name("restart", tests, NULL, NULL);
 }

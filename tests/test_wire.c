@@ -43,7 +43,8 @@ roundtrip(svw_env *env)
 	env->version    = SV_PROTOCOL_VERSION;
 	env->request_id = 0x1122334455667788ull;
 	buf             = pack(env, &len);
-	assert_int_equal(svw_decode(buf, len, SVW_MAX_REPLY, &out, &rid), SV_OK);
+	assert_int_equal(
+	    svw_decode(buf, len, SVW_MAX_REPLY, &out, &rid), SV_OK);
 	free(buf);
 	assert_non_null(out);
 	assert_int_equal(rid, env->request_id);
@@ -124,18 +125,18 @@ test_requests_roundtrip(void **state)
 static void
 test_replies_roundtrip(void **state)
 {
-	svw_env                      e   = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__HelloReply    hr  = SUPERVISE__V1__HELLO_REPLY__INIT;
-	Supervise__V1__Identity      id  = SUPERVISE__V1__IDENTITY__INIT;
-	Supervise__V1__Frame         f0  = SUPERVISE__V1__FRAME__INIT;
-	Supervise__V1__Frame         f1  = SUPERVISE__V1__FRAME__INIT;
-	Supervise__V1__Frame        *fs[2] = { &f0, &f1 };
+	svw_env                      e     = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__HelloReply    hr    = SUPERVISE__V1__HELLO_REPLY__INIT;
+	Supervise__V1__Identity      id    = SUPERVISE__V1__IDENTITY__INIT;
+	Supervise__V1__Frame         f0    = SUPERVISE__V1__FRAME__INIT;
+	Supervise__V1__Frame         f1    = SUPERVISE__V1__FRAME__INIT;
+	Supervise__V1__Frame        *fs[2] = {&f0, &f1};
 	Supervise__V1__WorkerStatus  ws[2];
-	Supervise__V1__WorkerStatus *wp[2] = { &ws[0], &ws[1] };
-	Supervise__V1__WorkerList    wl  = SUPERVISE__V1__WORKER_LIST__INIT;
-	Supervise__V1__GroupChange   gc  = SUPERVISE__V1__GROUP_CHANGE__INIT;
-	Supervise__V1__Error         er  = SUPERVISE__V1__ERROR__INIT;
-	char                        *feats[] = { "identity", "admin.scale" };
+	Supervise__V1__WorkerStatus *wp[2] = {&ws[0], &ws[1]};
+	Supervise__V1__WorkerList    wl    = SUPERVISE__V1__WORKER_LIST__INIT;
+	Supervise__V1__GroupChange   gc    = SUPERVISE__V1__GROUP_CHANGE__INIT;
+	Supervise__V1__Error         er    = SUPERVISE__V1__ERROR__INIT;
+	char                        *feats[] = {"identity", "admin.scale"};
 	svw_env                     *o;
 
 	(void) state;
@@ -183,7 +184,8 @@ test_replies_roundtrip(void **state)
 		ws[i].pid            = 100 + i;
 		ws[i].last_exit_code = -1;
 		ws[i].last_signal    = 9;
-		ws[i].state = SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING;
+		ws[i].state
+		    = SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING;
 	}
 	wl.n_workers  = 2;
 	wl.workers    = wp;
@@ -224,10 +226,10 @@ hello_bytes(uint32_t version, size_t *len)
 	svw_env              e = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__Hello h = SUPERVISE__V1__HELLO__INIT;
 
-	e.version    = version;
-	e.request_id = 99;
-	e.body_case  = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
-	e.hello      = &h;
+	e.version     = version;
+	e.request_id  = 99;
+	e.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
+	e.hello       = &h;
 	h.client_name = "truncate-me-please";
 	return pack(&e, len);
 }
@@ -249,8 +251,8 @@ test_truncated(void **state)
 		sv_err err = svw_decode(copy, cut, SVW_MAX_REQUEST, &o, &rid);
 		assert_int_not_equal(err, SV_OK);
 		assert_null(o);
-		assert_true(err == SV_EBADREQ || err == SV_EVERSION ||
-		    err == SV_EUNKNOWNMSG);
+		assert_true(err == SV_EBADREQ || err == SV_EVERSION
+		    || err == SV_EUNKNOWNMSG);
 		free(copy);
 	}
 	free(buf);
@@ -288,10 +290,11 @@ test_garbage(void **state)
 	/* Random bytes are almost never a valid v1 envelope. */
 	assert_true(ok < 20);
 	/* A classic: a length prefix claiming 4 GiB in a short buffer. */
-	const uint8_t huge[] = { 0x52, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00 };
+	const uint8_t huge[] = {0x52, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00};
 	svw_env      *o      = NULL;
 	uint64_t      rid;
-	assert_int_equal(svw_decode(huge, sizeof(huge), SVW_MAX_REQUEST, &o, &rid),
+	assert_int_equal(
+	    svw_decode(huge, sizeof(huge), SVW_MAX_REQUEST, &o, &rid),
 	    SV_EBADREQ);
 }
 
@@ -306,14 +309,15 @@ test_oversize(void **state)
 	nng_msg *m;
 
 	(void) state;
-	assert_int_equal(svw_decode(buf, len, len - 1, &o, &rid), SV_ETOOLARGE);
+	assert_int_equal(
+	    svw_decode(buf, len, len - 1, &o, &rid), SV_ETOOLARGE);
 	assert_null(o);
 	assert_int_equal(svw_decode(buf, len, len, &o, &rid), SV_OK);
 	svw_free(o);
 	free(buf);
 
-	svw_env              e = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__Hello h = SUPERVISE__V1__HELLO__INIT;
+	svw_env              e   = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Hello h   = SUPERVISE__V1__HELLO__INIT;
 	char                *big = malloc(SVW_MAX_REQUEST + 1);
 	memset(big, 'x', SVW_MAX_REQUEST);
 	big[SVW_MAX_REQUEST] = '\0';
@@ -336,17 +340,17 @@ test_versions(void **state)
 	uint64_t rid = 0;
 
 	(void) state;
-	assert_int_equal(svw_decode(buf, len, SVW_MAX_REQUEST, &o, &rid),
-	    SV_EVERSION);
+	assert_int_equal(
+	    svw_decode(buf, len, SVW_MAX_REQUEST, &o, &rid), SV_EVERSION);
 	assert_null(o);
 	assert_int_equal(rid, 99);
 	free(buf);
 	buf = hello_bytes(0, &len);
-	assert_int_equal(svw_decode(buf, len, SVW_MAX_REQUEST, &o, &rid),
-	    SV_EBADREQ);
+	assert_int_equal(
+	    svw_decode(buf, len, SVW_MAX_REQUEST, &o, &rid), SV_EBADREQ);
 	free(buf);
-	assert_int_equal(svw_decode("", 0, SVW_MAX_REQUEST, &o, &rid),
-	    SV_EBADREQ);
+	assert_int_equal(
+	    svw_decode("", 0, SVW_MAX_REQUEST, &o, &rid), SV_EBADREQ);
 	assert_null(o);
 }
 
@@ -358,13 +362,14 @@ test_unknown_body(void **state)
 	/* version=1 (field 1 varint), request_id=5 (field 2 varint),
 	 * field 200 length-delimited, 2 bytes. Tag 200<<3|2 = 1602 =
 	 * varint c2 0c. */
-	const uint8_t msg[] = { 0x08, 0x01, 0x10, 0x05, 0xc2, 0x0c, 0x02, 0x08,
-		0x01 };
+	const uint8_t msg[]
+	    = {0x08, 0x01, 0x10, 0x05, 0xc2, 0x0c, 0x02, 0x08, 0x01};
 	svw_env *o   = NULL;
 	uint64_t rid = 0;
 
 	(void) state;
-	assert_int_equal(svw_decode(msg, sizeof(msg), SVW_MAX_REQUEST, &o, &rid),
+	assert_int_equal(
+	    svw_decode(msg, sizeof(msg), SVW_MAX_REQUEST, &o, &rid),
 	    SV_EUNKNOWNMSG);
 	assert_null(o);
 	assert_int_equal(rid, 5);
@@ -382,7 +387,8 @@ test_error_reply(void **state)
 	(void) state;
 	memset(longmsg, 'y', sizeof(longmsg) - 1);
 	longmsg[sizeof(longmsg) - 1] = '\0';
-	assert_int_equal(svw_encode_error(42, SV_EEXHAUSTED, longmsg, &m), SV_OK);
+	assert_int_equal(
+	    svw_encode_error(42, SV_EEXHAUSTED, longmsg, &m), SV_OK);
 	assert_int_equal(svw_decode(nng_msg_body(m), nng_msg_len(m),
 	                     SVW_MAX_REPLY, &o, &rid),
 	    SV_OK);
@@ -397,13 +403,13 @@ test_error_reply(void **state)
 	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_INTERNAL);
 	assert_int_equal(svw_err_to_code(SV_EINVAL),
 	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST);
-	assert_int_equal(svw_code_to_err((Supervise__V1__ErrorCode) 999),
-	    SV_EPROTO);
+	assert_int_equal(
+	    svw_code_to_err((Supervise__V1__ErrorCode) 999), SV_EPROTO);
 	/* The shared numbering is the contract between enum and proto. */
-	assert_int_equal(SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_A_WORKER,
-	    SV_ENOTWORKER);
-	assert_int_equal(SUPERVISE__V1__ERROR_CODE__ERROR_CODE_INTERNAL,
-	    SV_EINTERNAL);
+	assert_int_equal(
+	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_A_WORKER, SV_ENOTWORKER);
+	assert_int_equal(
+	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_INTERNAL, SV_EINTERNAL);
 }
 
 /* Group names: 1..64 bytes of [A-Za-z0-9_.-]. */
@@ -445,16 +451,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_requests_roundtrip),
-		cmocka_unit_test(test_replies_roundtrip),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_unknown_body),
-		cmocka_unit_test(test_error_reply),
-		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_err_table),
+	    cmocka_unit_test(test_requests_roundtrip),
+	    cmocka_unit_test(test_replies_roundtrip),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_oversize),
+	    cmocka_unit_test(test_versions),
+	    cmocka_unit_test(test_unknown_body),
+	    cmocka_unit_test(test_error_reply),
+	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_err_table),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }

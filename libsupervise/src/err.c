@@ -8,8 +8,8 @@ const char *
 sv_strerror(sv_err err)
 {
 	switch (err) {
-#define SV_ERR_MSG_(name, value, msg)                                         \
-	case SV_##name:                                                       \
+#define SV_ERR_MSG_(name, value, msg) \
+	case SV_##name:               \
 		return msg;
 		SV_ERR_MAP(SV_ERR_MSG_)
 #undef SV_ERR_MSG_
@@ -21,8 +21,8 @@ const char *
 sv_err_name(sv_err err)
 {
 	switch (err) {
-#define SV_ERR_NAME_(name, value, msg)                                        \
-	case SV_##name:                                                       \
+#define SV_ERR_NAME_(name, value, msg) \
+	case SV_##name:                \
 		return #name;
 		SV_ERR_MAP(SV_ERR_NAME_)
 #undef SV_ERR_NAME_

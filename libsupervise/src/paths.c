@@ -21,13 +21,15 @@ svi_default_dir(char *buf, size_t size)
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 
 	if (xdg != NULL && xdg[0] == '/') {
-		return paths_fit(snprintf(buf, size, "%s/supervise", xdg), size);
+		return paths_fit(
+		    snprintf(buf, size, "%s/supervise", xdg), size);
 	}
 	if (geteuid() == 0) {
 		return paths_fit(snprintf(buf, size, "/run/supervise"), size);
 	}
 	return paths_fit(
-	    snprintf(buf, size, "/tmp/supervise-%u", (unsigned) geteuid()), size);
+	    snprintf(buf, size, "/tmp/supervise-%u", (unsigned) geteuid()),
+	    size);
 }
 
 sv_err

@@ -30,7 +30,7 @@ json_of(const char *s)
 {
 	char  *buf = NULL;
 	size_t len = 0;
-	FILE  *f = open_memstream(&buf, &len);
+	FILE  *f   = open_memstream(&buf, &len);
 
 	assert_non_null(f);
 	json_string(f, s);
@@ -54,7 +54,7 @@ expect_json(const char *in, const char *want)
 static void
 test_json_plain(void **state)
 {
-	(void)state;
+	(void) state;
 	expect_json("web", "\"web\"");
 	expect_json("", "\"\"");
 	expect_json(NULL, "\"\"");
@@ -64,7 +64,7 @@ test_json_plain(void **state)
 static void
 test_json_escapes(void **state)
 {
-	(void)state;
+	(void) state;
 	expect_json("a\"b\\c", "\"a\\\"b\\\\c\"");
 	expect_json("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
 	expect_json("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
@@ -74,27 +74,27 @@ test_json_escapes(void **state)
 static void
 test_json_utf8(void **state)
 {
-	(void)state;
+	(void) state;
 	expect_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
 	    "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
 	expect_json("\xff", "\"\\ufffd\"");
-	expect_json("\xc0\xaf", "\"\\ufffd\\ufffd\"");         /* overlong */
+	expect_json("\xc0\xaf", "\"\\ufffd\\ufffd\""); /* overlong */
 	/* A UTF-16 surrogate encoded in UTF-8. */
 	expect_json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
 	expect_json("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
-	expect_json("a\xe2\x82", "\"a\\ufffd\\ufffd\"");        /* truncated */
+	expect_json("a\xe2\x82", "\"a\\ufffd\\ufffd\""); /* truncated */
 }
 
 /* test_json_key: the comma goes before every member but the first. */
 static void
 test_json_key(void **state)
 {
-	char  *buf = NULL;
-	size_t len = 0;
-	FILE  *f = open_memstream(&buf, &len);
+	char  *buf   = NULL;
+	size_t len   = 0;
+	FILE  *f     = open_memstream(&buf, &len);
 	int    first = 1;
 
-	(void)state;
+	(void) state;
 	assert_non_null(f);
 	json_key(f, &first, "a");
 	fputs("1", f);
@@ -121,7 +121,7 @@ expect_uptime(uint64_t ms, const char *want)
 static void
 test_uptime(void **state)
 {
-	(void)state;
+	(void) state;
 	expect_uptime(0, "0ms");
 	expect_uptime(850, "850ms");
 	expect_uptime(999, "999ms");
@@ -147,7 +147,7 @@ test_parse_u32(void **state)
 {
 	uint32_t v = 42;
 
-	(void)state;
+	(void) state;
 	assert_int_equal(cli_parse_u32("0", UINT32_MAX, &v), 0);
 	assert_int_equal(v, 0);
 	assert_int_equal(cli_parse_u32("4294967295", UINT32_MAX, &v), 0);
@@ -157,8 +157,8 @@ test_parse_u32(void **state)
 
 	v = 42;
 	assert_int_equal(cli_parse_u32("4294967296", UINT32_MAX, &v), -1);
-	assert_int_equal(cli_parse_u32("99999999999999999999999", UINT32_MAX,
-	                     &v), -1);
+	assert_int_equal(
+	    cli_parse_u32("99999999999999999999999", UINT32_MAX, &v), -1);
 	assert_int_equal(cli_parse_u32("11", 10, &v), -1);
 	assert_int_equal(cli_parse_u32("", UINT32_MAX, &v), -1);
 	assert_int_equal(cli_parse_u32(NULL, UINT32_MAX, &v), -1);
@@ -178,7 +178,7 @@ test_check_group(void **state)
 {
 	char long_name[CLI_GROUP_MAX + 2];
 
-	(void)state;
+	(void) state;
 	assert_int_equal(cli_check_group("t", "web"), CLI_EXIT_OK);
 	assert_int_equal(cli_check_group("t", "A-z_0.9"), CLI_EXIT_OK);
 	memset(long_name, 'g', CLI_GROUP_MAX);
@@ -186,7 +186,7 @@ test_check_group(void **state)
 	assert_int_equal(cli_check_group("t", long_name), CLI_EXIT_OK);
 
 	/* The failures below print their error line to stderr. */
-	long_name[CLI_GROUP_MAX] = 'g';
+	long_name[CLI_GROUP_MAX]     = 'g';
 	long_name[CLI_GROUP_MAX + 1] = '\0';
 	assert_int_equal(cli_check_group("t", long_name), CLI_EXIT_USAGE);
 	assert_int_equal(cli_check_group("t", ""), CLI_EXIT_USAGE);
@@ -199,7 +199,7 @@ test_check_group(void **state)
 static void
 test_exit_code(void **state)
 {
-	(void)state;
+	(void) state;
 	assert_int_equal(cli_exit_code(SV_OK), CLI_EXIT_OK);
 	assert_int_equal(cli_exit_code(SV_ENOTFOUND), CLI_EXIT_ANSWER);
 	assert_int_equal(cli_exit_code(SV_ENOTWORKER), CLI_EXIT_ANSWER);
@@ -219,14 +219,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_plain),
-		cmocka_unit_test(test_json_escapes),
-		cmocka_unit_test(test_json_utf8),
-		cmocka_unit_test(test_json_key),
-		cmocka_unit_test(test_uptime),
-		cmocka_unit_test(test_parse_u32),
-		cmocka_unit_test(test_check_group),
-		cmocka_unit_test(test_exit_code),
+	    cmocka_unit_test(test_json_plain),
+	    cmocka_unit_test(test_json_escapes),
+	    cmocka_unit_test(test_json_utf8),
+	    cmocka_unit_test(test_json_key),
+	    cmocka_unit_test(test_uptime),
+	    cmocka_unit_test(test_parse_u32),
+	    cmocka_unit_test(test_check_group),
+	    cmocka_unit_test(test_exit_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,8 +68,8 @@ typedef enum sv_state {
  * Errors: SV_EINVAL (no url, or url too long), SV_ECONNECT (nobody listening
  * before the deadline), SV_ENOMEM, SV_ESYSTEM.
  */
-SV_API sv_err sv_client_open(sv_client **clientp, const char *url,
-    int timeout_ms);
+SV_API sv_err sv_client_open(
+    sv_client **clientp, const char *url, int timeout_ms);
 
 /*
  * sv_default_url writes the default control socket URL into buf (size
@@ -97,8 +97,8 @@ SV_API const char *sv_client_error_message(const sv_client *client);
  * the caller: free it with sv_hello_free().
  * Errors: SV_EVERSION, SV_ETIMEDOUT, SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
  */
-SV_API sv_err sv_client_hello(sv_client *client, int timeout_ms,
-    sv_hello **hellop);
+SV_API sv_err sv_client_hello(
+    sv_client *client, int timeout_ms, sv_hello **hellop);
 
 SV_API uint32_t    sv_hello_version(const sv_hello *h);
 SV_API uint32_t    sv_hello_minor_version(const sv_hello *h);
@@ -119,8 +119,8 @@ SV_API void sv_hello_free(sv_hello *h);
  * Errors: SV_ENOTWORKER (the caller is not a supervised worker), SV_ETIMEDOUT,
  * SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
  */
-SV_API sv_err sv_client_whoami(sv_client *client, int timeout_ms,
-    sv_identity **identityp);
+SV_API sv_err sv_client_whoami(
+    sv_client *client, int timeout_ms, sv_identity **identityp);
 
 SV_API const char *sv_identity_group(const sv_identity *id);
 SV_API uint32_t    sv_identity_ordinal(const sv_identity *id);
@@ -165,7 +165,7 @@ SV_API sv_err sv_client_list(sv_client *client, const char *group,
 SV_API sv_err sv_client_status(sv_client *client, const char *group,
     uint32_t ordinal, int timeout_ms, sv_workers **workersp);
 
-SV_API size_t      sv_workers_count(const sv_workers *w);
+SV_API size_t sv_workers_count(const sv_workers *w);
 /* Accessors for entry i (0 <= i < count); out of range gives 0 / "". */
 SV_API const char *sv_workers_group(const sv_workers *w, size_t i);
 SV_API uint32_t    sv_workers_ordinal(const sv_workers *w, size_t i);
@@ -201,8 +201,8 @@ SV_API sv_err sv_client_scale(sv_client *client, const char *group,
  * group stays known and can be started again with sv_client_scale.
  * Errors: as sv_client_scale.
  */
-SV_API sv_err sv_client_stop(sv_client *client, const char *group,
-    int timeout_ms, uint32_t *previousp);
+SV_API sv_err sv_client_stop(
+    sv_client *client, const char *group, int timeout_ms, uint32_t *previousp);
 
 /*
  * sv_client_restart stops the worker at ordinal of group; the supervisor
@@ -210,8 +210,8 @@ SV_API sv_err sv_client_stop(sv_client *client, const char *group,
  * Errors: SV_ENOTFOUND (no such group, or no worker at ordinal), SV_EBUSY,
  * plus transport errors.
  */
-SV_API sv_err sv_client_restart(sv_client *client, const char *group,
-    uint32_t ordinal, int timeout_ms);
+SV_API sv_err sv_client_restart(
+    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms);
 
 #ifdef __cplusplus
 }

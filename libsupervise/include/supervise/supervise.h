@@ -23,9 +23,9 @@ extern "C" {
 #define SV_API
 #endif
 
-#define SV_VERSION_MAJOR 0
-#define SV_VERSION_MINOR 1
-#define SV_VERSION_PATCH 0
+#define SV_VERSION_MAJOR  0
+#define SV_VERSION_MINOR  1
+#define SV_VERSION_PATCH  0
 #define SV_VERSION_STRING "0.1.0"
 
 /* The protocol major version this library speaks. */
@@ -34,24 +34,24 @@ extern "C" {
 #define SV_PROTOCOL_MINOR 0
 
 /* X-macro: XX(name, value, message). Append only; never renumber. */
-#define SV_ERR_MAP(XX)                                                        \
-	XX(OK, 0, "success")                                                  \
-	XX(EBADREQ, 1, "bad request")                                         \
-	XX(EVERSION, 2, "unsupported protocol version")                       \
-	XX(EUNKNOWNMSG, 3, "unknown message")                                 \
-	XX(ENOTFOUND, 4, "not found")                                         \
-	XX(EPERM, 5, "permission denied")                                     \
-	XX(EEXHAUSTED, 6, "resource exhausted")                               \
-	XX(EBUSY, 7, "busy")                                                  \
-	XX(ETOOLARGE, 8, "too large")                                         \
-	XX(EINTERNAL, 9, "internal error")                                    \
-	XX(ENOTWORKER, 10, "caller is not a supervised worker")               \
-	XX(EINVAL, 100, "invalid argument")                                   \
-	XX(ENOMEM, 101, "out of memory")                                      \
-	XX(ETIMEDOUT, 102, "timed out")                                       \
-	XX(ECONNECT, 103, "cannot connect to supervisor")                     \
-	XX(ECLOSED, 104, "connection closed")                                 \
-	XX(EPROTO, 105, "protocol error in reply")                            \
+#define SV_ERR_MAP(XX)                                          \
+	XX(OK, 0, "success")                                    \
+	XX(EBADREQ, 1, "bad request")                           \
+	XX(EVERSION, 2, "unsupported protocol version")         \
+	XX(EUNKNOWNMSG, 3, "unknown message")                   \
+	XX(ENOTFOUND, 4, "not found")                           \
+	XX(EPERM, 5, "permission denied")                       \
+	XX(EEXHAUSTED, 6, "resource exhausted")                 \
+	XX(EBUSY, 7, "busy")                                    \
+	XX(ETOOLARGE, 8, "too large")                           \
+	XX(EINTERNAL, 9, "internal error")                      \
+	XX(ENOTWORKER, 10, "caller is not a supervised worker") \
+	XX(EINVAL, 100, "invalid argument")                     \
+	XX(ENOMEM, 101, "out of memory")                        \
+	XX(ETIMEDOUT, 102, "timed out")                         \
+	XX(ECONNECT, 103, "cannot connect to supervisor")       \
+	XX(ECLOSED, 104, "connection closed")                   \
+	XX(EPROTO, 105, "protocol error in reply")              \
 	XX(ESYSTEM, 106, "system call failed")
 
 /* sv_err is the only error type of the library. SV_OK is 0. */

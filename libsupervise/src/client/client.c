@@ -51,7 +51,8 @@ struct sv_workers {
 	size_t                        n;
 };
 
-/* ---- errors and deadlines ------------------------------------------------ */
+/* ---- errors and deadlines ------------------------------------------------
+ */
 
 /* cl_nng_err maps an nng error to sv_err. */
 static sv_err
@@ -85,16 +86,16 @@ cl_nng_err(int rv)
 static bool
 cl_lost(int rv)
 {
-	return rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT ||
-	    rv == NNG_ECONNABORTED;
+	return rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT
+	    || rv == NNG_ECONNABORTED;
 }
 
 /* cl_fail records a detail message and returns err. */
 static sv_err
 cl_fail(sv_client *c, sv_err err, const char *detail)
 {
-	snprintf(c->errmsg, sizeof(c->errmsg), "%s",
-	    detail != NULL ? detail : "");
+	snprintf(
+	    c->errmsg, sizeof(c->errmsg), "%s", detail != NULL ? detail : "");
 	return err;
 }
 
@@ -130,7 +131,8 @@ cl_deadline(int timeout_ms)
 	return timeout_ms < 0 ? -1 : cl_now_ms() + timeout_ms;
 }
 
-/* ---- open / close ----------------------------------------------------------- */
+/* ---- open / close
+ * ----------------------------------------------------------- */
 
 sv_err
 sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
@@ -161,7 +163,8 @@ sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
 		free(c);
 		return cl_nng_err(rv);
 	}
-	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(
+	    c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 10);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	for (;;) {
@@ -173,7 +176,8 @@ sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
 			break;
 		}
 		nng_dialer_close(d);
-		if (rv != NNG_ECONNREFUSED && rv != NNG_ENOENT && !cl_lost(rv)) {
+		if (rv != NNG_ECONNREFUSED && rv != NNG_ENOENT
+		    && !cl_lost(rv)) {
 			break;
 		}
 		if (deadline >= 0 && cl_now_ms() >= deadline) {
@@ -210,7 +214,8 @@ sv_client_error_message(const sv_client *client)
 	return client != NULL ? client->errmsg : "";
 }
 
-/* ---- the call ------------------------------------------------------------- */
+/* ---- the call -------------------------------------------------------------
+ */
 
 /*
  * cl_call sends req and waits for a reply whose body is expect. On SV_OK
@@ -236,30 +241,33 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 	for (;;) {
 		req->request_id = ++c->next_id;
 		if ((err = svw_encode(req, SVW_MAX_REQUEST, &msg)) != SV_OK) {
-			return cl_fail(c, err, "request exceeds the protocol's bound");
+			return cl_fail(
+			    c, err, "request exceeds the protocol's bound");
 		}
-		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, cl_remaining(deadline));
+		nng_socket_set_ms(
+		    c->sock, NNG_OPT_SENDTIMEO, cl_remaining(deadline));
 		if ((rv = nng_sendmsg(c->sock, msg, 0)) != 0) {
 			nng_msg_free(msg);
 		} else {
-			nng_socket_set_ms(
-			    c->sock, NNG_OPT_RECVTIMEO, cl_remaining(deadline));
+			nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO,
+			    cl_remaining(deadline));
 			rv = nng_recvmsg(c->sock, &msg, 0);
 		}
 		if (rv == 0) {
 			break;
 		}
-		if (!idempotent || !cl_lost(rv) ||
-		    (deadline >= 0 && cl_now_ms() >= deadline)) {
+		if (!idempotent || !cl_lost(rv)
+		    || (deadline >= 0 && cl_now_ms() >= deadline)) {
 			return cl_fail(c, cl_nng_err(rv), nng_strerror(rv));
 		}
 	}
-	err = svw_decode(nng_msg_body(msg), nng_msg_len(msg), SVW_MAX_REPLY,
-	    &rep, &rid);
+	err = svw_decode(
+	    nng_msg_body(msg), nng_msg_len(msg), SVW_MAX_REPLY, &rep, &rid);
 	nng_msg_free(msg);
 	if (err == SV_EVERSION) {
 		return cl_fail(c, SV_EVERSION,
-		    "the supervisor answered in another protocol major version");
+		    "the supervisor answered in another protocol major "
+		    "version");
 	}
 	if (err != SV_OK) {
 		return cl_fail(c, SV_EPROTO, "undecodable reply");
@@ -318,16 +326,17 @@ cl_group(sv_client *c, const char *group, int optional)
 	return SV_OK;
 }
 
-/* ---- hello ---------------------------------------------------------------- */
+/* ---- hello ----------------------------------------------------------------
+ */
 
 sv_err
 sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
 {
-	svw_env             req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env              req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__Hello h   = SUPERVISE__V1__HELLO__INIT;
-	svw_env            *rep;
-	sv_hello           *out;
-	sv_err              err;
+	svw_env             *rep = NULL;
+	sv_hello            *out;
+	sv_err               err;
 
 	if (client == NULL || hellop == NULL) {
 		return SV_EINVAL;
@@ -399,16 +408,17 @@ sv_hello_free(sv_hello *h)
 	}
 }
 
-/* ---- whoami --------------------------------------------------------------- */
+/* ---- whoami ---------------------------------------------------------------
+ */
 
 sv_err
 sv_client_whoami(sv_client *client, int timeout_ms, sv_identity **identityp)
 {
-	svw_env              req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env               req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__WhoAmI w   = SUPERVISE__V1__WHO_AM_I__INIT;
-	svw_env             *rep;
-	sv_identity         *out;
-	sv_err               err;
+	svw_env              *rep = NULL;
+	sv_identity          *out;
+	sv_err                err;
 
 	if (client == NULL || identityp == NULL) {
 		return SV_EINVAL;
@@ -533,7 +543,8 @@ sv_identity_free(sv_identity *id)
 	}
 }
 
-/* ---- list and status ------------------------------------------------------ */
+/* ---- list and status ------------------------------------------------------
+ */
 
 /* cl_workers wraps a reply holding workers into a new sv_workers. */
 static sv_err
@@ -557,10 +568,10 @@ sv_err
 sv_client_list(sv_client *client, const char *group, int timeout_ms,
     sv_workers **workersp)
 {
-	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ListWorkers l   = SUPERVISE__V1__LIST_WORKERS__INIT;
-	svw_env                  *rep;
-	sv_err                    err;
+	svw_env                   *rep = NULL;
+	sv_err                     err;
 
 	if (client == NULL || workersp == NULL) {
 		return SV_EINVAL;
@@ -584,10 +595,10 @@ sv_err
 sv_client_status(sv_client *client, const char *group, uint32_t ordinal,
     int timeout_ms, sv_workers **workersp)
 {
-	svw_env                 req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__GetStatus g   = SUPERVISE__V1__GET_STATUS__INIT;
-	svw_env                *rep;
-	sv_err                  err;
+	svw_env                 *rep = NULL;
+	sv_err                   err;
 
 	if (client == NULL || workersp == NULL) {
 		return SV_EINVAL;
@@ -599,8 +610,8 @@ sv_client_status(sv_client *client, const char *group, uint32_t ordinal,
 	g.ordinal      = ordinal;
 	req.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GET_STATUS;
 	req.get_status = &g;
-	err = cl_call(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, timeout_ms, &rep);
+	err            = cl_call(client, &req,
+	               SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -624,11 +635,11 @@ cl_item(const sv_workers *w, size_t i)
  * CL_WORKER_FIELD defines sv_workers_NAME(w, i): field FIELD of entry i,
  * or DFLT when i is out of range.
  */
-#define CL_WORKER_FIELD(type, name, field, dflt)                              \
-	type sv_workers_##name(const sv_workers *w, size_t i)                 \
-	{                                                                     \
-		const Supervise__V1__WorkerStatus *s = cl_item(w, i);         \
-		return s != NULL ? (type) s->field : (dflt);                  \
+#define CL_WORKER_FIELD(type, name, field, dflt)                      \
+	type sv_workers_##name(const sv_workers *w, size_t i)         \
+	{                                                             \
+		const Supervise__V1__WorkerStatus *s = cl_item(w, i); \
+		return s != NULL ? (type) s->field : (dflt);          \
 	}
 
 CL_WORKER_FIELD(const char *, group, group, "")
@@ -666,14 +677,15 @@ sv_state_name(sv_state state)
 	}
 }
 
-/* ---- administration -------------------------------------------------------- */
+/* ---- administration --------------------------------------------------------
+ */
 
 /* cl_group_change finishes scale/stop: store the previous count. */
 static sv_err
-cl_group_change(sv_client *c, svw_env *req, int timeout_ms,
-    uint32_t *previousp)
+cl_group_change(
+    sv_client *c, svw_env *req, int timeout_ms, uint32_t *previousp)
 {
-	svw_env *rep;
+	svw_env *rep = NULL;
 	sv_err   err = cl_call(c, req,
 	      SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE, timeout_ms, &rep);
 
@@ -691,9 +703,9 @@ sv_err
 sv_client_scale(sv_client *client, const char *group, uint32_t count,
     int timeout_ms, uint32_t *previousp)
 {
-	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ScaleGroup s   = SUPERVISE__V1__SCALE_GROUP__INIT;
-	sv_err                   err;
+	sv_err                    err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -709,12 +721,12 @@ sv_client_scale(sv_client *client, const char *group, uint32_t count,
 }
 
 sv_err
-sv_client_stop(sv_client *client, const char *group, int timeout_ms,
-    uint32_t *previousp)
+sv_client_stop(
+    sv_client *client, const char *group, int timeout_ms, uint32_t *previousp)
 {
-	svw_env                 req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__StopGroup s   = SUPERVISE__V1__STOP_GROUP__INIT;
-	sv_err                  err;
+	sv_err                   err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -729,13 +741,13 @@ sv_client_stop(sv_client *client, const char *group, int timeout_ms,
 }
 
 sv_err
-sv_client_restart(sv_client *client, const char *group, uint32_t ordinal,
-    int timeout_ms)
+sv_client_restart(
+    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms)
 {
-	svw_env                     req = SUPERVISE__V1__ENVELOPE__INIT;
+	svw_env                      req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RestartWorker r   = SUPERVISE__V1__RESTART_WORKER__INIT;
-	svw_env                    *rep;
-	sv_err                      err;
+	svw_env                     *rep = NULL;
+	sv_err                       err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -749,7 +761,8 @@ sv_client_restart(sv_client *client, const char *group, uint32_t ordinal,
 	req.restart_worker = &r;
 	/* Not idempotent: a lost connection is reported, never resent. */
 	err = cl_call_mode(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms, &rep);
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms,
+	    &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}

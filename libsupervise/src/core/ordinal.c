@@ -80,8 +80,8 @@ sv_ordinals_acquire_at(sv_ordinals *o, uint32_t ordinal, sv_ordtoken *tok)
 static bool
 ord_current(const sv_ordinals *o, sv_ordtoken tok)
 {
-	return tok.ordinal < o->max && o->is_held[tok.ordinal] &&
-	    o->cur_gen[tok.ordinal] == tok.generation;
+	return tok.ordinal < o->max && o->is_held[tok.ordinal]
+	    && o->cur_gen[tok.ordinal] == tok.generation;
 }
 
 sv_err

@@ -8,9 +8,9 @@
  * Rules:
  *   - acquire returns the lowest free ordinal below the limit N; when all are
  *     held it fails with SV_EEXHAUSTED and never returns a number >= N.
- *   - A held ordinal is identified by a token (ordinal, generation). Restarting
- *     a worker renews its token: same ordinal, next generation. The ordinal is
- *     released only on permanent exit or scale-down.
+ *   - A held ordinal is identified by a token (ordinal, generation).
+ * Restarting a worker renews its token: same ordinal, next generation. The
+ * ordinal is released only on permanent exit or scale-down.
  *   - release is idempotent and fenced by the generation: releasing a token
  *     that is no longer current (already released, or the ordinal was since
  *     re-acquired by another worker) changes nothing, so a double release can
@@ -19,8 +19,8 @@
  *     lifetime, across restarts, releases and re-acquisitions. The first
  *     token of an ordinal has generation 0.
  *   - Lowering the limit releases nothing by itself: the caller stops the
- *     workers holding ordinals >= the new limit (sv_ordinals_excess lists them,
- *     highest first) and releases each when it has been reaped.
+ *     workers holding ordinals >= the new limit (sv_ordinals_excess lists
+ * them, highest first) and releases each when it has been reaped.
  *
  * Blue-green note: two processes may briefly carry the same ordinal (an old
  * one draining while its replacement starts). The generation is what tells
@@ -46,11 +46,11 @@ typedef struct sv_ordtoken {
 
 /* Allocator state. Plain struct; fields are private to ordinal.c. */
 typedef struct sv_ordinals {
-	uint32_t  limit;    /* N: ordinals 0..N-1 may be acquired */
-	uint32_t  max;      /* bound for limit, <= SV_ORDINALS_MAX */
-	uint32_t  held;     /* number of held ordinals */
-	uint8_t  *is_held;  /* [max] */
-	uint64_t *cur_gen;  /* [max] generation of the current token */
+	uint32_t  limit; /* N: ordinals 0..N-1 may be acquired */
+	uint32_t  max; /* bound for limit, <= SV_ORDINALS_MAX */
+	uint32_t  held; /* number of held ordinals */
+	uint8_t  *is_held; /* [max] */
+	uint64_t *cur_gen; /* [max] generation of the current token */
 	uint64_t *next_gen; /* [max] generation the next token will carry */
 } sv_ordinals;
 
@@ -76,8 +76,8 @@ sv_err sv_ordinals_acquire(sv_ordinals *o, sv_ordtoken *tok);
  * sv_ordinals_acquire_at takes a specific free ordinal below the limit.
  * Errors: SV_EINVAL (ordinal >= limit), SV_EBUSY (already held).
  */
-sv_err sv_ordinals_acquire_at(sv_ordinals *o, uint32_t ordinal,
-    sv_ordtoken *tok);
+sv_err sv_ordinals_acquire_at(
+    sv_ordinals *o, uint32_t ordinal, sv_ordtoken *tok);
 
 /*
  * sv_ordinals_renew replaces the current token of a held ordinal with the

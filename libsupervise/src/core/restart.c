@@ -20,7 +20,7 @@ sv_exit_decision
 sv_restart_decide(const sv_restart_policy *policy, sv_restart_state *state,
     const sv_exit_facts *facts)
 {
-	sv_exit_decision d = { SV_EXIT_RELEASE, 0 };
+	sv_exit_decision d = {SV_EXIT_RELEASE, 0};
 
 	if (!facts->wanted) {
 		state->fast_failures = 0;

@@ -38,7 +38,7 @@ typedef struct sv_restart_state {
 
 typedef struct sv_exit_facts {
 	uint64_t uptime_ms; /* how long the process ran */
-	bool     wanted;    /* the ordinal is still part of the running group */
+	bool     wanted; /* the ordinal is still part of the running group */
 	bool     requested; /* the operator asked for this restart */
 } sv_exit_facts;
 

@@ -68,7 +68,7 @@ sv_loop_now_ms(void)
 sv_err
 sv_loop_add_io(sv_loop *loop, sv_io *io, uint32_t events)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = io };
+	struct epoll_event ev = {.events = events, .data.ptr = io};
 
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, io->fd, &ev) != 0) {
 		return SV_ESYSTEM;
@@ -82,7 +82,8 @@ sv_loop_del_io(sv_loop *loop, sv_io *io)
 	(void) epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
 }
 
-/* ---- timer heap ----------------------------------------------------------- */
+/* ---- timer heap -----------------------------------------------------------
+ */
 
 void
 sv_timer_init(sv_timer *t, sv_timer_cb cb, void *arg)
@@ -135,8 +136,8 @@ heap_down(sv_loop *l, size_t i)
 		if (c >= l->n) {
 			break;
 		}
-		if (c + 1 < l->n &&
-		    l->heap[c + 1]->deadline_ms < l->heap[c]->deadline_ms) {
+		if (c + 1 < l->n
+		    && l->heap[c + 1]->deadline_ms < l->heap[c]->deadline_ms) {
 			c++;
 		}
 		if (t->deadline_ms <= l->heap[c]->deadline_ms) {
@@ -175,7 +176,7 @@ sv_loop_timer_start(sv_loop *loop, sv_timer *t, uint64_t delay_ms)
 	sv_loop_timer_stop(loop, t);
 	if (loop->n == loop->cap) {
 		size_t     cap = loop->cap == 0 ? 16 : loop->cap * 2;
-		sv_timer **h   = realloc(loop->heap, cap * sizeof(*h));
+		sv_timer **h   = realloc(loop->heap, cap * sizeof(sv_timer *));
 		if (h == NULL) {
 			return SV_ENOMEM;
 		}
@@ -220,12 +221,14 @@ sv_loop_run_timers(sv_loop *loop, uint64_t now_ms)
 	return fired;
 }
 
-/* ---- polling -------------------------------------------------------------- */
+/* ---- polling --------------------------------------------------------------
+ */
 
 sv_err
 sv_loop_wait(sv_loop *loop, int timeout_ms, int *nready)
 {
-	int n = epoll_wait(loop->epfd, loop->events, LOOP_MAX_EVENTS, timeout_ms);
+	int n = epoll_wait(
+	    loop->epfd, loop->events, LOOP_MAX_EVENTS, timeout_ms);
 
 	if (n < 0) {
 		*nready = 0;
@@ -249,7 +252,8 @@ sv_err
 sv_loop_poll(sv_loop *loop, int timeout_ms)
 {
 	int    n;
-	sv_err err = sv_loop_wait(loop, sv_loop_next_timeout(loop, timeout_ms), &n);
+	sv_err err
+	    = sv_loop_wait(loop, sv_loop_next_timeout(loop, timeout_ms), &n);
 
 	if (err == SV_OK) {
 		sv_loop_dispatch(loop, n);

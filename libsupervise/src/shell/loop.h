@@ -34,7 +34,7 @@ struct sv_io {
 /* A one-shot timer; arg is free for the owner. */
 struct sv_timer {
 	uint64_t    deadline_ms; /* absolute, sv_loop_now_ms() clock */
-	size_t      slot;        /* index in the heap + 1; 0 = not armed */
+	size_t      slot; /* index in the heap + 1; 0 = not armed */
 	sv_timer_cb cb;
 	void       *arg;
 };

@@ -52,14 +52,15 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 		posix_spawn_file_actions_destroy(&fa);
 		return SV_ESYSTEM;
 	}
-	rv = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	rv = posix_spawn_file_actions_addopen(
+	    &fa, 0, "/dev/null", O_RDONLY, 0);
 	if (rv == 0 && req->cwd != NULL) {
 		rv = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
 	}
 	if (rv == 0) {
 		rv = posix_spawnattr_setflags(&attr,
-		    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-		        POSIX_SPAWN_SETPGROUP);
+		    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+		        | POSIX_SPAWN_SETPGROUP);
 	}
 	if (rv == 0) {
 		rv = posix_spawnattr_setsigmask(&attr, &none);
@@ -72,18 +73,18 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 	}
 	if (rv == 0) {
 		if (strchr(req->path, '/') != NULL) {
-			rv = posix_spawn(&pid, req->path, &fa, &attr, req->argv,
-			    req->envp);
+			rv = posix_spawn(
+			    &pid, req->path, &fa, &attr, req->argv, req->envp);
 		} else {
-			rv = posix_spawnp(&pid, req->path, &fa, &attr, req->argv,
-			    req->envp);
+			rv = posix_spawnp(
+			    &pid, req->path, &fa, &attr, req->argv, req->envp);
 		}
 		if (rv != 0) {
 			*errnop = rv;
-			err     = (rv == ENOENT || rv == EACCES || rv == ENOEXEC ||
-			          rv == ENOTDIR)
-			        ? SV_ENOTFOUND
-			        : SV_ESYSTEM;
+			err = (rv == ENOENT || rv == EACCES || rv == ENOEXEC
+			          || rv == ENOTDIR)
+			    ? SV_ENOTFOUND
+			    : SV_ESYSTEM;
 		}
 	} else {
 		*errnop = rv;
@@ -112,8 +113,8 @@ sv_reap(int pidfd, sv_exit_info *info)
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
-	if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG) !=
-	    0) {
+	if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG)
+	    != 0) {
 		return SV_ESYSTEM;
 	}
 	if (si.si_pid == 0) {
@@ -138,8 +139,8 @@ sv_reap(int pidfd, sv_exit_info *info)
 sv_err
 sv_signal(int pidfd, int signo)
 {
-	if (syscall(SYS_pidfd_send_signal, pidfd, signo, NULL, 0) != 0 &&
-	    errno != ESRCH) {
+	if (syscall(SYS_pidfd_send_signal, pidfd, signo, NULL, 0) != 0
+	    && errno != ESRCH) {
 		return SV_ESYSTEM;
 	}
 	return SV_OK;

@@ -23,15 +23,15 @@ typedef struct sv_spawn_req {
 	const char  *path; /* program; searched in PATH when it has no '/' */
 	char *const *argv; /* NULL-terminated */
 	char *const *envp; /* NULL-terminated, complete environment */
-	const char  *cwd;  /* NULL: inherit */
+	const char  *cwd; /* NULL: inherit */
 } sv_spawn_req;
 
 /* How a child ended. */
 typedef struct sv_exit_info {
-	bool exited;    /* true: exit code; false: killed by signal */
-	int  code;      /* exit code when exited */
-	int  signo;     /* signal when !exited */
-	bool core;      /* dumped core */
+	bool exited; /* true: exit code; false: killed by signal */
+	int  code; /* exit code when exited */
+	int  signo; /* signal when !exited */
+	bool core; /* dumped core */
 } sv_exit_info;
 
 /*
@@ -39,8 +39,8 @@ typedef struct sv_exit_info {
  * (close-on-exec) that the caller closes after sv_reap. Errors: SV_ENOTFOUND
  * (program not found or not executable; *errnop says why), SV_ESYSTEM.
  */
-sv_err sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp,
-    int *errnop);
+sv_err sv_spawn(
+    const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop);
 
 /*
  * sv_reap collects the exit status of the child behind pidfd without

@@ -69,20 +69,21 @@ svw_encode(const svw_env *env, size_t max, nng_msg **msgp)
 }
 
 sv_err
-svw_encode_error(uint64_t request_id, sv_err err, const char *msg,
-    nng_msg **msgp)
+svw_encode_error(
+    uint64_t request_id, sv_err err, const char *msg, nng_msg **msgp)
 {
-	svw_env                 env = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__Error    e   = SUPERVISE__V1__ERROR__INIT;
-	char                    text[SVW_MAX_TEXT + 1];
+	svw_env              env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Error e   = SUPERVISE__V1__ERROR__INIT;
+	char                 text[SVW_MAX_TEXT + 1];
 
-	snprintf(text, sizeof(text), "%s", msg != NULL ? msg : sv_strerror(err));
-	e.code          = svw_err_to_code(err);
-	e.message       = text;
-	env.version     = SV_PROTOCOL_VERSION;
-	env.request_id  = request_id;
-	env.body_case   = SUPERVISE__V1__ENVELOPE__BODY_ERROR;
-	env.error       = &e;
+	snprintf(
+	    text, sizeof(text), "%s", msg != NULL ? msg : sv_strerror(err));
+	e.code         = svw_err_to_code(err);
+	e.message      = text;
+	env.version    = SV_PROTOCOL_VERSION;
+	env.request_id = request_id;
+	env.body_case  = SUPERVISE__V1__ENVELOPE__BODY_ERROR;
+	env.error      = &e;
 	return svw_encode(&env, SVW_MAX_REPLY, msgp);
 }
 
@@ -99,9 +100,9 @@ svw_check_name(const char *name)
 		if (n >= SVW_MAX_NAME) {
 			return SV_ETOOLARGE;
 		}
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		        (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		        c == '-')) {
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9') || c == '_' || c == '.'
+		        || c == '-')) {
 			return SV_EBADREQ;
 		}
 	}

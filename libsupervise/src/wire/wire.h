@@ -27,7 +27,7 @@
 #define SVW_MAX_NAME    64u
 #define SVW_MAX_TEXT    1024u /* free-text fields such as client_name */
 
-typedef Supervise__V1__Envelope svw_env;
+typedef Supervise__V1__Envelope           svw_env;
 typedef Supervise__V1__Envelope__BodyCase svw_body;
 
 /*
@@ -61,8 +61,8 @@ sv_err svw_encode(const svw_env *env, size_t max, nng_msg **msgp);
  * text msg (truncated to SVW_MAX_TEXT). On SV_OK *msgp belongs to the caller.
  * Errors: SV_ENOMEM.
  */
-sv_err svw_encode_error(uint64_t request_id, sv_err err, const char *msg,
-    nng_msg **msgp);
+sv_err svw_encode_error(
+    uint64_t request_id, sv_err err, const char *msg, nng_msg **msgp);
 
 /*
  * svw_check_name validates a group name: 1..SVW_MAX_NAME bytes of
@@ -73,6 +73,6 @@ sv_err svw_check_name(const char *name);
 
 /* svw_err_to_code and svw_code_to_err map between sv_err and ErrorCode. */
 Supervise__V1__ErrorCode svw_err_to_code(sv_err err);
-sv_err svw_code_to_err(Supervise__V1__ErrorCode code);
+sv_err                   svw_code_to_err(Supervise__V1__ErrorCode code);
 
 #endif /* SV_WIRE_WIRE_H */
