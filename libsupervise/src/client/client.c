@@ -360,35 +360,24 @@ sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
 	return SV_OK;
 }
 
-uint32_t
-sv_hello_version(const sv_hello *h)
-{
-	return h->env->hello_reply->version;
-}
+/*
+ * CL_FIELD defines PREFIX_NAME(h): field FIELD of the reply body BODY kept
+ * in handle h (the accessors of sv_hello and sv_identity).
+ */
+#define CL_FIELD(type, handle, prefix, name, body, field)                    \
+	type prefix##_##name(const handle *h)                                 \
+	{                                                                     \
+		return (type) h->env->body->field;                            \
+	}
 
-uint32_t
-sv_hello_minor_version(const sv_hello *h)
-{
-	return h->env->hello_reply->minor_version;
-}
-
-const char *
-sv_hello_server_name(const sv_hello *h)
-{
-	return h->env->hello_reply->server_name;
-}
-
-const char *
-sv_hello_supervisor_id(const sv_hello *h)
-{
-	return h->env->hello_reply->supervisor_id;
-}
-
-size_t
-sv_hello_feature_count(const sv_hello *h)
-{
-	return h->env->hello_reply->n_features;
-}
+CL_FIELD(uint32_t, sv_hello, sv_hello, version, hello_reply, version)
+CL_FIELD(uint32_t, sv_hello, sv_hello, minor_version, hello_reply,
+    minor_version)
+CL_FIELD(const char *, sv_hello, sv_hello, server_name, hello_reply,
+    server_name)
+CL_FIELD(const char *, sv_hello, sv_hello, supervisor_id, hello_reply,
+    supervisor_id)
+CL_FIELD(size_t, sv_hello, sv_hello, feature_count, hello_reply, n_features)
 
 const char *
 sv_hello_feature(const sv_hello *h, size_t i)
@@ -439,59 +428,16 @@ sv_client_whoami(sv_client *client, int timeout_ms, sv_identity **identityp)
 	return SV_OK;
 }
 
-const char *
-sv_identity_group(const sv_identity *id)
-{
-	return id->env->identity->group;
-}
-
-uint32_t
-sv_identity_ordinal(const sv_identity *id)
-{
-	return id->env->identity->ordinal;
-}
-
-uint64_t
-sv_identity_generation(const sv_identity *id)
-{
-	return id->env->identity->generation;
-}
-
-sv_kind
-sv_identity_kind(const sv_identity *id)
-{
-	return (sv_kind) id->env->identity->kind;
-}
-
-int64_t
-sv_identity_pid(const sv_identity *id)
-{
-	return id->env->identity->pid;
-}
-
-const char *
-sv_identity_purpose(const sv_identity *id)
-{
-	return id->env->identity->purpose;
-}
-
-const char *
-sv_identity_supervisor_id(const sv_identity *id)
-{
-	return id->env->identity->supervisor_id;
-}
-
-uint32_t
-sv_identity_group_size(const sv_identity *id)
-{
-	return id->env->identity->group_size;
-}
-
-size_t
-sv_identity_frame_count(const sv_identity *id)
-{
-	return id->env->identity->n_context;
-}
+CL_FIELD(const char *, sv_identity, sv_identity, group, identity, group)
+CL_FIELD(uint32_t, sv_identity, sv_identity, ordinal, identity, ordinal)
+CL_FIELD(uint64_t, sv_identity, sv_identity, generation, identity, generation)
+CL_FIELD(sv_kind, sv_identity, sv_identity, kind, identity, kind)
+CL_FIELD(int64_t, sv_identity, sv_identity, pid, identity, pid)
+CL_FIELD(const char *, sv_identity, sv_identity, purpose, identity, purpose)
+CL_FIELD(const char *, sv_identity, sv_identity, supervisor_id, identity,
+    supervisor_id)
+CL_FIELD(uint32_t, sv_identity, sv_identity, group_size, identity, group_size)
+CL_FIELD(size_t, sv_identity, sv_identity, frame_count, identity, n_context)
 
 /* cl_frame copies a frame into the caller's non-NULL out-parameters. */
 static void
