@@ -388,7 +388,7 @@ svd_config_load(
 	FILE       *f;
 
 	/* Open it ourselves for a clear error; libconfig then parses. */
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((f = fopen(path, "re")) == NULL) {
 		snprintf(errbuf, errlen, "%s: cannot read: %s", path,
 		    strerror(errno));
 		return SV_ENOTFOUND;

@@ -22,13 +22,16 @@ failed=0
 
 # stage NAME CMD...: run CMD, record "NAME ok|FAILED (seconds)".
 stage() {
-	local name=$1 start rc
+	local name=$1 start rc out
 	shift
 	echo
 	echo "==> test.sh: $name"
 	start=$SECONDS
-	"$@"
-	rc=$?
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	count_tests "$out"
+	rm -f "$out"
 	if [ "$rc" -eq 0 ]; then
 		results+=("$name: ok ($((SECONDS - start)) s)")
 	else
@@ -36,6 +39,24 @@ stage() {
 		failed=$((failed + 1))
 	fi
 	return "$rc"
+}
+# count_tests FILE: add the test counts a stage printed (ctest's summary
+# line, the install test's "N passed, M failed") to the totals.
+tests_passed=0
+tests_failed=0
+count_tests() {
+	local line total nfail
+	while IFS= read -r line; do
+		if [[ $line =~ tests\ passed,\ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
+			nfail=${BASH_REMATCH[1]}
+			total=${BASH_REMATCH[2]}
+			tests_passed=$((tests_passed + total - nfail))
+			tests_failed=$((tests_failed + nfail))
+		elif [[ $line =~ ^install_test:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+			tests_passed=$((tests_passed + BASH_REMATCH[1]))
+			tests_failed=$((tests_failed + BASH_REMATCH[2]))
+		fi
+	done <"$1"
 }
 skip() {
 	results+=("$1: skipped ($2)")
@@ -46,11 +67,15 @@ summary() {
 	echo "==> test.sh: summary"
 	printf '    %s\n' "${results[@]}"
 	if [ "$failed" -eq 0 ]; then
-		echo "test.sh: PASSED (${#results[@]} stages)"
-		exit 0
+		echo "test.sh: all ${#results[@]} stages passed"
+	else
+		echo "test.sh: $failed of ${#results[@]} stages failed or skipped"
+		# A stage that failed without failing a test still fails the run.
+		[ "$tests_failed" -eq 0 ] && tests_failed=$failed
 	fi
-	echo "test.sh: FAILED ($failed of ${#results[@]} stages failed or skipped)"
-	exit 1
+	echo "test.sh: $tests_passed passed, $tests_failed failed"
+	[ "$failed" -eq 0 ]
+	exit $?
 }
 
 if ! stage "install dependencies" bash scripts/install-deps.sh; then
