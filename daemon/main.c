@@ -26,6 +26,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -204,6 +205,9 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	/* Descriptors inherited from whoever started us are not for our
+	 * workers: none but stdin, stdout and stderr crosses an exec. */
+	(void) close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
 	if (cfgpath == NULL || optind != argc) {
 		fprintf(stderr, "supervised: %s\n",
 		    cfgpath == NULL ? "--config FILE is required"

@@ -175,6 +175,10 @@ it_spawn_daemon(it_ctx *ctx)
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	/* A stray descriptor, as a careless parent would leave open: the
+	 * daemon must not pass it on to its workers (integration_identity
+	 * checks their highest fd). */
+	posix_spawn_file_actions_addopen(&fa, 63, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setflags(&attr,
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -462,6 +466,7 @@ it_parse_report(struct it_report *r)
 	r->generation = r->env_generation = -1;
 	r->group[0] = r->env_group[0] = '\0';
 	r->rc = -1;
+	r->fd_max = -1;
 	snprintf(buf, sizeof(buf), "%s", r->raw);
 	for (tok = strtok_r(buf, " \n", &save); tok != NULL;
 	    tok = strtok_r(NULL, " \n", &save)) {
@@ -487,6 +492,8 @@ it_parse_report(struct it_report *r)
 			r->env_generation = strtoll(v, NULL, 10);
 		} else if (strcmp(tok, "env_group") == 0) {
 			snprintf(r->env_group, sizeof(r->env_group), "%s", v);
+		} else if (strcmp(tok, "fd_max") == 0) {
+			r->fd_max = (int)strtol(v, NULL, 10);
 		} else if (strcmp(tok, "rc") == 0) {
 			r->rc = (int)strtol(v, NULL, 10);
 			have_rc = true;

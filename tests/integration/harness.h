@@ -106,6 +106,7 @@ struct it_report {
 	long long env_generation; /* $SUPERVISE_GENERATION, -1 if unset */
 	char env_group[72];
 	int rc;                 /* sv_err of sv_client_open / whoami */
+	int fd_max;             /* highest fd the worker inherited, -1 unknown */
 	char raw[512];
 };
 

@@ -57,6 +57,8 @@ test_three_workers_know_their_ordinals(void **state)
 		assert_string_equal(x->group, GROUP);
 		assert_int_equal(x->generation, 0);
 		assert_int_equal(x->id_pid, x->pid);
+		/* Only stdin, stdout and stderr cross the supervisor's exec. */
+		assert_in_range(x->fd_max, 0, 2);
 		/* Zero-round-trip identity agrees with the supervisor. */
 		assert_int_equal(x->env_ordinal, x->ordinal);
 		assert_int_equal(x->env_generation, x->generation);

@@ -29,6 +29,7 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,29 @@ env_or_dash(const char *name)
 	const char *v = getenv(name);
 
 	return v != NULL && v[0] != '\0' ? v : "-";
+}
+
+/* Highest descriptor open when main started (the supervisor must pass
+ * only 0, 1 and 2). */
+static int inherited_fd_max = -1;
+
+/* highest_open_fd scans /proc/self/fd, not counting the scan's own fd. */
+static int
+highest_open_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int max = -1;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] != '.' && fd != dirfd(d) && fd > max)
+			max = fd;
+	}
+	closedir(d);
+	return max;
 }
 
 /* Asks whoami and formats the report line into buf. */
@@ -77,12 +101,13 @@ build_report(char *buf, size_t size)
 	}
 	snprintf(buf, size,
 	    "pid=%ld ordinal=%ld generation=%lld id_pid=%ld group=%s "
-	    "env_ordinal=%s env_generation=%s env_group=%s rc=%d err=%s",
+	    "env_ordinal=%s env_generation=%s env_group=%s rc=%d err=%s "
+	    "fd_max=%d",
 	    (long)getpid(), ordinal, generation, id_pid,
 	    group[0] != '\0' ? group : "-", env_or_dash("SUPERVISE_ORDINAL"),
 	    env_or_dash("SUPERVISE_GENERATION"),
 	    env_or_dash("SUPERVISE_GROUP"),
-	    (int)e, sv_err_name(e));
+	    (int)e, sv_err_name(e), inherited_fd_max);
 	sv_identity_free(id);
 	sv_client_close(c);
 }
@@ -91,6 +116,8 @@ build_report(char *buf, size_t size)
 int
 main(void)
 {
+	/* Before anything opens a descriptor: what did the supervisor pass? */
+	inherited_fd_max = highest_open_fd();
 	const char *url = getenv("SV_TEST_REPORT_URL");
 	int ignore_term = getenv("SV_TEST_IGNORE_TERM") != NULL;
 	nng_socket push;
