@@ -125,14 +125,22 @@ it_write_config(it_ctx *ctx, const struct it_group *groups, size_t n)
 
 		fprintf(f, "  {\n");
 		fprintf(f, "    name = \"%s\";\n", g->name);
-		fprintf(f, "    argv = [ \"%s\" ];\n", it_worker_path);
+		fprintf(f, "    argv = [ \"%s\" ];\n",
+		    g->program != NULL ? g->program : it_worker_path);
 		fprintf(f, "    count = %d;\n", g->count);
 		fprintf(f, "    purpose = \"integration test worker %s\";\n",
 		    g->name);
 		fprintf(f, "    env = [ \"SV_TEST_REPORT_URL=%s\"%s ];\n",
 		    ctx->report_url,
 		    g->ignore_term ? ", \"SV_TEST_IGNORE_TERM=1\"" : "");
-		fprintf(f, "    min_uptime_ms = 0;\n");
+		if (g->backoff_ms > 0)
+			fprintf(f,
+			    "    min_uptime_ms = 60000;\n"
+			    "    backoff_initial_ms = %d;\n"
+			    "    backoff_max_ms = %d;\n",
+			    g->backoff_ms, 4 * g->backoff_ms);
+		else
+			fprintf(f, "    min_uptime_ms = 0;\n");
 		if (g->max_count > 0)
 			fprintf(f, "    max_count = %d;\n", g->max_count);
 		if (g->stop_timeout_ms > 0)

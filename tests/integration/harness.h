@@ -77,6 +77,10 @@ struct it_group {
 	int max_count;       /* 0: the daemon's default */
 	int stop_timeout_ms; /* 0: the top-level value */
 	bool ignore_term;    /* worker ignores SIGTERM (SV_TEST_IGNORE_TERM) */
+	const char *program; /* NULL: sv-testworker; else this argv[0] */
+	int backoff_ms;      /* 0: no backoff (min_uptime_ms = 0); else
+	                      * min_uptime_ms 60000, backoff doubling from
+	                      * this value up to 4 times it */
 };
 
 /* One supervisor under test and the sockets the test uses to watch it. */
