@@ -419,10 +419,44 @@ check "no daemon: one error line naming the URL" \
 runraw -s "ipc://$tmp/nobody.sock" -t 200 status
 expect_rc 111 "no daemon listening (status)"
 
+# ---- supervised's own command line and config errors ------------------------------
+
+# daemon_rc WANT DESC ARGS...: run supervised ARGS in the foreground (it
+# must exit by itself: every case here is refused before it serves).
+daemon_rc() {
+	local want=$1 desc=$2
+	shift 2
+	rc=0
+	timeout 10 "$SUPERVISED" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	expect_rc "$want" "supervised: $desc"
+}
+printf 'groups = ( { name = "a"; argv = ["/bin/true"]; count = 1;\n  purpose = "p"; colour = 3; } );\n' >"$tmp/bad.conf"
+daemon_rc 2 "unknown key in the config" --config "$tmp/bad.conf" --foreground
+check "supervised: one error line naming file, line and key" \
+	bash -c 'grep -qF "$2:2: groups[0].colour: unknown key" "$1" && [[ $(wc -l <"$1") -eq 1 ]]' _ "$tmp/err" "$tmp/bad.conf"
+printf 'groups = ( { name = "a"; argv = ["/bin/true"]; count = -1; purpose = "p"; } );\n' >"$tmp/bad2.conf"
+daemon_rc 2 "count out of range" --config "$tmp/bad2.conf" --foreground
+check "supervised: range error names the key" \
+	bash -c 'grep -qF "groups[0].count: must be an integer in 0..4096 (got -1)" "$1"' _ "$tmp/err"
+daemon_rc 2 "missing config file" --config "$tmp/no-such.conf" --foreground
+daemon_rc 100 "no --config" --foreground
+daemon_rc 100 "unknown option" --bogus
+daemon_rc 0 "--help" --help
+check "supervised --help mentions --config" stdout_has "--config FILE"
+daemon_rc 0 "--version" --version
+check "supervised --version names the protocol" stdout_has "supervise\.v1"
+# A second daemon on the same socket is refused (exit 111), ours unharmed.
+# (nng probes the busy socket by connecting and hanging up at once, which
+# trips nng bug #1518 in our daemon: the accept guard must repair it.)
+daemon_rc 111 "second daemon on a busy socket" --config "$tmp/test.conf" --foreground
+check "second daemon: the error says the socket is in use" stderr_has "in use"
+
 # ---- done --------------------------------------------------------------------------
 
-# The daemon must still be the one we started.
+# The daemon must still be the one we started, and still serving.
 check "daemon still running" daemon_alive
+run hello
+expect_rc 0 "hello after the second daemon was refused"
 
 finished=1
 summary
