@@ -403,6 +403,13 @@ slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		sl->last_exit_code = -1;
 		sl->last_signal    = xi.signo;
 	}
+	if (sl->state == SLOT_STOPPING) {
+		/* We asked the worker to stop: nothing it started may outlive
+		 * it. Its process group got SIGTERM with it; whatever is still
+		 * in the group now gets SIGKILL. (The group cannot have been
+		 * reused yet: we are in the callback that reaped its leader.) */
+		(void) sv_signal_group(sl->pid, SIGKILL);
+	}
 	sl->pid = 0;
 	slot_after_exit(sl, uptime);
 }
@@ -431,15 +438,15 @@ slot_stop(svd_slot *sl, const char *why)
 		}
 		break;
 	case SLOT_BACKOFF:
-		sv_loop_timer_stop(s->loop, &sl->timer);
 		if (slot_wanted(sl)) {
-			/* An operator restart of a waiting slot: start it now.
-			 */
+			/* An operator restart of a waiting slot: end the wait
+			 * now; the loop thread spawns when the timer fires. */
 			sl->restart_requested = false;
-			slot_spawn(sl);
-		} else {
-			slot_release(sl);
+			if (sv_loop_timer_start(s->loop, &sl->timer, 0) == SV_OK) {
+				break;
+			}
 		}
+		slot_release(sl);
 		break;
 	case SLOT_STOPPING:
 	case SLOT_EMPTY:

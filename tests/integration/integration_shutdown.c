@@ -27,6 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nng/supplemental/util/platform.h>
+
 #define STUBBORN_STOP_MS 500
 
 /* cmocka setup: one group "g" of 3 ordinary workers. */
@@ -173,6 +175,61 @@ test_sigterm_escalates_to_sigkill(void **state)
 	expect_all_gone(&s);
 }
 
+static const struct it_group straggler_groups[] = {
+	{.name = "straggler", .count = 1,
+	    .program = SV_IT_SRCDIR "/sv-straggler.sh"},
+};
+
+/* setup_straggler starts one worker that leaves a child behind. */
+static int
+setup_straggler(void **state)
+{
+	return it_setup_groups(state, straggler_groups, 1);
+}
+
+/*
+ * A worker's own children do not outlive a shutdown: the worker exits on
+ * SIGTERM but its child ignores it, so the supervisor SIGKILLs what is left
+ * of the worker's process group once the worker is reaped. The test process
+ * is a child subreaper, so the orphaned child becomes ours to reap: it must
+ * be dead, killed by SIGKILL.
+ */
+static void
+test_stragglers_are_killed(void **state)
+{
+	it_ctx        *ctx = *state;
+	struct it_proc kids[4];
+	sv_workers    *w;
+	int64_t        wpid = 0, t0 = it_now_ms();
+	pid_t          gc = 0;
+	int            st = 0;
+
+	/* Bounded polls: the worker's pid, then its child. */
+	while (gc == 0) {
+		if (it_now_ms() - t0 > IT_CONVERGE_MS)
+			fail_msg("worker %lld never started its child",
+			    (long long)wpid);
+		IT_PASS(ctx, sv_client_status(ctx->client, "straggler", 0,
+		                 IT_CALL_MS, &w));
+		wpid = sv_workers_pid(w, 0);
+		sv_workers_free(w);
+		if (wpid > 0 && it_children((pid_t)wpid, kids, 4) > 0)
+			gc = kids[0].pid;
+		else
+			nng_msleep(10);
+	}
+	signal_and_reap(ctx, SIGTERM, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
+	t0 = it_now_ms();
+	while (waitpid(gc, &st, WNOHANG) == 0) {
+		if (it_now_ms() - t0 > IT_REAP_MS)
+			fail_msg("pid %ld, child of a stopped worker, is still "
+				 "running", (long)gc);
+		nng_msleep(10);
+	}
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGKILL);
+}
+
 /* Runs the group; argv[1] = supervised, argv[2] = sv-testworker. */
 int
 main(int argc, char **argv)
@@ -185,6 +242,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(
 		    test_sigterm_escalates_to_sigkill, setup_stubborn,
 		    it_teardown),
+		cmocka_unit_test_setup_teardown(test_stragglers_are_killed,
+		    setup_straggler, it_teardown),
 	};
 
 	it_args(argc, argv);
