@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -39,6 +40,8 @@
 #define EXIT_CONFIG 2
 #define EXIT_USAGE  100
 #define EXIT_SYSTEM 111
+/* How long the foreground parent waits for the detached daemon to serve. */
+#define DAEMONIZE_TIMEOUT_MS 30000
 
 /* usage prints the help text. */
 static void
@@ -60,6 +63,7 @@ usage(FILE *f)
 	    "Without --foreground the daemon detaches once its socket is "
 	    "listening\nand logs to log_file (default "
 	    "SOCKET_DIR/supervised.log).\n"
+	    "While it serves, its pid is in SOCKET_DIR/supervised.pid.\n"
 	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL "
 	    "after\n"
 	    "stop_timeout_ms), removes the socket and exits 0.\n"
@@ -122,7 +126,16 @@ daemonize(const char *logpath)
 	}
 	if (pid > 0) {
 		ssize_t n;
+		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
 		close(p[1]);
+		/* Start-up is bounded too: give up waiting after a deadline. */
+		if (poll(&pfd, 1, DAEMONIZE_TIMEOUT_MS) <= 0) {
+			fprintf(stderr,
+			    "supervised: no word from the background process "
+			    "(pid %d) within %d ms; see %s\n",
+			    (int) pid, DAEMONIZE_TIMEOUT_MS, logpath);
+			exit(EXIT_SYSTEM);
+		}
 		n = read(p[0], buf, sizeof(buf) - 1);
 		if (n > 0 && buf[0] == '0') {
 			exit(0);
@@ -154,6 +167,21 @@ daemonize(const char *logpath)
 	return p[1];
 }
 
+/* write_pidfile records our pid in path (mode 0600); failure is logged,
+ * not fatal: the socket, not the file, is what clients need. */
+static void
+write_pidfile(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || dprintf(fd, "%d\n", (int) getpid()) < 0) {
+		svd_log("cannot write %s: %s", path, strerror(errno));
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+}
+
 /* raise_nofile lifts the soft fd limit to the hard one: one pidfd per
  * worker. */
 static void
@@ -180,7 +208,7 @@ main(int argc, char **argv)
 	svd_config *cfg;
 	svd_sup    *sup;
 	svd_server *srv;
-	char        err[1024], url[600], logpath[600];
+	char        err[1024], url[600], logpath[600], pidpath[600];
 	int         c, readyfd = -1, sigfd;
 	sigset_t    set;
 	sv_err      rv;
@@ -256,6 +284,9 @@ main(int argc, char **argv)
 		svd_sup_destroy(sup);
 		goto fail;
 	}
+	/* Written only once we own the socket, so it names the live daemon. */
+	snprintf(pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
+	write_pidfile(pidpath);
 	svd_log("supervisor %s serving %s (%zu groups)", svd_sup_id(sup), url,
 	    cfg->ngroups);
 	if (readyfd >= 0) {
@@ -268,6 +299,7 @@ main(int argc, char **argv)
 	/* Let nng's reaper finish with closed pipes and listeners, so nothing
 	 * is left allocated at exit (LeakSanitizer checks this in CI). */
 	nng_fini();
+	(void) unlink(pidpath);
 	if (created) {
 		(void) rmdir(
 		    cfg->socket_dir); /* fails harmlessly if not empty */

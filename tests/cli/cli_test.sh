@@ -451,6 +451,27 @@ check "supervised --version names the protocol" stdout_has "supervise\.v1"
 daemon_rc 111 "second daemon on a busy socket" --config "$tmp/test.conf" --foreground
 check "second daemon: the error says the socket is in use" stderr_has "in use"
 
+# ---- background mode ----------------------------------------------------------------
+
+# Without --foreground, supervised returns 0 only once it serves, and names
+# itself in SOCKET_DIR/supervised.pid until it exits. (Once detached it is
+# not our child: after it exits, it is gone or a zombie of whoever adopted
+# it.)
+sed "s|^socket_dir.*|socket_dir = \"$tmp/bg\";|" "$tmp/test.conf" >"$tmp/bg.conf"
+daemon_rc 0 "detaches once serving" --config "$tmp/bg.conf"
+bg_pid=$(cat "$tmp/bg/supervised.pid" 2>/dev/null || echo 0)
+runraw -s "ipc://$tmp/bg/control.sock" -t "$T" hello
+expect_rc 0 "background daemon answers at once"
+check "background daemon's pid file names a live supervised" \
+	bash -c '[[ $(tr "\0" " " </proc/$1/cmdline) == *supervised*bg.conf* ]]' _ "$bg_pid"
+if [[ $bg_pid -gt 1 ]]; then
+	kill -TERM "$bg_pid"
+	check "background daemon exits on SIGTERM and removes its pid file" \
+		wait_for 10 bash -c '[[ ! -e $2 ]] && { [[ ! -e /proc/$1 ]] || [[ $(awk "{print \$3}" /proc/$1/stat 2>/dev/null) == Z ]]; }' _ "$bg_pid" "$tmp/bg/supervised.pid"
+fi
+check "background daemon logged to SOCKET_DIR/supervised.log" \
+	bash -c 'grep -q "serving ipc://" "$1"' _ "$tmp/bg/supervised.log"
+
 # ---- done --------------------------------------------------------------------------
 
 # The daemon must still be the one we started, and still serving.
