@@ -69,6 +69,16 @@ cleanup() {
 		fi
 		wait "$daemon_pid" 2>/dev/null || true
 	fi
+	# The detached daemon of the background-mode checks, if a failure
+	# left it running: only while its pid file still names it.
+	if [[ ${bg_pid:-0} -gt 1 && -e $tmp/bg/supervised.pid &&
+		$(cat "$tmp/bg/supervised.pid") == "$bg_pid" ]]; then
+		kill -TERM "$bg_pid" 2>/dev/null || true
+		for ((i = 0; i < 50; i++)); do
+			[[ -e $tmp/bg/supervised.pid ]] || break
+			sleep 0.1
+		done
+	fi
 	rm -rf "$tmp"
 	exit "$rc"
 }
