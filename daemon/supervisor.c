@@ -338,7 +338,10 @@ slot_spawn(svd_slot *sl)
 static void
 slot_after_exit(svd_slot *sl, uint64_t uptime_ms)
 {
-	sv_exit_facts f = {uptime_ms, slot_wanted(sl), sl->restart_requested};
+	/* An exit we caused (restart, or a scale-down undone before the
+	 * worker was gone) is not the worker's failure. */
+	bool ours = sl->restart_requested || sl->state == SLOT_STOPPING;
+	sv_exit_facts    f = {uptime_ms, slot_wanted(sl), ours};
 	sv_exit_decision d
 	    = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
 
@@ -407,7 +410,8 @@ slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		/* We asked the worker to stop: nothing it started may outlive
 		 * it. Its process group got SIGTERM with it; whatever is still
 		 * in the group now gets SIGKILL. (The group cannot have been
-		 * reused yet: we are in the callback that reaped its leader.) */
+		 * reused yet: we are in the callback that reaped its leader.)
+		 */
 		(void) sv_signal_group(sl->pid, SIGKILL);
 	}
 	sl->pid = 0;
@@ -442,7 +446,8 @@ slot_stop(svd_slot *sl, const char *why)
 			/* An operator restart of a waiting slot: end the wait
 			 * now; the loop thread spawns when the timer fires. */
 			sl->restart_requested = false;
-			if (sv_loop_timer_start(s->loop, &sl->timer, 0) == SV_OK) {
+			if (sv_loop_timer_start(s->loop, &sl->timer, 0)
+			    == SV_OK) {
 				break;
 			}
 		}
