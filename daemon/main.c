@@ -125,10 +125,11 @@ daemonize(const char *logpath)
 		exit(EXIT_SYSTEM);
 	}
 	if (pid > 0) {
-		ssize_t n;
+		ssize_t       n;
 		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
 		close(p[1]);
-		/* Start-up is bounded too: give up waiting after a deadline. */
+		/* Start-up is bounded too: give up waiting after a deadline.
+		 */
 		if (poll(&pfd, 1, DAEMONIZE_TIMEOUT_MS) <= 0) {
 			fprintf(stderr,
 			    "supervised: no word from the background process "
@@ -285,7 +286,8 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	/* Written only once we own the socket, so it names the live daemon. */
-	snprintf(pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
+	snprintf(
+	    pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
 	write_pidfile(pidpath);
 	svd_log("supervisor %s serving %s (%zu groups)", svd_sup_id(sup), url,
 	    cfg->ngroups);

@@ -808,7 +808,7 @@ typedef struct req_ctx {
 	const svw_env *req;
 	uint64_t       pid;
 	uint64_t       uid;
-	svw_env       *rep;
+	svw_env        rep; /* the reply being built */
 	char          *emsg;
 	size_t         emsglen;
 	void          *arena[2];
@@ -875,14 +875,14 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 		    "client speaks versions %u..%u; this server speaks %d",
 		    h->min_version, h->max_version, SV_PROTOCOL_VERSION);
 	}
-	hr->version         = SV_PROTOCOL_VERSION;
-	hr->minor_version   = SV_PROTOCOL_MINOR;
-	hr->server_name     = "supervised/" SV_VERSION_STRING;
-	hr->supervisor_id   = c->s->id;
-	hr->n_features      = sizeof(req_features) / sizeof(req_features[0]);
-	hr->features        = (char **) req_features;
-	c->rep->body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
-	c->rep->hello_reply = hr;
+	hr->version        = SV_PROTOCOL_VERSION;
+	hr->minor_version  = SV_PROTOCOL_MINOR;
+	hr->server_name    = "supervised/" SV_VERSION_STRING;
+	hr->supervisor_id  = c->s->id;
+	hr->n_features     = sizeof(req_features) / sizeof(req_features[0]);
+	hr->features       = (char **) req_features;
+	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
+	c->rep.hello_reply = hr;
 	return SV_OK;
 }
 
@@ -968,8 +968,8 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	id->context       = frames;
 	id->parent        = NULL; /* a top-level process has no parent frame */
 	id->group_size    = sl->g->target;
-	c->rep->body_case = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
-	c->rep->identity  = id;
+	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
+	c->rep.identity   = id;
 	return SV_OK;
 }
 
@@ -1045,10 +1045,10 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 			}
 		}
 	}
-	wl->n_workers       = k;
-	wl->workers         = ptrs;
-	c->rep->body_case   = SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST;
-	c->rep->worker_list = wl;
+	wl->n_workers      = k;
+	wl->workers        = ptrs;
+	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST;
+	c->rep.worker_list = wl;
 	return SV_OK;
 }
 
@@ -1083,8 +1083,8 @@ req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
 		return err;
 	}
 	slot_status(sl, w, sv_loop_now_ms());
-	c->rep->body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
-	c->rep->worker_status = w;
+	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
+	c->rep.worker_status = w;
 	return SV_OK;
 }
 
@@ -1115,8 +1115,8 @@ req_resize(req_ctx *c, const char *name, uint32_t count,
 	sv_ordinals_set_limit(&g->ords, count);
 	g->dirty = true;
 	sup_wake(c->s);
-	c->rep->body_case    = SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE;
-	c->rep->group_change = gc;
+	c->rep.body_case    = SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE;
+	c->rep.group_change = gc;
 	return SV_OK;
 }
 
@@ -1141,8 +1141,8 @@ req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	slot_stop(sl, "restart requested");
 	sup_wake(c->s);
 	slot_status(sl, w, sv_loop_now_ms());
-	c->rep->body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
-	c->rep->worker_status = w;
+	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
+	c->rep.worker_status = w;
 	return SV_OK;
 }
 
@@ -1151,19 +1151,18 @@ req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 static sv_err
 req_handle(req_ctx *c, nng_msg **replyp)
 {
-	svw_env                     rep = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__HelloReply   hr  = SUPERVISE__V1__HELLO_REPLY__INIT;
-	Supervise__V1__Identity     id  = SUPERVISE__V1__IDENTITY__INIT;
-	Supervise__V1__Frame        fr  = SUPERVISE__V1__FRAME__INIT;
+	Supervise__V1__HelloReply   hr = SUPERVISE__V1__HELLO_REPLY__INIT;
+	Supervise__V1__Identity     id = SUPERVISE__V1__IDENTITY__INIT;
+	Supervise__V1__Frame        fr = SUPERVISE__V1__FRAME__INIT;
 	Supervise__V1__Frame       *frames[1];
 	Supervise__V1__WorkerList   wl = SUPERVISE__V1__WORKER_LIST__INIT;
 	Supervise__V1__WorkerStatus ws = SUPERVISE__V1__WORKER_STATUS__INIT;
 	Supervise__V1__GroupChange  gc = SUPERVISE__V1__GROUP_CHANGE__INIT;
 	sv_err                      err;
 
-	rep.version    = SV_PROTOCOL_VERSION;
-	rep.request_id = c->req->request_id;
-	c->rep         = &rep;
+	supervise__v1__envelope__init(&c->rep);
+	c->rep.version    = SV_PROTOCOL_VERSION;
+	c->rep.request_id = c->req->request_id;
 	switch (c->req->body_case) {
 	case SUPERVISE__V1__ENVELOPE__BODY_HELLO:
 		err = req_hello(c, &hr);
@@ -1194,7 +1193,7 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		break;
 	}
 	if (err == SV_OK) {
-		err = svw_encode(c->rep, SVW_MAX_REPLY, replyp);
+		err = svw_encode(&c->rep, SVW_MAX_REPLY, replyp);
 		if (err == SV_ETOOLARGE) {
 			req_err(c, err,
 			    "reply exceeds %u bytes; ask for one group",
@@ -1203,7 +1202,8 @@ req_handle(req_ctx *c, nng_msg **replyp)
 			req_err(c, err, "cannot encode reply");
 		}
 	}
-	c->rep = NULL;
+	/* The body pointed into this frame: forget it. */
+	supervise__v1__envelope__init(&c->rep);
 	free(c->arena[0]);
 	free(c->arena[1]);
 	return err;
@@ -1217,8 +1217,8 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	uint64_t rid;
 	char     emsg[SVW_MAX_TEXT];
 	sv_err   err;
-	req_ctx  c = {s, NULL, peer_pid, peer_uid, NULL, emsg, sizeof(emsg),
-	     {NULL, NULL}};
+	req_ctx  c = {s, NULL, peer_pid, peer_uid,
+	     SUPERVISE__V1__ENVELOPE__INIT, emsg, sizeof(emsg), {NULL, NULL}};
 
 	emsg[0] = '\0';
 	err     = svw_decode(buf, len, SVW_MAX_REQUEST, &req, &rid);
