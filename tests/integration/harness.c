@@ -68,8 +68,8 @@ it_args(int argc, char **argv)
 	}
 	it_daemon_path = argv[1];
 	it_worker_path = argv[2];
-	if (access(it_daemon_path, X_OK) != 0 ||
-	    access(it_worker_path, X_OK) != 0) {
+	if (access(it_daemon_path, X_OK) != 0
+	    || access(it_worker_path, X_OK) != 0) {
 		fprintf(stderr, "%s: %s or %s is not executable\n", argv[0],
 		    it_daemon_path, it_worker_path);
 		exit(2);
@@ -102,14 +102,14 @@ it_now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Writes the libconfig file for groups to ctx->conf_path. */
 static int
 it_write_config(it_ctx *ctx, const struct it_group *groups, size_t n)
 {
-	FILE *f;
+	FILE  *f;
 	size_t i;
 
 	if ((f = fopen(ctx->conf_path, "w")) == NULL) {
@@ -161,13 +161,13 @@ static int
 it_spawn_daemon(it_ctx *ctx)
 {
 	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t empty, defs;
-	char *argv[5];
-	pid_t pid;
-	int rv;
+	posix_spawnattr_t          attr;
+	sigset_t                   empty, defs;
+	char                      *argv[5];
+	pid_t                      pid;
+	int                        rv;
 
-	argv[0] = (char *)it_daemon_path;
+	argv[0] = (char *) it_daemon_path;
 	argv[1] = "--config";
 	argv[2] = ctx->conf_path;
 	argv[3] = "--foreground";
@@ -188,8 +188,8 @@ it_spawn_daemon(it_ctx *ctx)
 	 * checks their highest fd). */
 	posix_spawn_file_actions_addopen(&fa, 63, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr,
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(
+	    &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	posix_spawnattr_setsigmask(&attr, &empty);
 	posix_spawnattr_setsigdefault(&attr, &defs);
 	rv = posix_spawn(&pid, it_daemon_path, &fa, &attr, argv, environ);
@@ -201,7 +201,7 @@ it_spawn_daemon(it_ctx *ctx)
 	}
 	ctx->daemon = pid;
 	ctx->reaped = false;
-	it_log("started %s pid %ld, config %s", it_daemon_path, (long)pid,
+	it_log("started %s pid %ld, config %s", it_daemon_path, (long) pid,
 	    ctx->conf_path);
 	return 0;
 }
@@ -210,15 +210,15 @@ it_spawn_daemon(it_ctx *ctx)
 static void
 it_remove_dir(it_ctx *ctx)
 {
-	DIR *d;
+	DIR           *d;
 	struct dirent *de;
-	char path[512];
+	char           path[512];
 
 	if (ctx->dir[0] == '\0' || (d = opendir(ctx->dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0
+		    || strcmp(de->d_name, "..") == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", ctx->dir, de->d_name);
 		if (unlink(path) != 0)
@@ -235,9 +235,9 @@ int
 it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 {
 	const char *tmp = "/tmp";
-	int64_t deadline;
-	size_t i;
-	int rv;
+	int64_t     deadline;
+	size_t      i;
+	int         rv;
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->stop_timeout_ms = 2000;
@@ -247,8 +247,8 @@ it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 		ctx->dir[0] = '\0';
 		return -1;
 	}
-	snprintf(ctx->conf_path, sizeof(ctx->conf_path),
-	    "%s/supervised.conf", ctx->dir);
+	snprintf(ctx->conf_path, sizeof(ctx->conf_path), "%s/supervised.conf",
+	    ctx->dir);
 	snprintf(ctx->sock_path, sizeof(ctx->sock_path), "%s/control.sock",
 	    ctx->dir);
 	snprintf(ctx->url, sizeof(ctx->url), "ipc://%s", ctx->sock_path);
@@ -275,7 +275,7 @@ it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 	deadline = it_now_ms() + IT_START_MS;
 	for (;;) {
 		sv_hello *h = NULL;
-		sv_err e;
+		sv_err    e;
 
 		if (!it_daemon_alive(ctx)) {
 			it_log("daemon exited during start-up, status 0x%x",
@@ -325,11 +325,11 @@ int
 it_reap_daemon(it_ctx *ctx, int deadline_ms)
 {
 	int64_t deadline = it_now_ms() + deadline_ms;
-	int pfd;
+	int     pfd;
 
 	if (ctx->daemon <= 0)
 		return -1;
-	pfd = (int)syscall(SYS_pidfd_open, ctx->daemon, 0);
+	pfd = (int) syscall(SYS_pidfd_open, ctx->daemon, 0);
 	for (;;) {
 		int64_t left;
 
@@ -339,9 +339,9 @@ it_reap_daemon(it_ctx *ctx, int deadline_ms)
 		if (left <= 0)
 			break;
 		if (pfd >= 0) {
-			struct pollfd p = { .fd = pfd, .events = POLLIN };
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
 
-			(void)poll(&p, 1, (int)left);
+			(void) poll(&p, 1, (int) left);
 		} else {
 			nng_msleep(5); /* no pidfd: bounded polling */
 		}
@@ -356,24 +356,26 @@ static int
 it_collect_orphans(void)
 {
 	struct it_proc kids[IT_MAX_PROCS];
-	int found = 0;
-	size_t i, n;
-	pid_t pid;
-	int st;
+	int            found = 0;
+	size_t         i, n;
+	pid_t          pid;
+	int            st;
 
 	/* Orphans already dead: the daemon let them go unreaped. */
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		it_log("FAIL: orphan %ld of the daemon was left unreaped "
-		       "(status 0x%x)", (long)pid, st);
+		       "(status 0x%x)",
+		    (long) pid, st);
 		found++;
 	}
 	/* Orphans still running: the daemon exited without stopping them. */
 	n = it_children(getpid(), kids, IT_MAX_PROCS);
 	for (i = 0; i < n; i++) {
 		it_log("FAIL: worker %ld outlived the daemon (state %c); "
-		       "killing it", (long)kids[i].pid, kids[i].state);
+		       "killing it",
+		    (long) kids[i].pid, kids[i].state);
 		kill(kids[i].pid, SIGKILL);
-		(void)waitpid(kids[i].pid, &st, 0);
+		(void) waitpid(kids[i].pid, &st, 0);
 		found++;
 	}
 	return found;
@@ -383,8 +385,8 @@ it_collect_orphans(void)
 int
 it_stop(it_ctx *ctx)
 {
-	int rc = 0;
-	bool we_termed = false;
+	int         rc        = 0;
+	bool        we_termed = false;
 	struct stat sb;
 
 	if (ctx->client != NULL) {
@@ -399,9 +401,9 @@ it_stop(it_ctx *ctx)
 		if (it_reap_daemon(ctx, limit) != 0) {
 			it_log("FAIL: daemon %ld did not exit %d ms after "
 			       "SIGTERM; sending SIGKILL",
-			    (long)ctx->daemon, limit);
+			    (long) ctx->daemon, limit);
 			kill(ctx->daemon, SIGKILL);
-			(void)it_reap_daemon(ctx, 10000);
+			(void) it_reap_daemon(ctx, 10000);
 			rc = -1;
 		}
 	}
@@ -409,15 +411,16 @@ it_stop(it_ctx *ctx)
 		if (!WIFEXITED(ctx->status) || WEXITSTATUS(ctx->status) != 0) {
 			if (WIFSIGNALED(ctx->status))
 				it_log("FAIL: daemon %ld died of signal %d",
-				    (long)ctx->daemon, WTERMSIG(ctx->status));
+				    (long) ctx->daemon, WTERMSIG(ctx->status));
 			else
 				it_log("FAIL: daemon %ld exited with %d",
-				    (long)ctx->daemon,
+				    (long) ctx->daemon,
 				    WEXITSTATUS(ctx->status));
 			rc = -1;
 		} else if (we_termed && stat(ctx->sock_path, &sb) == 0) {
 			it_log("FAIL: %s still exists after the daemon "
-			       "exited on SIGTERM", ctx->sock_path);
+			       "exited on SIGTERM",
+			    ctx->sock_path);
 			rc = -1;
 		}
 	}
@@ -452,7 +455,7 @@ int
 it_teardown(void **state)
 {
 	it_ctx *ctx = *state;
-	int rc;
+	int     rc;
 
 	if (ctx == NULL)
 		return 0;
@@ -466,25 +469,25 @@ it_teardown(void **state)
 static int
 it_parse_report(struct it_report *r)
 {
-	char buf[sizeof(r->raw)];
-	char *save = NULL, *tok;
-	bool have_pid = false, have_rc = false;
+	char  buf[sizeof(r->raw)];
+	char *save     = NULL, *tok;
+	bool  have_pid = false, have_rc = false;
 
 	r->pid = r->ordinal = r->id_pid = r->env_ordinal = -1;
 	r->generation = r->env_generation = -1;
 	r->group[0] = r->env_group[0] = '\0';
-	r->rc = -1;
-	r->fd_max = -1;
+	r->rc                         = -1;
+	r->fd_max                     = -1;
 	snprintf(buf, sizeof(buf), "%s", r->raw);
 	for (tok = strtok_r(buf, " \n", &save); tok != NULL;
-	    tok = strtok_r(NULL, " \n", &save)) {
+	     tok = strtok_r(NULL, " \n", &save)) {
 		char *v = strchr(tok, '=');
 
 		if (v == NULL)
 			continue;
 		*v++ = '\0';
 		if (strcmp(tok, "pid") == 0) {
-			r->pid = strtol(v, NULL, 10);
+			r->pid   = strtol(v, NULL, 10);
 			have_pid = true;
 		} else if (strcmp(tok, "ordinal") == 0) {
 			r->ordinal = strtol(v, NULL, 10);
@@ -501,9 +504,9 @@ it_parse_report(struct it_report *r)
 		} else if (strcmp(tok, "env_group") == 0) {
 			snprintf(r->env_group, sizeof(r->env_group), "%s", v);
 		} else if (strcmp(tok, "fd_max") == 0) {
-			r->fd_max = (int)strtol(v, NULL, 10);
+			r->fd_max = (int) strtol(v, NULL, 10);
 		} else if (strcmp(tok, "rc") == 0) {
-			r->rc = (int)strtol(v, NULL, 10);
+			r->rc   = (int) strtol(v, NULL, 10);
 			have_rc = true;
 		}
 	}
@@ -514,13 +517,13 @@ it_parse_report(struct it_report *r)
 int
 it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r)
 {
-	char *buf = NULL;
-	size_t sz = 0, len;
-	int rv;
+	char  *buf = NULL;
+	size_t sz  = 0, len;
+	int    rv;
 
 	memset(r, 0, sizeof(*r));
-	if ((rv = nng_socket_set_ms(ctx->pull, NNG_OPT_RECVTIMEO,
-	    timeout_ms)) != 0)
+	if ((rv = nng_socket_set_ms(ctx->pull, NNG_OPT_RECVTIMEO, timeout_ms))
+	    != 0)
 		return rv;
 	if ((rv = nng_recv(ctx->pull, &buf, &sz, NNG_FLAG_ALLOC)) != 0)
 		return rv;
@@ -555,24 +558,26 @@ void
 it_expect_no_report(it_ctx *ctx, int ms)
 {
 	struct it_report r;
-	int rv = it_recv_report(ctx, ms, &r);
+	int              rv = it_recv_report(ctx, ms, &r);
 
 	if (rv != NNG_ETIMEDOUT)
 		fail_msg("unexpected report (%s): %s",
-		    rv == 0 ? "ok" : rv > 0 ? nng_strerror(rv) : "unparsable",
+		    rv == 0      ? "ok"
+		        : rv > 0 ? nng_strerror(rv)
+		                 : "unparsable",
 		    r.raw);
 }
 
 /* Reads state, ppid and start time from /proc/PID/stat. */
 int
-it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
-    unsigned long long *starttimep)
+it_proc_stat(
+    pid_t pid, pid_t *ppidp, char *statep, unsigned long long *starttimep)
 {
-	char path[64], buf[1024], *p, *save = NULL, *tok;
+	char    path[64], buf[1024], *p, *save = NULL, *tok;
 	ssize_t len;
-	int fd, field;
+	int     fd, field;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long) pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	len = read(fd, buf, sizeof(buf) - 1);
@@ -585,11 +590,11 @@ it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
 		return -1;
 	/* field 3 is the state, 4 the ppid, 22 the start time */
 	for (field = 3, tok = strtok_r(p + 1, " ", &save); tok != NULL;
-	    field++, tok = strtok_r(NULL, " ", &save)) {
+	     field++, tok   = strtok_r(NULL, " ", &save)) {
 		if (field == 3 && statep != NULL)
 			*statep = tok[0];
 		else if (field == 4 && ppidp != NULL)
-			*ppidp = (pid_t)strtol(tok, NULL, 10);
+			*ppidp = (pid_t) strtol(tok, NULL, 10);
 		else if (field == 22) {
 			if (starttimep != NULL)
 				*starttimep = strtoull(tok, NULL, 10);
@@ -603,8 +608,8 @@ it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
 static int
 it_proc_cmp(const void *a, const void *b)
 {
-	pid_t x = ((const struct it_proc *)a)->pid;
-	pid_t y = ((const struct it_proc *)b)->pid;
+	pid_t x = ((const struct it_proc *) a)->pid;
+	pid_t y = ((const struct it_proc *) b)->pid;
 
 	return (x > y) - (x < y);
 }
@@ -613,25 +618,25 @@ it_proc_cmp(const void *a, const void *b)
 size_t
 it_children(pid_t ppid, struct it_proc *out, size_t max)
 {
-	DIR *d;
+	DIR           *d;
 	struct dirent *de;
-	size_t n = 0;
+	size_t         n = 0;
 
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL && n < max) {
 		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		pid_t pp = 0;
-		char st = '?';
+		long  pid = strtol(de->d_name, &end, 10);
+		pid_t pp  = 0;
+		char  st  = '?';
 
 		if (*end != '\0' || pid <= 0)
 			continue;
-		if (it_proc_stat((pid_t)pid, &pp, &st, NULL) != 0)
+		if (it_proc_stat((pid_t) pid, &pp, &st, NULL) != 0)
 			continue;
 		if (pp != ppid)
 			continue;
-		out[n].pid = (pid_t)pid;
+		out[n].pid   = (pid_t) pid;
 		out[n].state = st;
 		n++;
 	}
@@ -644,12 +649,12 @@ it_children(pid_t ppid, struct it_proc *out, size_t max)
 int
 it_wait_no_zombie(pid_t ppid, int deadline_ms)
 {
-	int64_t deadline = it_now_ms() + deadline_ms;
+	int64_t        deadline = it_now_ms() + deadline_ms;
 	struct it_proc kids[IT_MAX_PROCS];
 
 	for (;;) {
 		size_t i, n = it_children(ppid, kids, IT_MAX_PROCS);
-		int zombies = 0;
+		int    zombies = 0;
 
 		for (i = 0; i < n; i++)
 			if (kids[i].state == 'Z')
@@ -660,7 +665,7 @@ it_wait_no_zombie(pid_t ppid, int deadline_ms)
 			for (i = 0; i < n; i++)
 				if (kids[i].state == 'Z')
 					it_log("zombie child %ld of %ld",
-					    (long)kids[i].pid, (long)ppid);
+					    (long) kids[i].pid, (long) ppid);
 			return zombies;
 		}
 		nng_msleep(5); /* /proc has no notification: bounded poll */
@@ -669,12 +674,12 @@ it_wait_no_zombie(pid_t ppid, int deadline_ms)
 
 /* Lists a group through the admin client. */
 int
-it_list(it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids,
-    size_t max)
+it_list(
+    it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids, size_t max)
 {
 	sv_workers *w = NULL;
-	size_t i, n;
-	sv_err e;
+	size_t      i, n;
+	sv_err      e;
 
 	e = sv_client_list(ctx->client, group, IT_CALL_MS, &w);
 	if (e != SV_OK) {
@@ -687,17 +692,17 @@ it_list(it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids,
 		if (ords != NULL)
 			ords[i] = sv_workers_ordinal(w, i);
 		if (pids != NULL)
-			pids[i] = (pid_t)sv_workers_pid(w, i);
+			pids[i] = (pid_t) sv_workers_pid(w, i);
 	}
 	sv_workers_free(w);
-	return (int)(n < max ? n : max);
+	return (int) (n < max ? n : max);
 }
 
 /* qsort comparator of pid_t. */
 static int
 it_pid_cmp(const void *a, const void *b)
 {
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
 
 	return (x > y) - (x < y);
 }
@@ -706,7 +711,7 @@ it_pid_cmp(const void *a, const void *b)
 static int
 it_u32_cmp(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
 
 	return (x > y) - (x < y);
 }
@@ -719,8 +724,8 @@ it_fmt_pids(char *buf, size_t size, const pid_t *pids, size_t n)
 
 	buf[0] = '\0';
 	for (i = 0; i < n && off < size; i++)
-		off += (size_t)snprintf(buf + off, size - off, "%s%ld",
-		    i ? "," : "", (long)pids[i]);
+		off += (size_t) snprintf(buf + off, size - off, "%s%ld",
+		    i ? "," : "", (long) pids[i]);
 	return buf;
 }
 
@@ -728,16 +733,16 @@ it_fmt_pids(char *buf, size_t size, const pid_t *pids, size_t n)
 int
 it_wait_children_match(it_ctx *ctx, int deadline_ms)
 {
-	int64_t deadline = it_now_ms() + deadline_ms;
+	int64_t        deadline = it_now_ms() + deadline_ms;
 	struct it_proc kids[IT_MAX_PROCS];
-	pid_t live[IT_MAX_PROCS], listed[IT_MAX_PROCS];
-	size_t nlive, nlisted;
-	char a[512], b[512];
+	pid_t          live[IT_MAX_PROCS], listed[IT_MAX_PROCS];
+	size_t         nlive, nlisted;
+	char           a[512], b[512];
 
 	for (;;) {
 		size_t i, n = it_children(ctx->daemon, kids, IT_MAX_PROCS);
-		pid_t raw[IT_MAX_PROCS];
-		int m;
+		pid_t  raw[IT_MAX_PROCS];
+		int    m;
 
 		for (nlive = 0, i = 0; i < n; i++)
 			if (kids[i].state != 'Z')
@@ -745,19 +750,19 @@ it_wait_children_match(it_ctx *ctx, int deadline_ms)
 		m = it_list(ctx, NULL, NULL, raw, IT_MAX_PROCS);
 		if (m < 0)
 			return -1;
-		for (nlisted = 0, i = 0; i < (size_t)m; i++)
+		for (nlisted = 0, i = 0; i < (size_t) m; i++)
 			if (raw[i] > 0)
 				listed[nlisted++] = raw[i];
 		qsort(listed, nlisted, sizeof(pid_t), it_pid_cmp);
-		if (nlive == nlisted &&
-		    memcmp(live, listed, nlive * sizeof(pid_t)) == 0)
+		if (nlive == nlisted
+		    && memcmp(live, listed, nlive * sizeof(pid_t)) == 0)
 			return 0;
 		if (it_now_ms() >= deadline)
 			break;
 		nng_msleep(10); /* bounded convergence poll */
 	}
 	it_log("live children of %ld {%s} != listed pids {%s}",
-	    (long)ctx->daemon, it_fmt_pids(a, sizeof(a), live, nlive),
+	    (long) ctx->daemon, it_fmt_pids(a, sizeof(a), live, nlive),
 	    it_fmt_pids(b, sizeof(b), listed, nlisted));
 	return -1;
 }
@@ -767,29 +772,30 @@ int
 it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
     size_t n, int deadline_ms)
 {
-	int64_t deadline = it_now_ms() + deadline_ms;
+	int64_t  deadline = it_now_ms() + deadline_ms;
 	uint32_t ords[IT_MAX_PROCS];
-	int m;
+	int      m;
 
 	for (;;) {
 		m = it_list(ctx, group, ords, NULL, IT_MAX_PROCS);
 		if (m < 0)
 			return -1;
-		qsort(ords, (size_t)m, sizeof(uint32_t), it_u32_cmp);
-		if ((size_t)m == n && (n == 0 ||
-		    memcmp(ords, want, n * sizeof(uint32_t)) == 0))
+		qsort(ords, (size_t) m, sizeof(uint32_t), it_u32_cmp);
+		if ((size_t) m == n
+		    && (n == 0
+		        || memcmp(ords, want, n * sizeof(uint32_t)) == 0))
 			return 0;
 		if (it_now_ms() >= deadline)
 			break;
 		nng_msleep(10); /* bounded convergence poll */
 	}
 	{
-		char buf[512];
+		char   buf[512];
 		size_t i, off = 0;
 
 		buf[0] = '\0';
-		for (i = 0; i < (size_t)m && off < sizeof(buf); i++)
-			off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+		for (i = 0; i < (size_t) m && off < sizeof(buf); i++)
+			off += (size_t) snprintf(buf + off, sizeof(buf) - off,
 			    "%s%" PRIu32, i ? "," : "", ords[i]);
 		it_log("group %s: ordinals {%s}, expected %zu of them", group,
 		    buf, n);
@@ -802,8 +808,8 @@ sv_err
 it_hello_ok(it_ctx *ctx)
 {
 	sv_client *c = NULL;
-	sv_hello *h = NULL;
-	sv_err e;
+	sv_hello  *h = NULL;
+	sv_err     e;
 
 	if ((e = sv_client_open(&c, ctx->url, IT_CALL_MS)) != SV_OK) {
 		it_log("sv_client_open %s: %s", ctx->url, sv_err_name(e));

@@ -38,33 +38,33 @@
 #include "supervise/client.h"
 
 /* Deadlines used across the suite, in milliseconds. */
-#define IT_START_MS 10000   /* daemon up and answering Hello */
-#define IT_REPORT_MS 10000  /* a worker's report after its spawn */
-#define IT_CONVERGE_MS 5000 /* status list / process table agree */
-#define IT_REAP_MS 2000     /* a killed child is reaped by the daemon */
-#define IT_CALL_MS 5000     /* one client call */
+#define IT_START_MS       10000 /* daemon up and answering Hello */
+#define IT_REPORT_MS      10000 /* a worker's report after its spawn */
+#define IT_CONVERGE_MS    5000 /* status list / process table agree */
+#define IT_REAP_MS        2000 /* a killed child is reaped by the daemon */
+#define IT_CALL_MS        5000 /* one client call */
 #define IT_STOP_MARGIN_MS 3000 /* daemon exit after its stop timeout */
 
 /* Fails the test unless expr (an sv_err call on ctx->client) is SV_OK. */
-#define IT_PASS(ctx, expr)                                                   \
-	do {                                                                 \
-		sv_err it_e_ = (expr);                                       \
-		if (it_e_ != SV_OK)                                          \
-			fail_msg("%s: %s (%s)", #expr, sv_err_name(it_e_),   \
-			    sv_client_error_message((ctx)->client));         \
+#define IT_PASS(ctx, expr)                                                 \
+	do {                                                               \
+		sv_err it_e_ = (expr);                                     \
+		if (it_e_ != SV_OK)                                        \
+			fail_msg("%s: %s (%s)", #expr, sv_err_name(it_e_), \
+			    sv_client_error_message((ctx)->client));       \
 	} while (0)
 
 /* Fails the test unless expr returns want; the message must be non-empty. */
-#define IT_FAIL(ctx, expr, want)                                             \
-	do {                                                                 \
-		sv_err it_e_ = (expr);                                       \
-		if (it_e_ != (want))                                         \
-			fail_msg("%s: got %s, want %s (%s)", #expr,          \
-			    sv_err_name(it_e_), sv_err_name(want),           \
-			    sv_client_error_message((ctx)->client));         \
-		if (sv_client_error_message((ctx)->client)[0] == '\0')       \
-			fail_msg("%s: %s with an empty error message",       \
-			    #expr, sv_err_name(it_e_));                      \
+#define IT_FAIL(ctx, expr, want)                                              \
+	do {                                                                  \
+		sv_err it_e_ = (expr);                                        \
+		if (it_e_ != (want))                                          \
+			fail_msg("%s: got %s, want %s (%s)", #expr,           \
+			    sv_err_name(it_e_), sv_err_name(want),            \
+			    sv_client_error_message((ctx)->client));          \
+		if (sv_client_error_message((ctx)->client)[0] == '\0')        \
+			fail_msg("%s: %s with an empty error message", #expr, \
+			    sv_err_name(it_e_));                              \
 	} while (0)
 
 /* Maximum number of pids a process-table scan returns. */
@@ -73,51 +73,51 @@
 /* One worker group of the generated config. */
 struct it_group {
 	const char *name;
-	int count;
-	int max_count;       /* 0: the daemon's default */
-	int stop_timeout_ms; /* 0: the top-level value */
-	bool ignore_term;    /* worker ignores SIGTERM (SV_TEST_IGNORE_TERM) */
+	int         count;
+	int         max_count; /* 0: the daemon's default */
+	int         stop_timeout_ms; /* 0: the top-level value */
+	bool ignore_term; /* worker ignores SIGTERM (SV_TEST_IGNORE_TERM) */
 	const char *program; /* NULL: sv-testworker; else this argv[0] */
-	int backoff_ms;      /* 0: no backoff (min_uptime_ms = 0); else
-	                      * min_uptime_ms 60000, backoff doubling from
-	                      * this value up to 4 times it */
+	int         backoff_ms; /* 0: no backoff (min_uptime_ms = 0); else
+	                         * min_uptime_ms 60000, backoff doubling from
+	                         * this value up to 4 times it */
 };
 
 /* One supervisor under test and the sockets the test uses to watch it. */
 typedef struct it_ctx {
-	char dir[64];           /* mkdtemp directory, also the socket_dir */
-	char conf_path[128];    /* DIR/supervised.conf */
-	char sock_path[100];    /* DIR/control.sock (fits sun_path) */
-	char url[160];          /* ipc://DIR/control.sock */
-	char report_url[160];   /* ipc://DIR/report.sock */
-	int stop_timeout_ms;    /* top-level stop_timeout_ms of the config */
-	pid_t daemon;           /* pid from posix_spawn, 0 when none */
-	bool reaped;            /* waitpid() collected the daemon */
-	int status;             /* its wait status once reaped */
-	nng_socket pull;        /* report listener */
-	bool pull_open;
-	sv_client *client;      /* connected admin client */
+	char  dir[64]; /* mkdtemp directory, also the socket_dir */
+	char  conf_path[128]; /* DIR/supervised.conf */
+	char  sock_path[100]; /* DIR/control.sock (fits sun_path) */
+	char  url[160]; /* ipc://DIR/control.sock */
+	char  report_url[160]; /* ipc://DIR/report.sock */
+	int   stop_timeout_ms; /* top-level stop_timeout_ms of the config */
+	pid_t daemon; /* pid from posix_spawn, 0 when none */
+	bool  reaped; /* waitpid() collected the daemon */
+	int   status; /* its wait status once reaped */
+	nng_socket pull; /* report listener */
+	bool       pull_open;
+	sv_client *client; /* connected admin client */
 } it_ctx;
 
 /* A worker's report: one line of key=value pairs. */
 struct it_report {
-	long pid;
-	long ordinal;           /* whoami's answer, -1 if whoami failed */
-	long long generation;   /* whoami's answer, -1 if whoami failed */
-	long id_pid;            /* pid in whoami's identity */
-	char group[72];
-	long env_ordinal;       /* $SUPERVISE_ORDINAL, -1 if unset */
+	long      pid;
+	long      ordinal; /* whoami's answer, -1 if whoami failed */
+	long long generation; /* whoami's answer, -1 if whoami failed */
+	long      id_pid; /* pid in whoami's identity */
+	char      group[72];
+	long      env_ordinal; /* $SUPERVISE_ORDINAL, -1 if unset */
 	long long env_generation; /* $SUPERVISE_GENERATION, -1 if unset */
-	char env_group[72];
-	int rc;                 /* sv_err of sv_client_open / whoami */
-	int fd_max;             /* highest fd the worker inherited, -1 unknown */
-	char raw[512];
+	char      env_group[72];
+	int       rc; /* sv_err of sv_client_open / whoami */
+	int       fd_max; /* highest fd the worker inherited, -1 unknown */
+	char      raw[512];
 };
 
 /* One process of a /proc scan. */
 struct it_proc {
 	pid_t pid;
-	char state;             /* 'R', 'S', 'Z', ... */
+	char  state; /* 'R', 'S', 'Z', ... */
 };
 
 /*
@@ -189,8 +189,8 @@ void it_expect_reports(it_ctx *ctx, size_t n, struct it_report *out);
  * it_proc_stat reads /proc/PID/stat. Returns 0 and fills the non-NULL
  * out-parameters, or -1 when the process does not exist.
  */
-int it_proc_stat(pid_t pid, pid_t *ppidp, char *statep,
-    unsigned long long *starttimep);
+int it_proc_stat(
+    pid_t pid, pid_t *ppidp, char *statep, unsigned long long *starttimep);
 
 /*
  * it_children lists the processes whose parent is ppid (zombies included),
@@ -210,8 +210,8 @@ int it_wait_no_zombie(pid_t ppid, int deadline_ms);
  * may be NULL). Returns the number of entries (at most max), or -1 on a
  * client error, which is printed.
  */
-int it_list(it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids,
-    size_t max);
+int it_list(
+    it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids, size_t max);
 
 /*
  * it_wait_children_match polls until the set of live children of the

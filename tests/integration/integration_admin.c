@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROUP "g"
+#define GROUP     "g"
 #define MAX_COUNT 5
 
 /* cmocka setup: one group of 3 workers, at most 5. */
@@ -26,7 +26,7 @@ static int
 setup_g3(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = GROUP, .count = 3, .max_count = MAX_COUNT },
+	    {.name = GROUP, .count = 3, .max_count = MAX_COUNT},
 	};
 
 	return it_setup_groups(state, g, 1);
@@ -42,18 +42,18 @@ expect_ordinals(it_ctx *ctx, size_t n, const uint32_t *want, long *pid_of,
     long long *gen_of)
 {
 	struct it_report r[IT_MAX_PROCS];
-	bool seen[IT_MAX_PROCS] = { false };
-	size_t i, j;
+	bool             seen[IT_MAX_PROCS] = {false};
+	size_t           i, j;
 
 	assert_true(n <= IT_MAX_PROCS);
 	it_expect_reports(ctx, n, r);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < n; j++)
-			if (!seen[j] && r[i].ordinal == (long)want[j])
+			if (!seen[j] && r[i].ordinal == (long) want[j])
 				break;
 		if (j == n)
-			fail_msg("unexpected or duplicate ordinal: %s",
-			    r[i].raw);
+			fail_msg(
+			    "unexpected or duplicate ordinal: %s", r[i].raw);
 		seen[j] = true;
 		assert_string_equal(r[i].group, GROUP);
 		assert_int_equal(r[i].env_ordinal, r[i].ordinal);
@@ -71,39 +71,40 @@ static void
 expect_not_child(it_ctx *ctx, long pid)
 {
 	pid_t ppid = 0;
-	char st = '?';
+	char  st   = '?';
 
-	if (it_proc_stat((pid_t)pid, &ppid, &st, NULL) == 0 &&
-	    ppid == ctx->daemon)
+	if (it_proc_stat((pid_t) pid, &ppid, &st, NULL) == 0
+	    && ppid == ctx->daemon)
 		fail_msg("stopped worker %ld is still a child of the daemon "
-			 "(state %c)", pid, st);
+		         "(state %c)",
+		    pid, st);
 }
 
 /* 7a: scale 3 -> 5 starts ordinals 3 and 4; 5 -> 2 stops 2, 3, 4. */
 static void
 test_scale_up_and_down(void **state)
 {
-	it_ctx *ctx = *state;
-	static const uint32_t first[] = { 0, 1, 2 }, added[] = { 3, 4 };
-	static const uint32_t five[] = { 0, 1, 2, 3, 4 }, two[] = { 0, 1 };
-	long pid_of[MAX_COUNT] = { 0 };
-	long long gen_of[MAX_COUNT] = { 0 };
-	uint32_t prev = 99;
+	it_ctx               *ctx     = *state;
+	static const uint32_t first[] = {0, 1, 2}, added[] = {3, 4};
+	static const uint32_t five[] = {0, 1, 2, 3, 4}, two[] = {0, 1};
+	long                  pid_of[MAX_COUNT] = {0};
+	long long             gen_of[MAX_COUNT] = {0};
+	uint32_t              prev              = 99;
 
 	expect_ordinals(ctx, 3, first, pid_of, gen_of);
 
-	IT_PASS(ctx, sv_client_scale(ctx->client, GROUP, 5, IT_CALL_MS,
-	    &prev));
+	IT_PASS(
+	    ctx, sv_client_scale(ctx->client, GROUP, 5, IT_CALL_MS, &prev));
 	assert_int_equal(prev, 3);
 	expect_ordinals(ctx, 2, added, pid_of, gen_of);
 	assert_int_equal(gen_of[3], 0);
 	assert_int_equal(gen_of[4], 0);
-	assert_int_equal(it_wait_ordinals(ctx, GROUP, five, 5,
-	    IT_CONVERGE_MS), 0);
+	assert_int_equal(
+	    it_wait_ordinals(ctx, GROUP, five, 5, IT_CONVERGE_MS), 0);
 	assert_int_equal(it_wait_children_match(ctx, IT_CONVERGE_MS), 0);
 
-	IT_PASS(ctx, sv_client_scale(ctx->client, GROUP, 2, IT_CALL_MS,
-	    &prev));
+	IT_PASS(
+	    ctx, sv_client_scale(ctx->client, GROUP, 2, IT_CALL_MS, &prev));
 	assert_int_equal(prev, 5);
 	if (it_wait_ordinals(ctx, GROUP, two, 2, IT_CONVERGE_MS) != 0)
 		fail_msg("after scale to 2 the list is not {0,1}");
@@ -120,11 +121,11 @@ test_scale_up_and_down(void **state)
 static void
 test_restart_one(void **state)
 {
-	it_ctx *ctx = *state;
-	static const uint32_t first[] = { 0, 1, 2 }, zero[] = { 0 };
-	long pid_of[MAX_COUNT] = { 0 }, old0;
-	long long gen_of[MAX_COUNT] = { 0 };
-	sv_workers *w = NULL;
+	it_ctx               *ctx     = *state;
+	static const uint32_t first[] = {0, 1, 2}, zero[] = {0};
+	long                  pid_of[MAX_COUNT] = {0}, old0;
+	long long             gen_of[MAX_COUNT] = {0};
+	sv_workers           *w                 = NULL;
 
 	expect_ordinals(ctx, 3, first, pid_of, gen_of);
 	old0 = pid_of[0];
@@ -151,13 +152,13 @@ test_restart_one(void **state)
 static void
 test_stop_group(void **state)
 {
-	it_ctx *ctx = *state;
-	static const uint32_t first[] = { 0, 1, 2 };
-	struct it_proc kids[IT_MAX_PROCS];
-	long pid_of[MAX_COUNT] = { 0 };
-	long long gen_of[MAX_COUNT] = { 0 };
-	uint32_t prev = 99;
-	size_t i, n;
+	it_ctx               *ctx     = *state;
+	static const uint32_t first[] = {0, 1, 2};
+	struct it_proc        kids[IT_MAX_PROCS];
+	long                  pid_of[MAX_COUNT] = {0};
+	long long             gen_of[MAX_COUNT] = {0};
+	uint32_t              prev              = 99;
+	size_t                i, n;
 
 	expect_ordinals(ctx, 3, first, pid_of, gen_of);
 
@@ -176,14 +177,15 @@ test_stop_group(void **state)
 	 * generation is above any that ordinal had before (strictly
 	 * increasing for the supervisor's lifetime).
 	 */
-	IT_PASS(ctx, sv_client_scale(ctx->client, GROUP, 3, IT_CALL_MS,
-	    &prev));
+	IT_PASS(
+	    ctx, sv_client_scale(ctx->client, GROUP, 3, IT_CALL_MS, &prev));
 	assert_int_equal(prev, 0);
 	expect_ordinals(ctx, 3, first, pid_of, gen_of);
 	for (i = 0; i < 3; i++)
 		if (gen_of[i] < 1)
 			fail_msg("ordinal %zu came back with generation %lld, "
-				 "not above its previous 0", i, gen_of[i]);
+			         "not above its previous 0",
+			    i, gen_of[i]);
 	assert_int_equal(it_wait_children_match(ctx, IT_CONVERGE_MS), 0);
 }
 
@@ -191,24 +193,28 @@ test_stop_group(void **state)
 static void
 test_admin_errors(void **state)
 {
-	it_ctx *ctx = *state;
-	static const uint32_t first[] = { 0, 1, 2 };
-	sv_workers *w = NULL;
-	uint32_t prev = 99;
+	it_ctx               *ctx     = *state;
+	static const uint32_t first[] = {0, 1, 2};
+	sv_workers           *w       = NULL;
+	uint32_t              prev    = 99;
 
 	expect_ordinals(ctx, 3, first, NULL, NULL);
 
-	IT_FAIL(ctx, sv_client_scale(ctx->client, "nope", 1, IT_CALL_MS,
-	    &prev), SV_ENOTFOUND);
-	IT_FAIL(ctx, sv_client_scale(ctx->client, GROUP, MAX_COUNT + 1,
-	    IT_CALL_MS, &prev), SV_EEXHAUSTED);
+	IT_FAIL(ctx,
+	    sv_client_scale(ctx->client, "nope", 1, IT_CALL_MS, &prev),
+	    SV_ENOTFOUND);
+	IT_FAIL(ctx,
+	    sv_client_scale(
+	        ctx->client, GROUP, MAX_COUNT + 1, IT_CALL_MS, &prev),
+	    SV_EEXHAUSTED);
 	assert_int_equal(prev, 99); /* untouched on error */
 	IT_FAIL(ctx, sv_client_stop(ctx->client, "nope", IT_CALL_MS, NULL),
 	    SV_ENOTFOUND);
 	IT_FAIL(ctx, sv_client_restart(ctx->client, "nope", 0, IT_CALL_MS),
 	    SV_ENOTFOUND);
-	IT_FAIL(ctx, sv_client_restart(ctx->client, GROUP, MAX_COUNT + 2,
-	    IT_CALL_MS), SV_ENOTFOUND);
+	IT_FAIL(ctx,
+	    sv_client_restart(ctx->client, GROUP, MAX_COUNT + 2, IT_CALL_MS),
+	    SV_ENOTFOUND);
 	IT_FAIL(ctx, sv_client_status(ctx->client, GROUP, 3, IT_CALL_MS, &w),
 	    SV_ENOTFOUND);
 	IT_FAIL(ctx, sv_client_list(ctx->client, "nope", IT_CALL_MS, &w),
@@ -226,17 +232,17 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_scale_up_and_down,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_restart_one, setup_g3,
-		    it_teardown),
-		cmocka_unit_test_setup_teardown(test_stop_group, setup_g3,
-		    it_teardown),
-		cmocka_unit_test_setup_teardown(test_admin_errors, setup_g3,
-		    it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_scale_up_and_down, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_restart_one, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_stop_group, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_admin_errors, setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_admin",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_admin", tests, NULL, NULL));
 }

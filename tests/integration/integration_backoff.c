@@ -28,8 +28,7 @@ status_of(it_ctx *ctx, const char *group, sv_state *state, int64_t *pid,
 }
 
 static const struct it_group crash_groups[] = {
-	{.name = "crash", .count = 1, .program = "/bin/false",
-	    .backoff_ms = 200},
+    {.name = "crash", .count = 1, .program = "/bin/false", .backoff_ms = 200},
 };
 
 /* setup_crash starts a group whose program exits 1 at once. */
@@ -51,14 +50,14 @@ test_fast_failures_back_off(void **state)
 	it_ctx  *ctx = *state;
 	int64_t  t0 = it_now_ms(), pid = -1;
 	uint64_t restarts = 0;
-	int32_t  code = 0;
+	int32_t  code     = 0;
 	sv_state st;
 	bool     saw_backoff = false;
 
 	while (restarts < 3) {
 		if (it_now_ms() - t0 > 10000)
 			fail_msg("only %llu restarts after 10 s",
-			    (unsigned long long)restarts);
+			    (unsigned long long) restarts);
 		status_of(ctx, "crash", &st, &pid, &restarts, &code);
 		if (st == SV_STATE_BACKOFF) {
 			saw_backoff = true;
@@ -75,8 +74,8 @@ test_fast_failures_back_off(void **state)
 }
 
 static const struct it_group missing_groups[] = {
-	{.name = "missing", .count = 1, .program = "/nonexistent/sv-worker"},
-	{.name = "g", .count = 1},
+    {.name = "missing", .count = 1, .program = "/nonexistent/sv-worker"},
+    {.name = "g", .count = 1},
 };
 
 /* setup_missing starts a group whose program does not exist, next to a
@@ -124,14 +123,14 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fast_failures_back_off,
-		    setup_crash, it_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_missing_program_is_retried_slowly, setup_missing,
-		    it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_fast_failures_back_off, setup_crash, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_missing_program_is_retried_slowly, setup_missing,
+	        it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_backoff",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_backoff", tests, NULL, NULL));
 }

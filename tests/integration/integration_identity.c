@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GROUP "g"
+#define GROUP    "g"
 #define NWORKERS 3
 
 /* cmocka setup: one group of 3 workers. */
@@ -27,7 +27,7 @@ static int
 setup_g3(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = GROUP, .count = NWORKERS, .max_count = 5 },
+	    {.name = GROUP, .count = NWORKERS, .max_count = 5},
 	};
 
 	return it_setup_groups(state, g, 1);
@@ -37,11 +37,11 @@ setup_g3(void **state)
 static void
 test_three_workers_know_their_ordinals(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx          *ctx = *state;
 	struct it_report r[NWORKERS];
-	long pid_of[NWORKERS] = { 0 };
-	sv_workers *w = NULL;
-	size_t i;
+	long             pid_of[NWORKERS] = {0};
+	sv_workers      *w                = NULL;
+	size_t           i;
 
 	it_expect_reports(ctx, NWORKERS, r);
 	for (i = 0; i < NWORKERS; i++) {
@@ -57,7 +57,8 @@ test_three_workers_know_their_ordinals(void **state)
 		assert_string_equal(x->group, GROUP);
 		assert_int_equal(x->generation, 0);
 		assert_int_equal(x->id_pid, x->pid);
-		/* Only stdin, stdout and stderr cross the supervisor's exec. */
+		/* Only stdin, stdout and stderr cross the supervisor's exec.
+		 */
 		assert_in_range(x->fd_max, 0, 2);
 		/* Zero-round-trip identity agrees with the supervisor. */
 		assert_int_equal(x->env_ordinal, x->ordinal);
@@ -85,8 +86,9 @@ test_three_workers_know_their_ordinals(void **state)
 
 	/* The single-slot query agrees with the list. */
 	for (i = 0; i < NWORKERS; i++) {
-		IT_PASS(ctx, sv_client_status(ctx->client, GROUP, (uint32_t)i,
-		    IT_CALL_MS, &w));
+		IT_PASS(ctx,
+		    sv_client_status(
+		        ctx->client, GROUP, (uint32_t) i, IT_CALL_MS, &w));
 		assert_int_equal(sv_workers_count(w), 1);
 		assert_int_equal(sv_workers_ordinal(w, 0), i);
 		assert_int_equal(sv_workers_pid(w, 0), pid_of[i]);
@@ -99,11 +101,11 @@ test_three_workers_know_their_ordinals(void **state)
 static void
 test_non_worker_gets_enotworker(void **state)
 {
-	it_ctx *ctx = *state;
-	sv_identity *id = NULL;
-	sv_client *c = NULL;
+	it_ctx          *ctx = *state;
+	sv_identity     *id  = NULL;
+	sv_client       *c   = NULL;
 	struct it_report r[NWORKERS];
-	sv_err e;
+	sv_err           e;
 
 	/* Ask while workers exist, so the daemon has identities to give. */
 	it_expect_reports(ctx, NWORKERS, r);
@@ -111,7 +113,7 @@ test_non_worker_gets_enotworker(void **state)
 	IT_FAIL(ctx, sv_client_whoami(ctx->client, IT_CALL_MS, &id),
 	    SV_ENOTWORKER);
 	assert_null(id); /* out-parameter untouched on error */
-	printf("whoami from pid %ld: %s\n", (long)getpid(),
+	printf("whoami from pid %ld: %s\n", (long) getpid(),
 	    sv_client_error_message(ctx->client));
 
 	/* The connection is still good, and a new one gets the same answer. */
@@ -130,14 +132,13 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_three_workers_know_their_ordinals, setup_g3,
-		    it_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_non_worker_gets_enotworker, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_three_workers_know_their_ordinals, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_non_worker_gets_enotworker, setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_identity",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_identity", tests, NULL, NULL));
 }

@@ -22,16 +22,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GROUP "g"
+#define GROUP    "g"
 #define NWORKERS 3
-#define KILLS 10
+#define KILLS    10
 
 /* cmocka setup: one group of 3 workers. */
 static int
 setup_g3(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = GROUP, .count = NWORKERS, .max_count = 5 },
+	    {.name = GROUP, .count = NWORKERS, .max_count = 5},
 	};
 
 	return it_setup_groups(state, g, 1);
@@ -44,11 +44,11 @@ status_of(it_ctx *ctx, uint32_t ordinal, pid_t *pidp, uint64_t *genp,
 {
 	sv_workers *w = NULL;
 
-	IT_PASS(ctx, sv_client_status(ctx->client, GROUP, ordinal,
-	    IT_CALL_MS, &w));
+	IT_PASS(ctx,
+	    sv_client_status(ctx->client, GROUP, ordinal, IT_CALL_MS, &w));
 	assert_int_equal(sv_workers_count(w), 1);
 	assert_int_equal(sv_workers_ordinal(w, 0), ordinal);
-	*pidp = (pid_t)sv_workers_pid(w, 0);
+	*pidp = (pid_t) sv_workers_pid(w, 0);
 	*genp = sv_workers_generation(w, 0);
 	if (restartsp != NULL)
 		*restartsp = sv_workers_restarts(w, 0);
@@ -63,44 +63,44 @@ status_of(it_ctx *ctx, uint32_t ordinal, pid_t *pidp, uint64_t *genp,
 static void
 test_kill9_ordinal1_ten_times(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx          *ctx = *state;
 	struct it_report r[NWORKERS];
-	pid_t pid_of[NWORKERS] = { 0 };
-	uint64_t gen, restarts;
-	int32_t sig, code;
-	pid_t pid, ppid;
-	char st;
-	size_t i;
+	pid_t            pid_of[NWORKERS] = {0};
+	uint64_t         gen, restarts;
+	int32_t          sig, code;
+	pid_t            pid, ppid;
+	char             st;
+	size_t           i;
 
 	it_expect_reports(ctx, NWORKERS, r);
 	for (i = 0; i < NWORKERS; i++) {
 		assert_in_range(r[i].ordinal, 0, NWORKERS - 1);
 		assert_int_equal(r[i].generation, 0);
-		pid_of[r[i].ordinal] = (pid_t)r[i].pid;
+		pid_of[r[i].ordinal] = (pid_t) r[i].pid;
 	}
 	for (i = 0; i < NWORKERS; i++)
 		assert_true(pid_of[i] > 0);
 
 	for (uint64_t want = 1; want <= KILLS; want++) {
 		struct it_report nr;
-		pid_t old;
-		int rv;
+		pid_t            old;
+		int              rv;
 
 		status_of(ctx, 1, &old, &gen, NULL, NULL, NULL);
 		assert_int_equal(old, pid_of[1]);
 		assert_int_equal(gen, want - 1);
 		if (kill(old, SIGKILL) != 0)
-			fail_msg("kill(%ld, SIGKILL): %s", (long)old,
+			fail_msg("kill(%ld, SIGKILL): %s", (long) old,
 			    strerror(errno));
 
 		rv = it_recv_report(ctx, IT_REPORT_MS, &nr);
 		if (rv != 0)
 			fail_msg("kill %llu: no replacement report: %s",
-			    (unsigned long long)want,
+			    (unsigned long long) want,
 			    rv > 0 ? nng_strerror(rv) : "unparsable");
 		if (nr.rc != SV_OK)
 			fail_msg("kill %llu: replacement whoami failed: %s",
-			    (unsigned long long)want, nr.raw);
+			    (unsigned long long) want, nr.raw);
 		assert_in_range(nr.ordinal, 0, NWORKERS - 1);
 		assert_int_equal(nr.ordinal, 1);
 		assert_int_equal(nr.generation, want);
@@ -108,21 +108,21 @@ test_kill9_ordinal1_ten_times(void **state)
 		assert_int_equal(nr.env_generation, want);
 		assert_int_equal(nr.id_pid, nr.pid);
 		assert_int_not_equal(nr.pid, old);
-		pid_of[1] = (pid_t)nr.pid;
+		pid_of[1] = (pid_t) nr.pid;
 
 		/* The daemon reaped the killed child: no zombie, no trace. */
 		if (it_wait_no_zombie(ctx->daemon, IT_REAP_MS) != 0)
 			fail_msg("kill %llu: zombie children of the daemon "
-				 "after %d ms", (unsigned long long)want,
-			    IT_REAP_MS);
-		if (it_proc_stat(old, &ppid, &st, NULL) == 0 &&
-		    ppid == ctx->daemon)
+			         "after %d ms",
+			    (unsigned long long) want, IT_REAP_MS);
+		if (it_proc_stat(old, &ppid, &st, NULL) == 0
+		    && ppid == ctx->daemon)
 			fail_msg("kill %llu: killed pid %ld is still a child "
-				 "of the daemon (state %c)",
-			    (unsigned long long)want, (long)old, st);
+			         "of the daemon (state %c)",
+			    (unsigned long long) want, (long) old, st);
 		if (it_wait_children_match(ctx, IT_CONVERGE_MS) != 0)
 			fail_msg("kill %llu: status list != live children",
-			    (unsigned long long)want);
+			    (unsigned long long) want);
 
 		status_of(ctx, 1, &pid, &gen, &restarts, &sig, &code);
 		assert_int_equal(pid, nr.pid);
@@ -147,11 +147,11 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_kill9_ordinal1_ten_times,
-		    setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_kill9_ordinal1_ten_times, setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_kill",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_kill", tests, NULL, NULL));
 }

@@ -36,7 +36,7 @@ static int
 setup_g3(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = "g", .count = 3 },
+	    {.name = "g", .count = 3},
 	};
 
 	return it_setup_groups(state, g, 1);
@@ -47,9 +47,11 @@ static int
 setup_stubborn(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = "g", .count = 2 },
-		{ .name = "stubborn", .count = 2, .ignore_term = true,
-		    .stop_timeout_ms = STUBBORN_STOP_MS },
+	    {.name = "g", .count = 2},
+	    {.name               = "stubborn",
+	        .count           = 2,
+	        .ignore_term     = true,
+	        .stop_timeout_ms = STUBBORN_STOP_MS},
 	};
 
 	return it_setup_groups(state, g, 2);
@@ -57,9 +59,9 @@ setup_stubborn(void **state)
 
 /* The pids of the workers and their start times, read before the signal. */
 struct snapshot {
-	pid_t pid[IT_MAX_PROCS];
+	pid_t              pid[IT_MAX_PROCS];
 	unsigned long long start[IT_MAX_PROCS];
-	size_t n;
+	size_t             n;
 };
 
 /* Records every listed worker; asserts the list matches the reports. */
@@ -67,23 +69,23 @@ static void
 take_snapshot(it_ctx *ctx, size_t nworkers, struct snapshot *s)
 {
 	struct it_report r[IT_MAX_PROCS];
-	int n;
+	int              n;
 
 	it_expect_reports(ctx, nworkers, r);
 	n = it_list(ctx, NULL, NULL, s->pid, IT_MAX_PROCS);
-	assert_int_equal(n, (int)nworkers);
-	s->n = (size_t)n;
+	assert_int_equal(n, (int) nworkers);
+	s->n = (size_t) n;
 	for (size_t i = 0; i < s->n; i++) {
 		bool reported = false;
 
 		for (size_t j = 0; j < nworkers; j++)
 			reported |= r[j].pid == s->pid[i];
 		if (!reported)
-			fail_msg("listed pid %ld sent no report",
-			    (long)s->pid[i]);
+			fail_msg(
+			    "listed pid %ld sent no report", (long) s->pid[i]);
 		if (it_proc_stat(s->pid[i], NULL, NULL, &s->start[i]) != 0)
-			fail_msg("worker %ld is not running",
-			    (long)s->pid[i]);
+			fail_msg(
+			    "worker %ld is not running", (long) s->pid[i]);
 	}
 	assert_int_equal(it_wait_children_match(ctx, IT_CONVERGE_MS), 0);
 }
@@ -94,16 +96,16 @@ expect_all_gone(const struct snapshot *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		unsigned long long start = 0;
-		pid_t ppid = 0;
-		char st = '?';
+		pid_t              ppid  = 0;
+		char               st    = '?';
 
 		if (it_proc_stat(s->pid[i], &ppid, &st, &start) != 0)
 			continue; /* no /proc entry: gone */
 		if (start != s->start[i])
 			continue; /* pid reused by an unrelated process */
 		fail_msg("worker %ld still exists after the daemon exited "
-			 "(state %c, parent %ld)", (long)s->pid[i], st,
-		    (long)ppid);
+		         "(state %c, parent %ld)",
+		    (long) s->pid[i], st, (long) ppid);
 	}
 }
 
@@ -112,7 +114,7 @@ static int64_t
 signal_and_reap(it_ctx *ctx, int sig, int limit_ms)
 {
 	struct stat sb;
-	int64_t t0 = it_now_ms(), elapsed;
+	int64_t     t0 = it_now_ms(), elapsed;
 
 	assert_true(it_daemon_alive(ctx));
 	assert_int_equal(kill(ctx->daemon, sig), 0);
@@ -121,7 +123,7 @@ signal_and_reap(it_ctx *ctx, int sig, int limit_ms)
 		    limit_ms, sig);
 	elapsed = it_now_ms() - t0;
 	printf("daemon exited %lld ms after signal %d, status 0x%x\n",
-	    (long long)elapsed, sig, ctx->status);
+	    (long long) elapsed, sig, ctx->status);
 	if (!WIFEXITED(ctx->status))
 		fail_msg("daemon died of signal %d", WTERMSIG(ctx->status));
 	assert_int_equal(WEXITSTATUS(ctx->status), 0);
@@ -135,12 +137,12 @@ signal_and_reap(it_ctx *ctx, int sig, int limit_ms)
 static void
 test_sigterm_stops_all(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx         *ctx = *state;
 	struct snapshot s;
 
 	take_snapshot(ctx, 3, &s);
-	signal_and_reap(ctx, SIGTERM,
-	    ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
+	signal_and_reap(
+	    ctx, SIGTERM, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
 	expect_all_gone(&s);
 }
 
@@ -148,7 +150,7 @@ test_sigterm_stops_all(void **state)
 static void
 test_sigint_stops_all(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx         *ctx = *state;
 	struct snapshot s;
 
 	take_snapshot(ctx, 3, &s);
@@ -160,24 +162,25 @@ test_sigint_stops_all(void **state)
 static void
 test_sigterm_escalates_to_sigkill(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx         *ctx = *state;
 	struct snapshot s;
-	int64_t elapsed;
+	int64_t         elapsed;
 
 	take_snapshot(ctx, 4, &s);
-	elapsed = signal_and_reap(ctx, SIGTERM,
-	    STUBBORN_STOP_MS + IT_STOP_MARGIN_MS);
+	elapsed = signal_and_reap(
+	    ctx, SIGTERM, STUBBORN_STOP_MS + IT_STOP_MARGIN_MS);
 	/* The daemon waited for the group's timeout before SIGKILL. */
 	if (elapsed < STUBBORN_STOP_MS - 50)
 		fail_msg("daemon exited after %lld ms, before the %d ms stop "
-			 "timeout of workers that ignore SIGTERM",
-		    (long long)elapsed, STUBBORN_STOP_MS);
+		         "timeout of workers that ignore SIGTERM",
+		    (long long) elapsed, STUBBORN_STOP_MS);
 	expect_all_gone(&s);
 }
 
 static const struct it_group straggler_groups[] = {
-	{.name = "straggler", .count = 1,
-	    .program = SV_IT_SRCDIR "/sv-straggler.sh"},
+    {.name       = "straggler",
+        .count   = 1,
+        .program = SV_IT_SRCDIR "/sv-straggler.sh"},
 };
 
 /* setup_straggler starts one worker that leaves a child behind. */
@@ -208,22 +211,26 @@ test_stragglers_are_killed(void **state)
 	while (gc == 0) {
 		if (it_now_ms() - t0 > IT_CONVERGE_MS)
 			fail_msg("worker %lld never started its child",
-			    (long long)wpid);
-		IT_PASS(ctx, sv_client_status(ctx->client, "straggler", 0,
-		                 IT_CALL_MS, &w));
+			    (long long) wpid);
+		IT_PASS(ctx,
+		    sv_client_status(
+		        ctx->client, "straggler", 0, IT_CALL_MS, &w));
 		wpid = sv_workers_pid(w, 0);
 		sv_workers_free(w);
-		if (wpid > 0 && it_children((pid_t)wpid, kids, 4) > 0)
+		if (wpid > 0 && it_children((pid_t) wpid, kids, 4) > 0)
 			gc = kids[0].pid;
 		else
 			nng_msleep(10);
 	}
-	signal_and_reap(ctx, SIGTERM, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
+	signal_and_reap(
+	    ctx, SIGTERM, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
 	t0 = it_now_ms();
 	while (waitpid(gc, &st, WNOHANG) == 0) {
 		if (it_now_ms() - t0 > IT_REAP_MS)
-			fail_msg("pid %ld, child of a stopped worker, is still "
-				 "running", (long)gc);
+			fail_msg(
+			    "pid %ld, child of a stopped worker, is still "
+			    "running",
+			    (long) gc);
 		nng_msleep(10);
 	}
 	assert_true(WIFSIGNALED(st));
@@ -235,18 +242,17 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_sigterm_stops_all,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_sigint_stops_all,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_sigterm_escalates_to_sigkill, setup_stubborn,
-		    it_teardown),
-		cmocka_unit_test_setup_teardown(test_stragglers_are_killed,
-		    setup_straggler, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_sigterm_stops_all, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_sigint_stops_all, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(test_sigterm_escalates_to_sigkill,
+	        setup_stubborn, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_stragglers_are_killed, setup_straggler, it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_shutdown",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_shutdown", tests, NULL, NULL));
 }

@@ -36,7 +36,7 @@
 
 #include "supervise/v1/supervise.pb-c.h"
 
-#define EC(x) SUPERVISE__V1__ERROR_CODE__ERROR_CODE_##x
+#define EC(x)   SUPERVISE__V1__ERROR_CODE__ERROR_CODE_##x
 #define BODY(x) SUPERVISE__V1__ENVELOPE__BODY_##x
 
 /* Size of the oversize message: above a 1 MiB limit, whatever framing. */
@@ -44,9 +44,9 @@
 
 /* The outcome of one raw request. */
 struct raw_reply {
-	int rv;                         /* nng result of send + recv */
-	Supervise__V1__Envelope *env;   /* decoded reply, NULL if none */
-	size_t len;                     /* reply size in bytes */
+	int                      rv; /* nng result of send + recv */
+	Supervise__V1__Envelope *env; /* decoded reply, NULL if none */
+	size_t                   len; /* reply size in bytes */
 };
 
 /* cmocka setup: one group of 3 workers, so the daemon has real work. */
@@ -54,7 +54,7 @@ static int
 setup_g3(void **state)
 {
 	static const struct it_group g[] = {
-		{ .name = "g", .count = 3, .max_count = 5 },
+	    {.name = "g", .count = 3, .max_count = 5},
 	};
 
 	return it_setup_groups(state, g, 1);
@@ -80,22 +80,23 @@ static void
 raw_request(it_ctx *ctx, const void *buf, size_t len, struct raw_reply *out)
 {
 	nng_socket s;
-	nng_msg *m = NULL;
-	int rv;
+	nng_msg   *m = NULL;
+	int        rv;
 
 	memset(out, 0, sizeof(*out));
 	if ((rv = nng_req0_open(&s)) != 0)
 		fail_msg("nng_req0_open: %s", nng_strerror(rv));
-	if ((rv = nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME,
-	    NNG_DURATION_INFINITE)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, IT_CALL_MS)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, IT_CALL_MS)) != 0 ||
-	    (rv = nng_dial(s, ctx->url, NULL, 0)) != 0) {
+	if ((rv = nng_socket_set_ms(
+	         s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE))
+	        != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, IT_CALL_MS)) != 0
+	    || (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, IT_CALL_MS)) != 0
+	    || (rv = nng_dial(s, ctx->url, NULL, 0)) != 0) {
 		nng_close(s);
 		fail_msg("REQ socket to %s: %s", ctx->url, nng_strerror(rv));
 	}
-	if ((rv = nng_msg_alloc(&m, 0)) != 0 ||
-	    (len > 0 && (rv = nng_msg_append(m, buf, len)) != 0)) {
+	if ((rv = nng_msg_alloc(&m, 0)) != 0
+	    || (len > 0 && (rv = nng_msg_append(m, buf, len)) != 0)) {
 		nng_msg_free(m);
 		nng_close(s);
 		fail_msg("nng_msg: %s", nng_strerror(rv));
@@ -112,8 +113,8 @@ raw_request(it_ctx *ctx, const void *buf, size_t len, struct raw_reply *out)
 		return;
 	}
 	out->len = nng_msg_len(m);
-	out->env = supervise__v1__envelope__unpack(NULL, nng_msg_len(m),
-	    nng_msg_body(m));
+	out->env = supervise__v1__envelope__unpack(
+	    NULL, nng_msg_len(m), nng_msg_body(m));
 	nng_msg_free(m);
 	nng_close(s);
 }
@@ -131,8 +132,8 @@ raw_reply_free(struct raw_reply *r)
 static bool
 is_closed_pipe(int rv)
 {
-	return rv == NNG_ECONNRESET || rv == NNG_ECLOSED ||
-	    rv == NNG_ECONNSHUT || rv == NNG_ECONNABORTED;
+	return rv == NNG_ECONNRESET || rv == NNG_ECLOSED || rv == NNG_ECONNSHUT
+	    || rv == NNG_ECONNABORTED;
 }
 
 /*
@@ -154,22 +155,22 @@ expect_error(const char *what, const struct raw_reply *r, const int *codes,
 		fail_msg("%s: no reply: %s", what, nng_strerror(r->rv));
 	}
 	if (r->env == NULL)
-		fail_msg("%s: reply of %zu bytes is not an Envelope", what,
-		    r->len);
+		fail_msg(
+		    "%s: reply of %zu bytes is not an Envelope", what, r->len);
 	if (r->env->body_case != BODY(ERROR) || r->env->error == NULL)
 		fail_msg("%s: reply body is %d, not an Error", what,
-		    (int)r->env->body_case);
+		    (int) r->env->body_case);
 	for (i = 0; i < n; i++)
-		if ((int)r->env->error->code == codes[i])
+		if ((int) r->env->error->code == codes[i])
 			break;
 	if (i == n)
 		fail_msg("%s: Error code %d (%s) not among the expected", what,
-		    (int)r->env->error->code, r->env->error->message);
-	if (r->env->error->message == NULL ||
-	    r->env->error->message[0] == '\0')
+		    (int) r->env->error->code, r->env->error->message);
+	if (r->env->error->message == NULL
+	    || r->env->error->message[0] == '\0')
 		fail_msg("%s: Error %d has an empty message", what,
-		    (int)r->env->error->code);
-	printf("%s: Error %d \"%s\"\n", what, (int)r->env->error->code,
+		    (int) r->env->error->code);
+	printf("%s: Error %d \"%s\"\n", what, (int) r->env->error->code,
 	    r->env->error->message);
 }
 
@@ -178,7 +179,7 @@ static void
 expect_still_serving(it_ctx *ctx, const char *after)
 {
 	sv_hello *h = NULL;
-	sv_err e;
+	sv_err    e;
 
 	if (!it_daemon_alive(ctx))
 		fail_msg("after %s: the daemon died (status 0x%x)", after,
@@ -197,19 +198,19 @@ expect_still_serving(it_ctx *ctx, const char *after)
 static uint8_t *
 pack_hello(uint32_t version, uint64_t request_id, size_t *lenp)
 {
-	Supervise__V1__Envelope env = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__Hello hello = SUPERVISE__V1__HELLO__INIT;
-	uint8_t *buf;
+	Supervise__V1__Envelope env   = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Hello    hello = SUPERVISE__V1__HELLO__INIT;
+	uint8_t                *buf;
 
 	hello.client_name = "integration_wire";
 	hello.min_version = version;
 	hello.max_version = version;
-	env.version = version;
-	env.request_id = request_id;
-	env.body_case = BODY(HELLO);
-	env.hello = &hello;
-	*lenp = supervise__v1__envelope__get_packed_size(&env);
-	buf = malloc(*lenp + 16);
+	env.version       = version;
+	env.request_id    = request_id;
+	env.body_case     = BODY(HELLO);
+	env.hello         = &hello;
+	*lenp             = supervise__v1__envelope__get_packed_size(&env);
+	buf               = malloc(*lenp + 16);
 	assert_non_null(buf);
 	assert_int_equal(supervise__v1__envelope__pack(&env, buf), *lenp);
 	return buf;
@@ -219,15 +220,15 @@ pack_hello(uint32_t version, uint64_t request_id, size_t *lenp)
 static void
 test_garbage_over_nng(void **state)
 {
-	it_ctx *ctx = *state;
-	static const int any[] = { EC(BAD_REQUEST), EC(UNKNOWN_MESSAGE),
-		EC(UNSUPPORTED_VERSION) };
-	static const int bad[] = { EC(BAD_REQUEST) };
+	it_ctx          *ctx = *state;
+	static const int any[]
+	    = {EC(BAD_REQUEST), EC(UNKNOWN_MESSAGE), EC(UNSUPPORTED_VERSION)};
+	static const int bad[] = {EC(BAD_REQUEST)};
 	struct raw_reply r;
-	uint8_t junk[100], *hello;
-	size_t hlen, i;
-	uint32_t seed;
-	char what[64];
+	uint8_t          junk[100], *hello;
+	size_t           hlen, i;
+	uint32_t         seed;
+	char             what[64];
 
 	/* An empty message decodes as an Envelope with nothing set. */
 	raw_request(ctx, NULL, 0, &r);
@@ -247,9 +248,9 @@ test_garbage_over_nng(void **state)
 		uint32_t s = seed * 2654435761u;
 
 		for (i = 0; i < sizeof(junk); i++)
-			junk[i] = (uint8_t)xorshift32(&s);
+			junk[i] = (uint8_t) xorshift32(&s);
 		snprintf(what, sizeof(what), "100 random bytes (seed %u)",
-		    (unsigned)seed);
+		    (unsigned) seed);
 		raw_request(ctx, junk, sizeof(junk), &r);
 		expect_error(what, &r, any, 3, true);
 		raw_reply_free(&r);
@@ -274,11 +275,11 @@ test_garbage_over_nng(void **state)
 
 	/* A length-delimited body claiming 127 bytes of which 1 is present. */
 	{
-		static const uint8_t lie[] = { 0x08, 0x01, 0x52, 0x7f, 0x0a };
+		static const uint8_t lie[] = {0x08, 0x01, 0x52, 0x7f, 0x0a};
 
 		raw_request(ctx, lie, sizeof(lie), &r);
-		expect_error("body length beyond the message", &r, bad, 1,
-		    true);
+		expect_error(
+		    "body length beyond the message", &r, bad, 1, true);
 		raw_reply_free(&r);
 		expect_still_serving(ctx, "a lying length prefix");
 	}
@@ -289,14 +290,14 @@ static int
 raw_connect(it_ctx *ctx)
 {
 	struct sockaddr_un sa;
-	int fd;
+	int                fd;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctx->sock_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0)
 		fail_msg("connect %s: %s", ctx->sock_path, strerror(errno));
 	return fd;
 }
@@ -315,7 +316,7 @@ raw_write(int fd, const void *buf, size_t len)
 		if (n < 0)
 			return; /* EPIPE / ECONNRESET: the daemon hung up */
 		p += n;
-		len -= (size_t)n;
+		len -= (size_t) n;
 	}
 }
 
@@ -330,13 +331,13 @@ raw_wait_closed(int fd, int deadline_ms)
 	uint8_t buf[256];
 
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - it_now_ms();
-		ssize_t n;
+		struct pollfd p    = {.fd = fd, .events = POLLIN};
+		int64_t       left = deadline - it_now_ms();
+		ssize_t       n;
 
 		if (left <= 0)
 			return -1;
-		if (poll(&p, 1, (int)left) <= 0)
+		if (poll(&p, 1, (int) left) <= 0)
 			continue;
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n == 0 || (n < 0 && errno == ECONNRESET))
@@ -346,17 +347,17 @@ raw_wait_closed(int fd, int deadline_ms)
 }
 
 /* SP handshake of a REQ peer: 0, 'S', 'P', 0, protocol 0x0030, 0, 0. */
-static const uint8_t sp_req[8] = { 0x00, 'S', 'P', 0x00, 0x00, 0x30, 0x00,
-	0x00 };
+static const uint8_t sp_req[8]
+    = {0x00, 'S', 'P', 0x00, 0x00, 0x30, 0x00, 0x00};
 
 /* 4b: text and 0xff bytes instead of the SP handshake. */
 static void
 test_raw_bad_handshake(void **state)
 {
-	it_ctx *ctx = *state;
+	it_ctx           *ctx    = *state;
 	static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	uint8_t junk[64];
-	int fd;
+	uint8_t           junk[64];
+	int               fd;
 
 	fd = raw_connect(ctx);
 	memset(junk, 0xff, sizeof(junk));
@@ -364,7 +365,7 @@ test_raw_bad_handshake(void **state)
 	raw_write(fd, junk, sizeof(junk));
 	if (raw_wait_closed(fd, IT_CALL_MS) != 0)
 		fail_msg("the daemon kept a connection open after a bad "
-			 "handshake");
+		         "handshake");
 	close(fd);
 	expect_still_serving(ctx, "a bad handshake");
 }
@@ -379,10 +380,9 @@ test_raw_huge_frame(void **state)
 {
 	it_ctx *ctx = *state;
 	/* ipc frame header: type 1, 64-bit big-endian length = 256 MiB. */
-	static const uint8_t huge_frame[9] = { 0x01, 0, 0, 0, 0, 0x10, 0, 0,
-		0 };
-	uint8_t junk[64];
-	int fd;
+	static const uint8_t huge_frame[9] = {0x01, 0, 0, 0, 0, 0x10, 0, 0, 0};
+	uint8_t              junk[64];
+	int                  fd;
 
 	memset(junk, 0xff, sizeof(junk));
 	fd = raw_connect(ctx);
@@ -391,7 +391,7 @@ test_raw_huge_frame(void **state)
 	raw_write(fd, junk, sizeof(junk));
 	if (raw_wait_closed(fd, IT_CALL_MS) != 0)
 		fail_msg("the daemon kept a connection that announced a "
-			 "256 MiB message: no NNG_OPT_RECVMAXSZ?");
+		         "256 MiB message: no NNG_OPT_RECVMAXSZ?");
 	close(fd);
 	expect_still_serving(ctx, "a 256 MiB frame header");
 }
@@ -401,9 +401,9 @@ static void
 test_raw_idle_connections(void **state)
 {
 	it_ctx *ctx = *state;
-	int fd, fd2;
+	int     fd, fd2;
 
-	fd = raw_connect(ctx);
+	fd  = raw_connect(ctx);
 	fd2 = raw_connect(ctx);
 	raw_write(fd2, sp_req, 4);
 	expect_still_serving(ctx, "two idle raw connections");
@@ -421,21 +421,21 @@ static void
 test_raw_connect_and_hang_up(void **state)
 {
 	it_ctx *ctx = *state;
-	char what[64];
+	char    what[64];
 	uint8_t hdr[8];
-	int i, fd;
+	int     i, fd;
 
 	for (i = 0; i < 20; i++) {
 		fd = raw_connect(ctx);
 		if (i % 3 == 1)
 			raw_write(fd, sp_req, 4);
 		else if (i % 3 == 2)
-			(void)recv(fd, hdr, sizeof(hdr), MSG_WAITALL);
+			(void) recv(fd, hdr, sizeof(hdr), MSG_WAITALL);
 		close(fd);
 		snprintf(what, sizeof(what), "hang-up %d (%s)", i + 1,
-		    i % 3 == 0 ? "at once" :
-		    i % 3 == 1 ? "after half a header" :
-				 "after the daemon's header");
+		    i % 3 == 0       ? "at once"
+		        : i % 3 == 1 ? "after half a header"
+		                     : "after the daemon's header");
 		expect_still_serving(ctx, what);
 	}
 }
@@ -451,13 +451,13 @@ raw_read_full(int fd, void *buf, size_t n, int64_t deadline)
 	uint8_t *p = buf;
 
 	while (n > 0) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - it_now_ms();
-		ssize_t got;
+		struct pollfd pf   = {.fd = fd, .events = POLLIN};
+		int64_t       left = deadline - it_now_ms();
+		ssize_t       got;
 
 		if (left <= 0)
 			return -1;
-		if (poll(&pf, 1, (int)left) <= 0)
+		if (poll(&pf, 1, (int) left) <= 0)
 			continue;
 		got = recv(fd, p, n, 0);
 		if (got == 0 || (got < 0 && errno == ECONNRESET))
@@ -465,7 +465,7 @@ raw_read_full(int fd, void *buf, size_t n, int64_t deadline)
 		if (got < 0)
 			continue; /* EINTR, EAGAIN */
 		p += got;
-		n -= (size_t)got;
+		n -= (size_t) got;
 	}
 	return 1;
 }
@@ -483,17 +483,17 @@ raw_read_full(int fd, void *buf, size_t n, int64_t deadline)
  * which test_raw_connect_and_hang_up covers on its own.
  */
 static void
-sp_raw_request(it_ctx *ctx, const uint8_t *body, size_t len,
-    struct raw_reply *out)
+sp_raw_request(
+    it_ctx *ctx, const uint8_t *body, size_t len, struct raw_reply *out)
 {
-	static const uint8_t sp_rep[8] = { 0x00, 'S', 'P', 0x00, 0x00, 0x31,
-		0x00, 0x00 };
-	static const uint8_t req_id[4] = { 0x80, 0x00, 0x00, 0x01 };
-	int64_t deadline = it_now_ms() + IT_CALL_MS;
-	uint8_t hdr[9], peer[8];
-	uint64_t flen = (uint64_t)len + sizeof(req_id);
-	uint8_t *reply;
-	int fd, rv, i;
+	static const uint8_t sp_rep[8]
+	    = {0x00, 'S', 'P', 0x00, 0x00, 0x31, 0x00, 0x00};
+	static const uint8_t req_id[4] = {0x80, 0x00, 0x00, 0x01};
+	int64_t              deadline  = it_now_ms() + IT_CALL_MS;
+	uint8_t              hdr[9], peer[8];
+	uint64_t             flen = (uint64_t) len + sizeof(req_id);
+	uint8_t             *reply;
+	int                  fd, rv, i;
 
 	memset(out, 0, sizeof(*out));
 	fd = raw_connect(ctx);
@@ -505,7 +505,7 @@ sp_raw_request(it_ctx *ctx, const uint8_t *body, size_t len,
 	}
 	hdr[0] = 0x01;
 	for (i = 0; i < 8; i++)
-		hdr[1 + i] = (uint8_t)(flen >> (56 - 8 * i));
+		hdr[1 + i] = (uint8_t) (flen >> (56 - 8 * i));
 	raw_write(fd, hdr, sizeof(hdr));
 	raw_write(fd, req_id, sizeof(req_id));
 	raw_write(fd, body, len); /* stops quietly if the daemon hangs up */
@@ -517,16 +517,16 @@ sp_raw_request(it_ctx *ctx, const uint8_t *body, size_t len,
 			flen = flen << 8 | hdr[1 + i];
 		if (hdr[0] != 0x01 || flen < sizeof(req_id) || flen > 65536)
 			fail_msg("bad reply frame (type %u, %llu bytes)",
-			    hdr[0], (unsigned long long)flen);
-		reply = malloc((size_t)flen);
+			    hdr[0], (unsigned long long) flen);
+		reply = malloc((size_t) flen);
 		assert_non_null(reply);
-		rv = raw_read_full(fd, reply, (size_t)flen, deadline);
+		rv = raw_read_full(fd, reply, (size_t) flen, deadline);
 		if (rv == 1) {
 			if (memcmp(reply, req_id, sizeof(req_id)) != 0)
 				fail_msg("reply to another request id");
-			out->len = (size_t)flen - sizeof(req_id);
-			out->env = supervise__v1__envelope__unpack(NULL,
-			    out->len, reply + sizeof(req_id));
+			out->len = (size_t) flen - sizeof(req_id);
+			out->env = supervise__v1__envelope__unpack(
+			    NULL, out->len, reply + sizeof(req_id));
 		}
 		free(reply);
 	}
@@ -541,17 +541,17 @@ sp_raw_request(it_ctx *ctx, const uint8_t *body, size_t len,
 static void
 test_oversize_message(void **state)
 {
-	it_ctx *ctx = *state;
-	static const int codes[] = { EC(TOO_LARGE), EC(BAD_REQUEST) };
+	it_ctx          *ctx     = *state;
+	static const int codes[] = {EC(TOO_LARGE), EC(BAD_REQUEST)};
 	struct raw_reply r;
-	uint8_t *big;
+	uint8_t         *big;
 
 	/* Control: the raw SP path gets a HelloReply for a valid Hello. */
 	big = pack_hello(1, 5, &r.len);
 	sp_raw_request(ctx, big, r.len, &r);
 	free(big);
-	if (r.rv != 0 || r.env == NULL ||
-	    r.env->body_case != BODY(HELLO_REPLY))
+	if (r.rv != 0 || r.env == NULL
+	    || r.env->body_case != BODY(HELLO_REPLY))
 		fail_msg("raw SP Hello: no HelloReply (%s)",
 		    r.rv ? nng_strerror(r.rv) : "wrong reply");
 	raw_reply_free(&r);
@@ -570,18 +570,18 @@ test_oversize_message(void **state)
 static void
 test_version_and_unknown_body(void **state)
 {
-	it_ctx *ctx = *state;
-	static const int unsupported[] = { EC(UNSUPPORTED_VERSION) };
-	static const int unknown[] = { EC(UNKNOWN_MESSAGE) };
+	it_ctx          *ctx           = *state;
+	static const int unsupported[] = {EC(UNSUPPORTED_VERSION)};
+	static const int unknown[]     = {EC(UNKNOWN_MESSAGE)};
 	/* version=1, request_id=42, field 200 varint 5: c0 0c = tag 1600. */
-	static const uint8_t f200_varint[] = { 0x08, 0x01, 0x10, 0x2a, 0xc0,
-		0x0c, 0x05 };
+	static const uint8_t f200_varint[]
+	    = {0x08, 0x01, 0x10, 0x2a, 0xc0, 0x0c, 0x05};
 	/* version=1, request_id=43, field 200 bytes "hi": c2 0c = 1602. */
-	static const uint8_t f200_bytes[] = { 0x08, 0x01, 0x10, 0x2b, 0xc2,
-		0x0c, 0x02, 'h', 'i' };
+	static const uint8_t f200_bytes[]
+	    = {0x08, 0x01, 0x10, 0x2b, 0xc2, 0x0c, 0x02, 'h', 'i'};
 	struct raw_reply r;
-	uint8_t *buf;
-	size_t len;
+	uint8_t         *buf;
+	size_t           len;
 
 	/* Control: a correct v1 Hello through the same raw path. */
 	buf = pack_hello(1, 41, &len);
@@ -591,7 +591,7 @@ test_version_and_unknown_body(void **state)
 	assert_non_null(r.env);
 	if (r.env->body_case != BODY(HELLO_REPLY))
 		fail_msg("v1 Hello: reply body %d, not HelloReply",
-		    (int)r.env->body_case);
+		    (int) r.env->body_case);
 	assert_int_equal(r.env->request_id, 41);
 	assert_int_equal(r.env->hello_reply->version, 1);
 	raw_reply_free(&r);
@@ -606,21 +606,21 @@ test_version_and_unknown_body(void **state)
 
 	/* Any body in a v2 envelope, not only Hello, gets the same answer. */
 	{
-		Supervise__V1__Envelope env = SUPERVISE__V1__ENVELOPE__INIT;
-		Supervise__V1__ListWorkers lw =
-		    SUPERVISE__V1__LIST_WORKERS__INIT;
+		Supervise__V1__Envelope    env = SUPERVISE__V1__ENVELOPE__INIT;
+		Supervise__V1__ListWorkers lw
+		    = SUPERVISE__V1__LIST_WORKERS__INIT;
 		uint8_t lbuf[64];
 
-		env.version = 2;
-		env.request_id = 78;
-		env.body_case = BODY(LIST_WORKERS);
+		env.version      = 2;
+		env.request_id   = 78;
+		env.body_case    = BODY(LIST_WORKERS);
 		env.list_workers = &lw;
-		assert_true(supervise__v1__envelope__get_packed_size(&env) <=
-		    sizeof(lbuf));
+		assert_true(supervise__v1__envelope__get_packed_size(&env)
+		    <= sizeof(lbuf));
 		len = supervise__v1__envelope__pack(&env, lbuf);
 		raw_request(ctx, lbuf, len, &r);
-		expect_error("version 2 ListWorkers", &r, unsupported, 1,
-		    false);
+		expect_error(
+		    "version 2 ListWorkers", &r, unsupported, 1, false);
 		assert_int_equal(r.env->request_id, 78);
 		raw_reply_free(&r);
 	}
@@ -641,15 +641,15 @@ test_version_and_unknown_body(void **state)
 
 	/* A known body plus an unknown field: the field is ignored. */
 	buf = pack_hello(1, 44, &len);
-	memcpy(buf + len, (const uint8_t[]){ 0xc0, 0x0c, 0x05 }, 3);
+	memcpy(buf + len, (const uint8_t[]) {0xc0, 0x0c, 0x05}, 3);
 	raw_request(ctx, buf, len + 3, &r);
 	free(buf);
 	assert_int_equal(r.rv, 0);
 	assert_non_null(r.env);
 	if (r.env->body_case != BODY(HELLO_REPLY))
 		fail_msg("Hello + unknown field 200: reply body %d, not "
-			 "HelloReply (unknown fields must be ignored)",
-		    (int)r.env->body_case);
+		         "HelloReply (unknown fields must be ignored)",
+		    (int) r.env->body_case);
 	assert_int_equal(r.env->request_id, 44);
 	raw_reply_free(&r);
 }
@@ -659,23 +659,23 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_garbage_over_nng,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_raw_bad_handshake,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_raw_huge_frame, setup_g3,
-		    it_teardown),
-		cmocka_unit_test_setup_teardown(test_raw_idle_connections,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_raw_connect_and_hang_up,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_oversize_message,
-		    setup_g3, it_teardown),
-		cmocka_unit_test_setup_teardown(test_version_and_unknown_body,
-		    setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_garbage_over_nng, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_raw_bad_handshake, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_raw_huge_frame, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_raw_idle_connections, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_raw_connect_and_hang_up, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_oversize_message, setup_g3, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_version_and_unknown_body, setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name("integration_wire",
-	    tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_wire", tests, NULL, NULL));
 }

@@ -60,9 +60,9 @@ static int inherited_fd_max = -1;
 static int
 highest_open_fd(void)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR           *d = opendir("/proc/self/fd");
 	struct dirent *e;
-	int max = -1;
+	int            max = -1;
 
 	if (d == NULL)
 		return -1;
@@ -79,23 +79,23 @@ highest_open_fd(void)
 static void
 build_report(char *buf, size_t size)
 {
-	sv_client *c = NULL;
-	sv_identity *id = NULL;
-	long ordinal = -1, id_pid = -1;
-	long long generation = -1;
-	const char *group = "-";
-	sv_err e;
+	sv_client   *c       = NULL;
+	sv_identity *id      = NULL;
+	long         ordinal = -1, id_pid = -1;
+	long long    generation = -1;
+	const char  *group      = "-";
+	sv_err       e;
 
 	e = sv_client_open(&c, NULL, WORKER_CALL_MS);
 	if (e == SV_OK)
 		e = sv_client_whoami(c, WORKER_CALL_MS, &id);
 	if (e == SV_OK) {
-		ordinal = (long)sv_identity_ordinal(id);
-		generation = (long long)sv_identity_generation(id);
-		id_pid = (long)sv_identity_pid(id);
-		group = sv_identity_group(id);
+		ordinal    = (long) sv_identity_ordinal(id);
+		generation = (long long) sv_identity_generation(id);
+		id_pid     = (long) sv_identity_pid(id);
+		group      = sv_identity_group(id);
 	} else {
-		fprintf(stderr, "sv-testworker %ld: %s: %s\n", (long)getpid(),
+		fprintf(stderr, "sv-testworker %ld: %s: %s\n", (long) getpid(),
 		    sv_err_name(e),
 		    c != NULL ? sv_client_error_message(c) : "open failed");
 	}
@@ -103,11 +103,11 @@ build_report(char *buf, size_t size)
 	    "pid=%ld ordinal=%ld generation=%lld id_pid=%ld group=%s "
 	    "env_ordinal=%s env_generation=%s env_group=%s rc=%d err=%s "
 	    "fd_max=%d",
-	    (long)getpid(), ordinal, generation, id_pid,
+	    (long) getpid(), ordinal, generation, id_pid,
 	    group[0] != '\0' ? group : "-", env_or_dash("SUPERVISE_ORDINAL"),
 	    env_or_dash("SUPERVISE_GENERATION"),
-	    env_or_dash("SUPERVISE_GROUP"),
-	    (int)e, sv_err_name(e), inherited_fd_max);
+	    env_or_dash("SUPERVISE_GROUP"), (int) e, sv_err_name(e),
+	    inherited_fd_max);
 	sv_identity_free(id);
 	sv_client_close(c);
 }
@@ -117,13 +117,13 @@ int
 main(void)
 {
 	/* Before anything opens a descriptor: what did the supervisor pass? */
-	inherited_fd_max = highest_open_fd();
-	const char *url = getenv("SV_TEST_REPORT_URL");
-	int ignore_term = getenv("SV_TEST_IGNORE_TERM") != NULL;
-	nng_socket push;
-	sigset_t set;
-	char line[512];
-	int rv, sig;
+	inherited_fd_max        = highest_open_fd();
+	const char *url         = getenv("SV_TEST_REPORT_URL");
+	int         ignore_term = getenv("SV_TEST_IGNORE_TERM") != NULL;
+	nng_socket  push;
+	sigset_t    set;
+	char        line[512];
+	int         rv, sig;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -136,13 +136,14 @@ main(void)
 	}
 	build_report(line, sizeof(line));
 
-	if ((rv = nng_push0_open(&push)) != 0 ||
-	    (rv = nng_socket_set_ms(push, NNG_OPT_SENDTIMEO,
-	        WORKER_CALL_MS)) != 0 ||
-	    (rv = nng_dial(push, url, NULL, 0)) != 0 ||
-	    (rv = nng_send(push, line, strlen(line) + 1, 0)) != 0) {
+	if ((rv = nng_push0_open(&push)) != 0
+	    || (rv = nng_socket_set_ms(
+	            push, NNG_OPT_SENDTIMEO, WORKER_CALL_MS))
+	        != 0
+	    || (rv = nng_dial(push, url, NULL, 0)) != 0
+	    || (rv = nng_send(push, line, strlen(line) + 1, 0)) != 0) {
 		fprintf(stderr, "sv-testworker %ld: report to %s: %s\n",
-		    (long)getpid(), url, nng_strerror(rv));
+		    (long) getpid(), url, nng_strerror(rv));
 		return 3;
 	}
 

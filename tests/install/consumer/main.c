@@ -38,7 +38,8 @@ main(int argc, char **argv)
 	msg = sv_strerror(SV_ENOTFOUND);
 	printf("sv_strerror(SV_ENOTFOUND) = %s\n", msg);
 	if (msg == NULL || strcmp(msg, "not found") != 0) {
-		fprintf(stderr, "FAIL: unexpected sv_strerror(SV_ENOTFOUND)\n");
+		fprintf(
+		    stderr, "FAIL: unexpected sv_strerror(SV_ENOTFOUND)\n");
 		failed = 1;
 	}
 
