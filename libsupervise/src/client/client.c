@@ -364,17 +364,17 @@ sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
  * CL_FIELD defines PREFIX_NAME(h): field FIELD of the reply body BODY kept
  * in handle h (the accessors of sv_hello and sv_identity).
  */
-#define CL_FIELD(type, handle, prefix, name, body, field)                    \
-	type prefix##_##name(const handle *h)                                 \
-	{                                                                     \
-		return (type) h->env->body->field;                            \
+#define CL_FIELD(type, handle, prefix, name, body, field) \
+	type prefix##_##name(const handle *h)             \
+	{                                                 \
+		return (type) h->env->body->field;        \
 	}
 
 CL_FIELD(uint32_t, sv_hello, sv_hello, version, hello_reply, version)
-CL_FIELD(uint32_t, sv_hello, sv_hello, minor_version, hello_reply,
-    minor_version)
-CL_FIELD(const char *, sv_hello, sv_hello, server_name, hello_reply,
-    server_name)
+CL_FIELD(
+    uint32_t, sv_hello, sv_hello, minor_version, hello_reply, minor_version)
+CL_FIELD(
+    const char *, sv_hello, sv_hello, server_name, hello_reply, server_name)
 CL_FIELD(const char *, sv_hello, sv_hello, supervisor_id, hello_reply,
     supervisor_id)
 CL_FIELD(size_t, sv_hello, sv_hello, feature_count, hello_reply, n_features)
