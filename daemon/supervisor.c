@@ -21,7 +21,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -78,6 +77,7 @@ struct svd_group {
 	const svd_group_config *cfg;
 	sv_ordinals             ords;
 	svd_slot               *slots; /* [cfg->max_count] */
+	uint32_t               *excess; /* [cfg->max_count], scratch */
 	uint32_t                target;
 	bool                    dirty; /* reconcile needed */
 	const char            **envbase;
@@ -95,8 +95,6 @@ struct svd_sup {
 	int               wakefd;
 	sv_io             wake_io;
 	sv_io             sig_io;
-	atomic_int        shutdown_asked;
-	int               shutdown_seen;
 	bool              shutting_down;
 	size_t            live; /* spawned, not yet reaped */
 };
@@ -501,7 +499,9 @@ group_init(svd_sup *s, svd_group *g, const svd_group_config *cfg)
 	    != SV_OK) {
 		return err;
 	}
-	if ((g->slots = calloc(cfg->max_count, sizeof(*g->slots))) == NULL) {
+	if ((g->slots = calloc(cfg->max_count, sizeof(*g->slots))) == NULL
+	    || (g->excess = calloc(cfg->max_count, sizeof(*g->excess)))
+	        == NULL) {
 		return SV_ENOMEM;
 	}
 	for (uint32_t i = 0; i < cfg->max_count; i++) {
@@ -521,12 +521,12 @@ group_reconcile(svd_group *g, size_t budget)
 {
 	sv_ordtoken tok;
 	size_t      spawned = 0;
+	size_t n = sv_ordinals_excess(&g->ords, g->excess, g->cfg->max_count);
 
-	for (uint32_t o = g->target; o < g->cfg->max_count; o++) {
-		svd_slot *sl = &g->slots[o];
-		if (sl->state == SLOT_RUNNING || sl->state == SLOT_BACKOFF) {
-			slot_stop(sl, "scaled down");
-		}
+	/* Scale-down: the core names the held ordinals above the target,
+	 * highest first; stopping one that is already stopping is a no-op. */
+	for (size_t i = 0; i < n; i++) {
+		slot_stop(&g->slots[g->excess[i]], "scaled down");
 	}
 	while (
 	    spawned < budget && sv_ordinals_acquire(&g->ords, &tok) == SV_OK) {
@@ -617,7 +617,7 @@ sup_begin_shutdown(svd_sup *s)
 	}
 }
 
-/* sup_wake_cb drains the wake-up counter and acts on shutdown requests. */
+/* sup_wake_cb drains the wake-up counter; the loop then reconciles. */
 static void
 sup_wake_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
@@ -627,10 +627,6 @@ sup_wake_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	(void) loop;
 	(void) events;
 	(void) !read(s->wakefd, &v, sizeof(v));
-	while (s->shutdown_seen < atomic_load(&s->shutdown_asked)) {
-		s->shutdown_seen++;
-		sup_begin_shutdown(s);
-	}
 }
 
 /* sup_sig_cb handles SIGTERM/SIGINT (shutdown) and SIGHUP (ignored). */
@@ -666,7 +662,6 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	s->cfg    = cfg;
 	s->wakefd = -1;
 	pthread_mutex_init(&s->mtx, NULL);
-	atomic_init(&s->shutdown_asked, 0);
 	snprintf(s->url, sizeof(s->url), "%s", url);
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
 		/* Fall back on time and pid; the id only has to be unique. */
@@ -722,6 +717,7 @@ svd_sup_destroy(svd_sup *s)
 			}
 		}
 		free(g->slots);
+		free(g->excess);
 		free(g->envbase);
 		sv_ordinals_fini(&g->ords);
 	}
@@ -738,13 +734,6 @@ const char *
 svd_sup_id(const svd_sup *s)
 {
 	return s->id;
-}
-
-void
-svd_sup_shutdown(svd_sup *s)
-{
-	atomic_fetch_add(&s->shutdown_asked, 1);
-	sup_wake(s);
 }
 
 sv_err

@@ -46,17 +46,11 @@ const char *svd_sup_id(const svd_sup *s);
 
 /*
  * svd_sup_run starts every group and runs the event loop until a shutdown
- * (svd_sup_shutdown or a signal on sigfd, a signalfd for SIGTERM/SIGINT/
+ * (a signal on sigfd, a signalfd for SIGTERM/SIGINT/
  * SIGHUP; -1 for none) has stopped and reaped every worker. Returns SV_OK,
  * or SV_ESYSTEM if the loop failed.
  */
 sv_err svd_sup_run(svd_sup *s, int sigfd);
-
-/*
- * svd_sup_shutdown asks the loop to stop every worker and return. Safe from
- * any thread. A second call escalates to SIGKILL.
- */
-void svd_sup_shutdown(svd_sup *s);
 
 /*
  * svd_sup_dispatch answers one request of len bytes from a peer with the

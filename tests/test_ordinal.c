@@ -100,8 +100,6 @@ test_exhaustion(void **state)
 		assert_int_equal(sv_ordinals_acquire(&o, &t), SV_EEXHAUSTED);
 		assert_int_equal(t.ordinal, 0);
 	}
-	assert_int_equal(sv_ordinals_acquire_at(&o, 1, &t), SV_EINVAL);
-	assert_int_equal(sv_ordinals_acquire_at(&o, 0, &t), SV_EBUSY);
 	assert_int_equal(sv_ordinals_set_limit(&o, 5), SV_EEXHAUSTED);
 	sv_ordinals_fini(&o);
 }

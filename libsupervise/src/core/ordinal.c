@@ -63,19 +63,6 @@ sv_ordinals_acquire(sv_ordinals *o, sv_ordtoken *tok)
 	return SV_EEXHAUSTED;
 }
 
-sv_err
-sv_ordinals_acquire_at(sv_ordinals *o, uint32_t ordinal, sv_ordtoken *tok)
-{
-	if (ordinal >= o->limit) {
-		return SV_EINVAL;
-	}
-	if (o->is_held[ordinal]) {
-		return SV_EBUSY;
-	}
-	ord_take(o, ordinal, tok);
-	return SV_OK;
-}
-
 /* ord_current tells whether tok is the live token of a held ordinal. */
 static bool
 ord_current(const sv_ordinals *o, sv_ordtoken tok)

@@ -73,13 +73,6 @@ void sv_ordinals_fini(sv_ordinals *o);
 sv_err sv_ordinals_acquire(sv_ordinals *o, sv_ordtoken *tok);
 
 /*
- * sv_ordinals_acquire_at takes a specific free ordinal below the limit.
- * Errors: SV_EINVAL (ordinal >= limit), SV_EBUSY (already held).
- */
-sv_err sv_ordinals_acquire_at(
-    sv_ordinals *o, uint32_t ordinal, sv_ordtoken *tok);
-
-/*
  * sv_ordinals_renew replaces the current token of a held ordinal with the
  * next generation, for a restart. *tok is updated in place.
  * Errors: SV_ENOTFOUND when *tok is not the current token of a held ordinal.

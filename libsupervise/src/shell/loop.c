@@ -247,16 +247,3 @@ sv_loop_dispatch(sv_loop *loop, int nready)
 	}
 	sv_loop_run_timers(loop, sv_loop_now_ms());
 }
-
-sv_err
-sv_loop_poll(sv_loop *loop, int timeout_ms)
-{
-	int    n;
-	sv_err err
-	    = sv_loop_wait(loop, sv_loop_next_timeout(loop, timeout_ms), &n);
-
-	if (err == SV_OK) {
-		sv_loop_dispatch(loop, n);
-	}
-	return err;
-}

@@ -89,16 +89,10 @@ int sv_loop_next_timeout(const sv_loop *loop, int cap_ms);
 size_t sv_loop_run_timers(sv_loop *loop, uint64_t now_ms);
 
 /*
- * sv_loop_poll waits up to timeout_ms (-1: forever) for fd events and calls
- * their callbacks, then runs due timers. It returns SV_OK, or SV_ESYSTEM if
- * epoll_wait failed with something other than EINTR.
- */
-sv_err sv_loop_poll(sv_loop *loop, int timeout_ms);
-
-/*
- * sv_loop_wait_fds only waits (no callbacks): up to timeout_ms, returning
- * how many events are pending in *nready. Paired with sv_loop_dispatch so a
- * caller can take a lock between waiting and handling.
+ * sv_loop_wait only waits (no callbacks): up to timeout_ms (-1: forever),
+ * returning how many fd events are pending in *nready. Paired with
+ * sv_loop_dispatch so a caller can take a lock between waiting and
+ * handling. Returns SV_OK (also on EINTR, with *nready 0) or SV_ESYSTEM.
  */
 sv_err sv_loop_wait(sv_loop *loop, int timeout_ms, int *nready);
 
