@@ -10,5 +10,5 @@ echo "[sh] supervisectl whoami says: $(supervisectl whoami --json 2>&1)"
 trap 'echo "[sh] ${SUPERVISE_GROUP}[${SUPERVISE_ORDINAL}] got SIGTERM: exiting 0"; exit 0' TERM INT
 while :; do
 	sleep 3600 &
-	wait $!
+	wait $! 2>/dev/null # the sleep dies with us: no "Terminated" notice
 done
