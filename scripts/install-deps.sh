@@ -21,6 +21,28 @@ PACKAGES=(
 	libconfig-dev
 	python3
 	procps
+	# static checks (scripts/lint.sh)
+	clang-format
+	clang-tidy
+	cppcheck
+	# Python binding: ctypes, pytest, an offline venv install
+	python3-pytest
+	python3-venv
+	python3-pip
+	python3-setuptools
+	python3-wheel
+	# Ruby binding: ffi, minitest, gem build/install
+	ruby
+	ruby-ffi
+	ruby-minitest
+	rake
+	# Lua binding: a C module for Lua 5.4, busted, luarocks
+	lua5.4
+	liblua5.4-dev
+	lua-busted
+	luarocks
+	# conformance: a second, independent protobuf implementation
+	python3-protobuf
 )
 
 # is_installed PKG: true when dpkg records PKG as fully installed.
