@@ -15,7 +15,9 @@
 #ifndef SV_BENCH_WIRE_H
 #define SV_BENCH_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/un.h>
 
 /* Environment variable naming the report socket's path. */
 #define SV_BENCH_ENV_SOCK "SV_BENCH_SOCK"
@@ -50,5 +52,21 @@ struct sv_bench_rtt {
 	int64_t  who_block_med_ns[SV_BENCH_MAX_BLOCKS];
 	char     msg[160]; /* failure description, "" on success */
 };
+
+/*
+ * sv_bench_addr fills *sa with the AF_UNIX address of the socket at path.
+ * Returns 0, or -1 when path is NULL or does not fit in sun_path.
+ */
+int sv_bench_addr(struct sockaddr_un *sa, const char *path);
+
+/*
+ * sv_bench_send sends buf[0..len) as one datagram to the socket named by
+ * $SV_BENCH_SOCK, from a fresh socket that it closes again. It blocks while
+ * the receiver's queue is full (the receiver drains it continuously).
+ * Returns 0, or -1 when the variable is unset or too long, or the datagram
+ * could not be sent whole. Defined in bench_wire.c, which links nothing
+ * but libc, so that the stamp worker stays a minimal program.
+ */
+int sv_bench_send(const void *buf, size_t len);
 
 #endif /* SV_BENCH_WIRE_H */

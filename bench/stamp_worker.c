@@ -10,21 +10,18 @@
  * by $SV_BENCH_SOCK and waits in pause() until a signal ends it (SIGTERM,
  * SIGKILL: default dispositions).
  *
- * It links neither nng nor libsupervise, so a raw posix_spawn loop and the
- * supervisor start exactly the same cheap program. It never exits on its
- * own, even when the report cannot be sent: a worker that exited at once
- * would make a supervisor with min_uptime_ms = 0 restart it in a tight loop.
- * The send blocks while the receiver's queue is full (net.unix.
- * max_dgram_qlen is small), which delays only the report, not the
- * timestamp.
+ * It links neither nng nor libsupervise (only bench_wire.c, for the send),
+ * so a raw posix_spawn loop and the supervisor start exactly the same cheap
+ * program. It never exits on its own, even when the report cannot be sent:
+ * a worker that exited at once would make a supervisor with min_uptime_ms =
+ * 0 restart it in a tight loop. The send blocks while the receiver's queue
+ * is full (net.unix.max_dgram_qlen is small), which delays only the report,
+ * not the timestamp.
  */
 #include <errno.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,30 +44,6 @@ env_ll(const char *name, long long dflt)
 	return v;
 }
 
-/* send_stamp sends st to the socket at path; -1 when it cannot. */
-static int
-send_stamp(const char *path, const struct sv_bench_stamp *st)
-{
-	struct sockaddr_un sa;
-	ssize_t            n;
-	int                fd;
-
-	if (path == NULL || strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	do
-		n = sendto(fd, st, sizeof(*st), 0, (struct sockaddr *) &sa,
-		    sizeof(sa));
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	return n == (ssize_t) sizeof(*st) ? 0 : -1;
-}
-
 /* main stamps the time, reports it and waits to be killed. */
 int
 main(void)
@@ -87,7 +60,7 @@ main(void)
 	st.ordinal    = (ord < 0 || ord > INT32_MAX) ? -1 : (int32_t) ord;
 	st.generation = env_ll("SUPERVISE_GENERATION", -1);
 	st.t_ns       = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-	(void) send_stamp(getenv(SV_BENCH_ENV_SOCK), &st);
+	(void) sv_bench_send(&st, sizeof(st));
 	for (;;)
 		pause();
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <libconfig.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -162,10 +163,118 @@ cfg_env_ok(const char *e)
 
 static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "purpose", "env", "cwd", "max_count", "stop_timeout_ms", "min_uptime_ms",
-    "backoff_initial_ms", "backoff_max_ms", NULL};
+    "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
+    "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
+    "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
+    NULL};
 
-static const char *const cfg_top_keys[]
-    = {"socket_dir", "stop_timeout_ms", "log_file", "groups", NULL};
+static const char *const cfg_top_keys[] = {
+    "socket_dir", "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
+
+/* Signals a group may name as its stop signal. */
+static const struct {
+	const char *name;
+	int         signo;
+} cfg_signals[] = {{"TERM", SIGTERM}, {"INT", SIGINT}, {"QUIT", SIGQUIT},
+    {"HUP", SIGHUP}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"KILL", SIGKILL},
+    {"WINCH", SIGWINCH}};
+
+/* cfg_choice reads a string setting that must be one of choices (a
+ * NULL-terminated list); *idx receives its index. */
+static sv_err
+cfg_choice(cfg_ctx *c, const config_setting_t *s, const char *key,
+    const char *const *choices, int *idx)
+{
+	const char *v         = config_setting_get_string(s);
+	char        list[160] = "";
+
+	for (int i = 0; v != NULL && choices[i] != NULL; i++) {
+		if (strcmp(v, choices[i]) == 0) {
+			*idx = i;
+			return SV_OK;
+		}
+	}
+	for (int i = 0; choices[i] != NULL; i++) {
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof(list) - n, "%s\"%s\"",
+		    i > 0 ? ", " : "", choices[i]);
+	}
+	return cfg_fail(c, s, key, "must be one of %s", list);
+}
+
+/* cfg_signal reads a signal name ("TERM" or "SIGTERM"). */
+static sv_err
+cfg_signal(cfg_ctx *c, const config_setting_t *s, const char *key, int *sig)
+{
+	const char *v = config_setting_get_string(s);
+
+	if (v != NULL && strncmp(v, "SIG", 3) == 0) {
+		v += 3;
+	}
+	for (size_t i = 0;
+	     v != NULL && i < sizeof(cfg_signals) / sizeof(cfg_signals[0]);
+	     i++) {
+		if (strcmp(v, cfg_signals[i].name) == 0) {
+			*sig = cfg_signals[i].signo;
+			return SV_OK;
+		}
+	}
+	return cfg_fail(c, s, key,
+	    "must be a signal name: TERM, INT, QUIT, HUP, USR1, USR2, KILL "
+	    "or WINCH");
+}
+
+/* cfg_bool reads a boolean setting. */
+static sv_err
+cfg_bool(cfg_ctx *c, const config_setting_t *s, const char *key, bool *b)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
+		return cfg_fail(c, s, key, "must be true or false");
+	}
+	*b = config_setting_get_bool(s) != 0;
+	return SV_OK;
+}
+
+/* cfg_factor reads the backoff factor, a number in 1.0..16.0. */
+static sv_err
+cfg_factor(cfg_ctx *c, const config_setting_t *s, const char *key, double *f)
+{
+	int    t = config_setting_type(s);
+	double v;
+
+	if (t == CONFIG_TYPE_FLOAT) {
+		v = config_setting_get_float(s);
+	} else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+		v = (double) config_setting_get_int64(s);
+	} else {
+		return cfg_fail(c, s, key, "must be a number in 1.0..16.0");
+	}
+	if (!(v >= 1.0 && v <= SV_BACKOFF_MAX_FACTOR)) {
+		return cfg_fail(c, s, key, "must be a number in 1.0..16.0");
+	}
+	*f = v;
+	return SV_OK;
+}
+
+/* svd_default_policy fills the documented defaults (docs/config.md). */
+void
+svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms)
+{
+	*p = (sv_group_policy) {
+	    .restart          = SV_RESTART_PERMANENT,
+	    .backoff          = {1000, 100, 30000, 2.0},
+	    .max_restarts     = 0,
+	    .max_window_ms    = 60000,
+	    .stop_signal      = SIGTERM,
+	    .stop_timeout_ms  = stop_timeout_ms,
+	    .on_unresponsive  = SV_UNRESPONSIVE_ESCALATE,
+	    .need_ready       = false,
+	    .sequential       = false,
+	    .start_timeout_ms = 0,
+	    .on_start_timeout = SV_START_TIMEOUT_KILL,
+	    .watchdog_ms      = 0,
+	};
+}
 
 /* cfg_known tells whether name is in the NULL-terminated table keys. */
 static bool
@@ -177,6 +286,61 @@ cfg_known(const char *const *keys, const char *name)
 		}
 	}
 	return false;
+}
+
+/* cfg_group_policy reads one supervision key of a group into p. */
+static sv_err
+cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
+    const char *key, sv_group_policy *p)
+{
+	static const char *const restarts[]
+	    = {"permanent", "transient", "temporary", NULL};
+	static const char *const unresp[]   = {"escalate", "abandon", NULL};
+	static const char *const start_to[] = {"kill", "abandon", NULL};
+	int64_t                  v          = 0;
+	int                      idx        = 0;
+	sv_err                   err;
+
+	if (strcmp(name, "restart") == 0) {
+		err        = cfg_choice(c, e, key, restarts, &idx);
+		p->restart = (sv_restart_type) idx;
+	} else if (strcmp(name, "on_unresponsive") == 0) {
+		err                = cfg_choice(c, e, key, unresp, &idx);
+		p->on_unresponsive = (sv_on_unresponsive) idx;
+	} else if (strcmp(name, "on_start_timeout") == 0) {
+		err                 = cfg_choice(c, e, key, start_to, &idx);
+		p->on_start_timeout = (sv_on_start_timeout) idx;
+	} else if (strcmp(name, "stop_signal") == 0) {
+		err = cfg_signal(c, e, key, &p->stop_signal);
+	} else if (strcmp(name, "ready") == 0) {
+		err = cfg_bool(c, e, key, &p->need_ready);
+	} else if (strcmp(name, "sequential_start") == 0) {
+		err = cfg_bool(c, e, key, &p->sequential);
+	} else if (strcmp(name, "backoff_factor") == 0) {
+		err = cfg_factor(c, e, key, &p->backoff.factor);
+	} else if (strcmp(name, "max_restarts") == 0) {
+		err             = cfg_int(c, e, key, 0, SV_INTENSITY_MAX, &v);
+		p->max_restarts = (uint32_t) v;
+	} else if (strcmp(name, "max_seconds") == 0) {
+		err              = cfg_int(c, e, key, 1, 86400, &v);
+		p->max_window_ms = (uint64_t) v * 1000;
+	} else {
+		err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
+		if (strcmp(name, "stop_timeout_ms") == 0) {
+			p->stop_timeout_ms = (uint64_t) v;
+		} else if (strcmp(name, "min_uptime_ms") == 0) {
+			p->backoff.healthy_ms = (uint64_t) v;
+		} else if (strcmp(name, "backoff_initial_ms") == 0) {
+			p->backoff.initial_ms = (uint64_t) v;
+		} else if (strcmp(name, "backoff_max_ms") == 0) {
+			p->backoff.max_ms = (uint64_t) v;
+		} else if (strcmp(name, "start_timeout_ms") == 0) {
+			p->start_timeout_ms = (uint64_t) v;
+		} else {
+			p->watchdog_ms = (uint64_t) v;
+		}
+	}
+	return err;
 }
 
 /* cfg_group reads one group setting into g. */
@@ -194,11 +358,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
 		return cfg_fail(c, s, base, "must be a group { ... }");
 	}
-	g->max_count                 = SVD_DEFAULT_MAX;
-	g->stop_timeout_ms           = stop_default;
-	g->policy.min_uptime_ms      = 1000;
-	g->policy.backoff_initial_ms = 100;
-	g->policy.backoff_max_ms     = 30000;
+	g->max_count = SVD_DEFAULT_MAX;
+	svd_default_policy(&g->pol, stop_default);
 
 	for (int i = 0; i < config_setting_length(s); i++) {
 		e                = config_setting_get_elem(s, (unsigned) i);
@@ -242,18 +403,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
 			g->max_count = (uint32_t) v;
 			have_max     = true;
-		} else if (strcmp(name, "stop_timeout_ms") == 0) {
-			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
-			g->stop_timeout_ms = (uint64_t) v;
-		} else if (strcmp(name, "min_uptime_ms") == 0) {
-			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
-			g->policy.min_uptime_ms = (uint64_t) v;
-		} else if (strcmp(name, "backoff_initial_ms") == 0) {
-			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
-			g->policy.backoff_initial_ms = (uint64_t) v;
 		} else {
-			err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
-			g->policy.backoff_max_ms = (uint64_t) v;
+			err = cfg_group_policy(c, e, name, key, &g->pol);
 		}
 		if (err != SV_OK) {
 			return err;
@@ -281,7 +432,7 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		return cfg_fail(c, s, g->name,
 		    "count %u is above max_count %u", g->count, g->max_count);
 	}
-	if (g->policy.backoff_max_ms < g->policy.backoff_initial_ms) {
+	if (g->pol.backoff.max_ms < g->pol.backoff.initial_ms) {
 		return cfg_fail(c, s, g->name,
 		    "backoff_max_ms is below backoff_initial_ms");
 	}
@@ -362,6 +513,12 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 		} else if (strcmp(name, "stop_timeout_ms") == 0) {
 			err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
 			cfg->stop_timeout_ms = (uint64_t) v;
+		} else if (strcmp(name, "strategy") == 0) {
+			static const char *const names[] = {"one_for_one",
+			    "one_for_all", "rest_for_one", NULL};
+			int                      idx     = 0;
+			err           = cfg_choice(c, e, name, names, &idx);
+			cfg->strategy = (sv_strategy) idx;
 		} else {
 			groups = e;
 		}

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/restart.h"
+#include "core/supervision.h"
 #include "supervise/supervise.h"
 
 #define SVD_MAX_GROUPS  64
@@ -25,23 +25,23 @@
 #define SVD_MAX_TIMEOUT_MS (24u * 3600u * 1000u)
 
 typedef struct svd_group_config {
-	char             *name;
-	char            **argv; /* NULL-terminated */
-	size_t            argc;
-	char            **env; /* "NAME=value", NULL-terminated */
-	size_t            nenv;
-	char             *purpose;
-	char             *cwd; /* NULL: inherit */
-	uint32_t          count;
-	uint32_t          max_count;
-	uint64_t          stop_timeout_ms;
-	sv_restart_policy policy;
+	char           *name;
+	char          **argv; /* NULL-terminated */
+	size_t          argc;
+	char          **env; /* "NAME=value", NULL-terminated */
+	size_t          nenv;
+	char           *purpose;
+	char           *cwd; /* NULL: inherit */
+	uint32_t        count;
+	uint32_t        max_count;
+	sv_group_policy pol; /* restart type, backoff, timeouts, ... */
 } svd_group_config;
 
 typedef struct svd_config {
 	char             *socket_dir;
 	char             *log_file; /* NULL: SOCKET_DIR/supervised.log */
 	uint64_t          stop_timeout_ms;
+	sv_strategy       strategy;
 	svd_group_config *groups;
 	size_t            ngroups;
 } svd_config;
@@ -54,6 +54,12 @@ typedef struct svd_config {
  */
 sv_err svd_config_load(
     const char *path, svd_config **cfgp, char *errbuf, size_t errlen);
+
+/*
+ * svd_default_policy fills p with the documented defaults of a group
+ * (docs/config.md), with the given stop timeout. Never fails.
+ */
+void svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms);
 
 /* svd_config_free frees a configuration. NULL is ignored. */
 void svd_config_free(svd_config *cfg);

@@ -209,10 +209,11 @@ main(int argc, char **argv)
 	svd_config *cfg;
 	svd_sup    *sup;
 	svd_server *srv;
-	char        err[1024], url[600], logpath[600], pidpath[600];
-	int         c, readyfd = -1, sigfd;
-	sigset_t    set;
-	sv_err      rv;
+	svd_events *events = NULL;
+	char     err[1024], url[600], logpath[600], pidpath[600], evurl[700];
+	int      c, readyfd = -1, sigfd;
+	sigset_t set;
+	sv_err   rv;
 
 	while ((c = getopt_long(argc, argv, "c:fhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -285,6 +286,15 @@ main(int argc, char **argv)
 		svd_sup_destroy(sup);
 		goto fail;
 	}
+	/* The event socket sits beside the control socket. */
+	snprintf(
+	    evurl, sizeof(evurl), "ipc://%s/events.sock", cfg->socket_dir);
+	if (svd_events_open(evurl, &events, err, sizeof(err)) != SV_OK) {
+		svd_server_stop(srv);
+		svd_sup_destroy(sup);
+		goto fail;
+	}
+	svd_sup_set_events(sup, events);
 	/* Written only once we own the socket, so it names the live daemon. */
 	snprintf(
 	    pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
@@ -297,6 +307,7 @@ main(int argc, char **argv)
 	}
 	rv = svd_sup_run(sup, sigfd);
 	svd_server_stop(srv);
+	svd_events_close(events);
 	svd_sup_destroy(sup);
 	/* Let nng's reaper finish with closed pipes and listeners, so nothing
 	 * is left allocated at exit (LeakSanitizer checks this in CI). */

@@ -1,13 +1,13 @@
 /*
  * server.c — the control socket (see server.h).
  *
- * Each context is a two-state machine driven by its aio callback:
- *   RECV  a request arrived: dispatch it, send the reply      -> SEND
+ * Each context is a three-state machine driven by its aio callback:
+ *   RECV  a request arrived: hand it to the loop thread      -> WAIT
+ *   WAIT  the loop answered (srv_done): send the reply        -> SEND
  *   SEND  the reply left (or failed): receive the next request -> RECV
- * Callbacks run on nng's threads and never block for long: dispatch only
- * takes the supervisor's mutex, which the loop thread never holds across a
- * wait. Shutdown follows nng's rule: close the socket, stop every aio, then
- * free them.
+ * Callbacks run on nng's threads and never touch supervisor state: the
+ * request goes through svd_sup_submit's queue. Shutdown follows nng's rule:
+ * close the socket, stop every aio, then free them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@
 #define SRV_SEND_TIMEOUT_MS 1000
 
 typedef struct srv_ctx {
-	enum { SRV_RECV, SRV_SEND } state;
+	enum { SRV_RECV, SRV_WAIT, SRV_SEND } state;
 	nng_aio    *aio;
 	nng_ctx     ctx;
 	svd_server *srv;
@@ -41,12 +41,28 @@ struct svd_server {
 	int          nctx;
 };
 
+/* srv_done sends the loop thread's reply (or drops the request). */
+static void
+srv_done(void *arg, nng_msg *rep)
+{
+	srv_ctx *c = arg;
+
+	if (rep == NULL) {
+		c->state = SRV_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+		return;
+	}
+	nng_aio_set_msg(c->aio, rep);
+	c->state = SRV_SEND;
+	nng_ctx_send(c->ctx, c->aio);
+}
+
 /* srv_cb advances one context's state machine. */
 static void
 srv_cb(void *arg)
 {
 	srv_ctx *c = arg;
-	nng_msg *req, *rep = NULL;
+	nng_msg *req;
 	nng_pipe p;
 	uint64_t pid = 0, uid = UINT64_MAX;
 	int      rv = nng_aio_result(c->aio);
@@ -77,18 +93,8 @@ srv_cb(void *arg)
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0) {
 		uid = UINT64_MAX;
 	}
-	if (svd_sup_dispatch(c->srv->sup, nng_msg_body(req), nng_msg_len(req),
-	        pid, uid, &rep)
-	    != SV_OK) {
-		/* No memory for even an error reply: drop the request. */
-		nng_msg_free(req);
-		nng_ctx_recv(c->ctx, c->aio);
-		return;
-	}
-	nng_msg_free(req);
-	nng_aio_set_msg(c->aio, rep);
-	c->state = SRV_SEND;
-	nng_ctx_send(c->ctx, c->aio);
+	c->state = SRV_WAIT;
+	svd_sup_submit(c->srv->sup, req, pid, uid, srv_done, c);
 }
 
 /* srv_listen creates and starts the listener (0600, bounded requests). */

@@ -1,19 +1,15 @@
 /*
- * supervisor.c — supervised's groups, slots and request handlers (see
- * supervisor.h for the threading model).
+ * supervisor.c — supervised's effect shell around the pure supervision core
+ * (see supervisor.h for the threading model, core/supervision.h and
+ * docs/supervision.md for the decisions).
  *
- * A group has one slot per possible ordinal (max_count). A slot is EMPTY
- * (ordinal free), RUNNING, STOPPING (signalled, not yet reaped) or BACKOFF
- * (exited, restart timer armed). Transitions:
+ * Nothing here decides. The core says what to spawn, signal, time and
+ * announce; this file spawns with posix_spawn, watches pidfds, keeps timers
+ * in the loop's heap, maps pids to workers with a hash, logs and publishes
+ * events, and turns requests into core calls and core state into replies.
  *
- *   EMPTY    --reconcile: acquire lowest free ordinal, spawn--> RUNNING
- *   RUNNING  --stop (scale-down, group stop, restart, shutdown)--> STOPPING
- *   RUNNING, STOPPING --pidfd readable: reap, sv_restart_decide-->
- *            EMPTY (released) | RUNNING (renewed, spawned) | BACKOFF
- *   STOPPING --stop timeout--> SIGKILL to the process group (still STOPPING)
- *   BACKOFF  --timer--> RUNNING; --stop--> EMPTY (released)
- *
- * Divisions: logging; environment; slots; groups; the loop; requests.
+ * Divisions: logging; environment; shell records; carrying out effects;
+ * events; spawning and reaping; the request queue and the loop; requests.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ordinal.h"
-#include "core/restart.h"
+#include "core/pidmap.h"
+#include "core/supervision.h"
+#include "events.h"
 #include "shell/loop.h"
 #include "shell/spawn.h"
 #include "supervisor.h"
@@ -39,64 +36,67 @@
 
 extern char **environ;
 
-/* Spawns per loop iteration, so queries get the lock in between. */
+/* Spawns per loop iteration, so requests are served in between. */
 #define SUP_SPAWN_BATCH 32
-/* Minimum delay before retrying a spawn that failed (bad argv, ...). */
-#define SUP_SPAWN_RETRY_MS 1000
 /* How far up the process tree whoami looks for a worker. */
 #define SUP_MAX_ANCESTRY 32
+/* Largest page of ListWorkers. */
+#define SUP_MAX_PAGE 4096u
 
-typedef enum slot_state {
-	SLOT_EMPTY = 0,
-	SLOT_RUNNING,
-	SLOT_STOPPING,
-	SLOT_BACKOFF,
-} slot_state;
+typedef struct svd_gsh svd_gsh;
 
-typedef struct svd_group svd_group;
+/* The shell's record of one process: what the core cannot hold. */
+typedef struct svd_proc {
+	svd_sup *s;
+	sv_wkey  key;
+	pid_t    pid;
+	int      pidfd; /* -1: record unused */
+	sv_io    io;
+	sv_timer timer;
+	uint64_t guard; /* guard of the armed timer */
+} svd_proc;
 
-typedef struct svd_slot {
-	svd_group       *g;
-	uint32_t         ordinal;
-	slot_state       state;
-	sv_ordtoken      tok;
-	pid_t            pid;
-	int              pidfd;
-	sv_io            io;
-	sv_timer         timer;
-	uint64_t         started_ms;
-	uint64_t         restarts;
-	int32_t          last_exit_code;
-	int32_t          last_signal;
-	bool             restart_requested;
-	sv_restart_state rs;
-} svd_slot;
-
-struct svd_group {
+/* The shell's side of a group: its config and per-seat records. */
+struct svd_gsh {
 	svd_sup                *s;
+	uint32_t                id; /* the core's group id */
 	const svd_group_config *cfg;
-	sv_ordinals             ords;
-	svd_slot               *slots; /* [cfg->max_count] */
-	uint32_t               *excess; /* [cfg->max_count], scratch */
-	uint32_t                target;
-	bool                    dirty; /* reconcile needed */
 	const char            **envbase;
 	size_t                  nenvbase;
+	svd_proc               *procs; /* [2 * max_count]: two per seat */
+	sv_timer               *seat_timers; /* [max_count] */
+	uint64_t               *seat_guards; /* [max_count] */
 };
 
+/* A request handed from an nng thread to the loop thread. */
+typedef struct svd_req {
+	struct svd_req *next;
+	nng_msg        *msg;
+	uint64_t        pid;
+	uint64_t        uid;
+	svd_done_cb     done;
+	void           *arg;
+} svd_req;
+
 struct svd_sup {
-	pthread_mutex_t   mtx;
 	const svd_config *cfg;
 	sv_loop          *loop;
-	svd_group        *groups;
-	size_t            ngroups;
+	sv_core          *core;
+	svd_gsh          *gsh; /* [ngsh] */
+	size_t            ngsh;
+	sv_pidmap         pids;
+	svd_events       *events;
+	uint64_t          seq; /* last event sequence number */
 	char              id[33];
 	char              url[600];
 	int               wakefd;
 	sv_io             wake_io;
 	sv_io             sig_io;
-	bool              shutting_down;
-	size_t            live; /* spawned, not yet reaped */
+	sv_timer          plan_timer;
+	uint64_t          plan_guard;
+	pthread_mutex_t   qmtx; /* guards the request queue only */
+	svd_req          *qhead, *qtail;
+	bool              stopped; /* the loop has ended */
 };
 
 /* ---- logging --------------------------------------------------------------
@@ -145,7 +145,8 @@ env_overridden(const svd_group_config *cfg, const char *e)
 {
 	size_t n = env_name_len(e);
 
-	if (strncmp(e, "SUPERVISE_", 10) == 0) {
+	if (strncmp(e, "SUPERVISE_", 10) == 0
+	    || strncmp(e, "NOTIFY_SOCKET=", 14) == 0) {
 		return true;
 	}
 	for (size_t i = 0; i < cfg->nenv; i++) {
@@ -160,7 +161,7 @@ env_overridden(const svd_group_config *cfg, const char *e)
 /* env_build_base collects the daemon's environment, minus what the group
  * overrides, plus the group's env. Strings are borrowed. */
 static sv_err
-env_build_base(svd_group *g)
+env_build_base(svd_gsh *g)
 {
 	size_t n = 0, k = 0;
 
@@ -183,105 +184,428 @@ env_build_base(svd_group *g)
 	return SV_OK;
 }
 
-/* ---- slots ----------------------------------------------------------------
+/* ---- shell records --------------------------------------------------------
  */
 
-static void slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
-static void slot_timer_cb(sv_loop *loop, sv_timer *t);
+static void proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
+static void proc_timer_cb(sv_loop *loop, sv_timer *t);
+static void seat_timer_cb(sv_loop *loop, sv_timer *t);
+static void sup_run_effects(svd_sup *s);
 
-/* slot_name formats "group[ordinal]" for logs. */
-static const char *
-slot_name(const svd_slot *sl, char *buf, size_t len)
+/* gsh_find returns the shell group of a core group id. */
+static svd_gsh *
+gsh_find(svd_sup *s, uint32_t id)
 {
-	snprintf(buf, len, "%s[%" PRIu32 "]", sl->g->cfg->name, sl->ordinal);
+	for (size_t i = 0; i < s->ngsh; i++) {
+		if (s->gsh[i].id == id) {
+			return &s->gsh[i];
+		}
+	}
+	return NULL;
+}
+
+/* proc_find returns the shell record of a process key, or NULL. */
+static svd_proc *
+proc_find(svd_sup *s, sv_wkey key)
+{
+	svd_gsh *g = gsh_find(s, key.group_id);
+
+	if (g == NULL || key.ordinal >= g->cfg->max_count) {
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		svd_proc *p = &g->procs[2 * key.ordinal + (uint32_t) i];
+		if (p->pidfd >= 0 && p->key.generation == key.generation) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* key_name formats "group[ordinal]" for logs. */
+static const char *
+key_name(svd_sup *s, sv_wkey key, char *buf, size_t len)
+{
+	svd_gsh *g = gsh_find(s, key.group_id);
+
+	snprintf(buf, len, "%s[%" PRIu32 "]", g != NULL ? g->cfg->name : "?",
+	    key.ordinal);
 	return buf;
 }
 
-/* slot_wanted tells whether the slot's ordinal belongs to the running set. */
-static bool
-slot_wanted(const svd_slot *sl)
+/* ---- carrying out effects
+ * ---------------------------------------------------
+ */
+
+/* fx_signal sends a signal to a process's group (workers lead their own
+ * process group), falling back on its pidfd. */
+static void
+fx_signal(svd_sup *s, const sv_fx *fx)
 {
-	return !sl->g->s->shutting_down && sl->ordinal < sl->g->target;
+	svd_proc *p = proc_find(s, fx->key);
+
+	if (p == NULL) {
+		return; /* already reaped */
+	}
+	if (!fx->pgroup || sv_signal_group(p->pid, fx->signo) != SV_OK) {
+		(void) sv_signal(p->pidfd, fx->signo);
+	}
 }
 
-/* slot_release frees the ordinal and empties the slot. */
-static void
-slot_release(svd_slot *sl)
+/* fx_timer_slot finds the timer (and its guard) an effect names. */
+static sv_timer *
+fx_timer_slot(svd_sup *s, const sv_fx *fx, uint64_t **guardp)
 {
-	sv_loop_timer_stop(sl->g->s->loop, &sl->timer);
-	sv_ordinals_release(&sl->g->ords, sl->tok);
-	sl->state = SLOT_EMPTY;
-	sl->pid   = 0;
+	svd_gsh  *g;
+	svd_proc *p;
+
+	switch (fx->timer) {
+	case SV_TIMER_PLAN:
+		*guardp = &s->plan_guard;
+		return &s->plan_timer;
+	case SV_TIMER_SEAT:
+		g = gsh_find(s, fx->key.group_id);
+		if (g == NULL || fx->key.ordinal >= g->cfg->max_count) {
+			return NULL;
+		}
+		*guardp = &g->seat_guards[fx->key.ordinal];
+		return &g->seat_timers[fx->key.ordinal];
+	case SV_TIMER_PROC:
+		if ((p = proc_find(s, fx->key)) == NULL) {
+			return NULL;
+		}
+		*guardp = &p->guard;
+		return &p->timer;
+	}
+	return NULL;
 }
 
-/* slot_backoff arms the restart timer; the token is already renewed. */
+/* fx_timer arms or cancels a timer. */
 static void
-slot_backoff(svd_slot *sl, uint64_t delay_ms)
+fx_timer(svd_sup *s, const sv_fx *fx)
 {
-	char nm[96];
+	uint64_t *guard = NULL;
+	sv_timer *t     = fx_timer_slot(s, fx, &guard);
+	uint64_t  now   = sv_loop_now_ms();
 
-	sl->state = SLOT_BACKOFF;
-	sl->pid   = 0;
-	if (sv_loop_timer_start(sl->g->s->loop, &sl->timer, delay_ms)
+	if (t == NULL) {
+		return;
+	}
+	sv_loop_timer_stop(s->loop, t);
+	*guard = 0;
+	if (fx->kind == SV_FX_CANCEL) {
+		return;
+	}
+	*guard = fx->guard;
+	if (sv_loop_timer_start(
+	        s->loop, t, fx->due_ms > now ? fx->due_ms - now : 0)
 	    != SV_OK) {
-		svd_log("%s: cannot arm restart timer: out of memory",
-		    slot_name(sl, nm, sizeof(nm)));
-		slot_release(sl);
-		sl->g->dirty = true; /* reconcile will try again */
-		return;
+		/* No memory for the timer heap: fire it now rather than
+		 * never; the core treats an early timer like a late one. */
+		svd_log("cannot arm a timer: out of memory; firing it now");
+		sv_core_timer(s->core, fx->timer, fx->key, fx->guard, now);
 	}
-	svd_log("%s: restarting in %" PRIu64 " ms as generation %" PRIu64,
-	    slot_name(sl, nm, sizeof(nm)), delay_ms, sl->tok.generation);
 }
 
-/* slot_spawn_failed handles a spawn error like an immediate exit, but never
- * retries sooner than SUP_SPAWN_RETRY_MS. */
-static void
-slot_spawn_failed(svd_slot *sl)
-{
-	sv_exit_facts    f = {0, slot_wanted(sl), false};
-	sv_exit_decision d
-	    = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
+static void sup_event(svd_sup *s, const sv_event *ev);
 
-	if (d.action == SV_EXIT_RELEASE) {
-		slot_release(sl);
-		return;
+/* sup_drain_effects carries out every effect the core has queued. Request
+ * handlers call it; only those whose reply shows a new process also run
+ * spawns (sup_run_effects), the loop spawns the rest between requests. */
+static void
+sup_drain_effects(svd_sup *s)
+{
+	sv_fx fx;
+
+	while (sv_core_pop_effect(s->core, &fx)) {
+		switch (fx.kind) {
+		case SV_FX_SIGNAL:
+			fx_signal(s, &fx);
+			break;
+		case SV_FX_TIMER:
+		case SV_FX_CANCEL:
+			fx_timer(s, &fx);
+			break;
+		case SV_FX_EVENT:
+			sup_event(s, &fx.ev);
+			break;
+		}
 	}
-	sv_ordinals_renew(&sl->g->ords, &sl->tok);
-	sl->restarts++;
-	slot_backoff(sl,
-	    d.delay_ms > SUP_SPAWN_RETRY_MS ? d.delay_ms : SUP_SPAWN_RETRY_MS);
 }
 
-/* slot_spawn starts the process for the slot's current token. */
+/* ---- events
+ * -----------------------------------------------------------------
+ */
+
+/* sup_log_event writes the human line of an event. */
 static void
-slot_spawn(svd_slot *sl)
+sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 {
-	svd_group   *g = sl->g;
-	svd_sup     *s = g->s;
+	char    nm[96];
+	sv_wkey key = {ev->group_id, ev->ordinal, ev->generation};
+
+	key_name(s, key, nm, sizeof(nm));
+	switch (ev->kind) {
+	case SV_EV_STARTED:
+		svd_log("%s: started pid %" PRId64 " generation %" PRIu64, nm,
+		    ev->pid, ev->generation);
+		break;
+	case SV_EV_READY:
+		svd_log("%s: pid %" PRId64 " is ready", nm, ev->pid);
+		break;
+	case SV_EV_EXITED:
+		if (ev->exit.exited) {
+			svd_log("%s: pid %" PRId64
+			        " exited with status %d after "
+			        "%" PRIu64 " ms%s%s",
+			    nm, ev->pid, ev->exit.code, ev->uptime_ms,
+			    ev->why != SV_WHY_NONE ? "; stopped for " : "",
+			    ev->why != SV_WHY_NONE ? sv_why_name(ev->why)
+			                           : "");
+		} else {
+			svd_log("%s: pid %" PRId64
+			        " killed by signal %d (%s)%s "
+			        "after %" PRIu64 " ms%s%s",
+			    nm, ev->pid, ev->exit.signo,
+			    strsignal(ev->exit.signo),
+			    ev->exit.core ? ", core dumped" : "",
+			    ev->uptime_ms,
+			    ev->why != SV_WHY_NONE ? "; stopped for " : "",
+			    ev->why != SV_WHY_NONE ? sv_why_name(ev->why)
+			                           : "");
+		}
+		break;
+	case SV_EV_RESTART_SCHEDULED:
+		svd_log("%s: restarting in %" PRIu64
+		        " ms as generation %" PRIu64
+		        " (consecutive fast failures: %" PRIu32 ")",
+		    nm, ev->delay_ms, ev->generation, ev->attempt);
+		break;
+	case SV_EV_UNRESPONSIVE:
+		svd_log("%s: pid %" PRId64 " unresponsive (%s); %s", nm,
+		    ev->pid,
+		    ev->phase == SV_PHASE_START ? "not ready in time"
+		        : ev->phase == SV_PHASE_WATCHDOG
+		        ? "missed its heartbeat"
+		        : "did not stop in time",
+		    ev->abandon ? "abandoning it" : "stopping it");
+		break;
+	case SV_EV_ESCALATED:
+		svd_log("%s: sending SIGKILL to pid %" PRId64, nm, ev->pid);
+		break;
+	case SV_EV_STOPPING:
+		svd_log("%s: stopping pid %" PRId64 " (%s)", nm, ev->pid,
+		    sv_why_name(ev->why));
+		break;
+	case SV_EV_STOPPED:
+		svd_log("%s: stopped (%s)", nm, sv_why_name(ev->why));
+		break;
+	case SV_EV_SPAWN_FAILED:
+		/* Logged by sup_spawn, with the program's name. */
+		break;
+	case SV_EV_GROUP_FAILED:
+		svd_log("%s: group failed: %s; `supervisectl reset %s` starts "
+		        "it again",
+		    group, ev->reason, group);
+		break;
+	case SV_EV_GROUP_RESET:
+		svd_log("%s: group reset", group);
+		break;
+	case SV_EV_GROUP_SCALED:
+		if (ev->previous != ev->count) {
+			svd_log("%s: target %" PRIu32 " -> %" PRIu32, group,
+			    ev->previous, ev->count);
+		}
+		break;
+	case SV_EV_GROUP_CREATED:
+	case SV_EV_GROUP_DELETED:
+		break;
+	}
+}
+
+/* sup_event logs an event and publishes it on the event socket. */
+static void
+sup_event(svd_sup *s, const sv_event *ev)
+{
+	svd_gsh                    *g     = gsh_find(s, ev->group_id);
+	const char                 *group = g != NULL ? g->cfg->name : "?";
+	Supervise__V1__Event        e     = SUPERVISE__V1__EVENT__INIT;
+	Supervise__V1__WorkerExited ex    = SUPERVISE__V1__WORKER_EXITED__INIT;
+	Supervise__V1__RestartScheduled rs
+	    = SUPERVISE__V1__RESTART_SCHEDULED__INIT;
+	Supervise__V1__WorkerUnresponsive un
+	    = SUPERVISE__V1__WORKER_UNRESPONSIVE__INIT;
+	Supervise__V1__WorkerStopped  st = SUPERVISE__V1__WORKER_STOPPED__INIT;
+	Supervise__V1__WorkerStopping sg
+	    = SUPERVISE__V1__WORKER_STOPPING__INIT;
+	Supervise__V1__SpawnFailed   sf = SUPERVISE__V1__SPAWN_FAILED__INIT;
+	Supervise__V1__GroupFailed   gf = SUPERVISE__V1__GROUP_FAILED__INIT;
+	Supervise__V1__GroupScaled   gs = SUPERVISE__V1__GROUP_SCALED__INIT;
+	Supervise__V1__WorkerStarted ws = SUPERVISE__V1__WORKER_STARTED__INIT;
+	Supervise__V1__WorkerReady   wr = SUPERVISE__V1__WORKER_READY__INIT;
+	Supervise__V1__WorkerEscalated we
+	    = SUPERVISE__V1__WORKER_ESCALATED__INIT;
+	Supervise__V1__GroupReset   gr = SUPERVISE__V1__GROUP_RESET__INIT;
+	Supervise__V1__GroupCreated gc = SUPERVISE__V1__GROUP_CREATED__INIT;
+	Supervise__V1__GroupDeleted gd = SUPERVISE__V1__GROUP_DELETED__INIT;
+	struct timespec             ts;
+	int                         worker = 1;
+
+	sup_log_event(s, ev, group);
+	s->seq++;
+	if (s->events == NULL) {
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e.seq           = s->seq;
+	e.supervisor_id = s->id;
+	e.time_unix_ms
+	    = (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+	e.group      = (char *) group;
+	e.ordinal    = ev->ordinal;
+	e.generation = ev->generation;
+	e.pid        = ev->pid;
+	switch (ev->kind) {
+	case SV_EV_STARTED:
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_STARTED;
+		e.started   = &ws;
+		break;
+	case SV_EV_READY:
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_READY;
+		e.ready     = &wr;
+		break;
+	case SV_EV_EXITED:
+		ex.exited      = ev->exit.exited;
+		ex.code        = ev->exit.code;
+		ex.signal      = ev->exit.signo;
+		ex.core_dumped = ev->exit.core;
+		ex.uptime_ms   = ev->uptime_ms;
+		ex.stopped_by  = ev->why != SV_WHY_NONE
+		     ? (char *) sv_why_name(ev->why)
+		     : (char *) "";
+		e.kind_case    = SUPERVISE__V1__EVENT__KIND_EXITED;
+		e.exited       = &ex;
+		break;
+	case SV_EV_RESTART_SCHEDULED:
+		rs.delay_ms = ev->delay_ms;
+		rs.attempt  = ev->attempt;
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_RESTART_SCHEDULED;
+		e.restart_scheduled = &rs;
+		break;
+	case SV_EV_UNRESPONSIVE:
+		un.phase       = ev->phase == SV_PHASE_START ? "start"
+		          : ev->phase == SV_PHASE_WATCHDOG   ? "watchdog"
+		                                             : "stop";
+		un.action      = ev->abandon          ? "abandon"
+		         : ev->phase == SV_PHASE_STOP ? "escalate"
+		                                      : "kill";
+		e.kind_case    = SUPERVISE__V1__EVENT__KIND_UNRESPONSIVE;
+		e.unresponsive = &un;
+		break;
+	case SV_EV_ESCALATED:
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_ESCALATED;
+		e.escalated = &we;
+		break;
+	case SV_EV_STOPPING:
+		sg.reason   = (char *) sv_why_name(ev->why);
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_STOPPING;
+		e.stopping  = &sg;
+		break;
+	case SV_EV_STOPPED:
+		st.reason   = (char *) sv_why_name(ev->why);
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_STOPPED;
+		e.stopped   = &st;
+		break;
+	case SV_EV_SPAWN_FAILED:
+		sf.error       = strerror(ev->error);
+		e.kind_case    = SUPERVISE__V1__EVENT__KIND_SPAWN_FAILED;
+		e.spawn_failed = &sf;
+		break;
+	case SV_EV_GROUP_FAILED:
+		gf.reason   = (char *) (ev->reason != NULL ? ev->reason : "");
+		e.kind_case = SUPERVISE__V1__EVENT__KIND_GROUP_FAILED;
+		e.group_failed = &gf;
+		worker         = 0;
+		break;
+	case SV_EV_GROUP_RESET:
+		e.kind_case   = SUPERVISE__V1__EVENT__KIND_GROUP_RESET;
+		e.group_reset = &gr;
+		worker        = 0;
+		break;
+	case SV_EV_GROUP_SCALED:
+		gs.previous_count = ev->previous;
+		gs.count          = ev->count;
+		e.kind_case       = SUPERVISE__V1__EVENT__KIND_GROUP_SCALED;
+		e.group_scaled    = &gs;
+		worker            = 0;
+		break;
+	case SV_EV_GROUP_CREATED:
+		e.kind_case     = SUPERVISE__V1__EVENT__KIND_GROUP_CREATED;
+		e.group_created = &gc;
+		worker          = 0;
+		break;
+	case SV_EV_GROUP_DELETED:
+		e.kind_case     = SUPERVISE__V1__EVENT__KIND_GROUP_DELETED;
+		e.group_deleted = &gd;
+		worker          = 0;
+		break;
+	}
+	if (!worker) {
+		e.ordinal    = 0;
+		e.generation = 0;
+		e.pid        = 0;
+	}
+	svd_events_publish(s->events, &e, worker);
+}
+
+/* ---- spawning and reaping -------------------------------------------------
+ */
+
+/* proc_slot returns a free shell record of the ticket's seat. */
+static svd_proc *
+proc_slot(svd_gsh *g, uint32_t ordinal)
+{
+	for (int i = 0; i < 2; i++) {
+		svd_proc *p = &g->procs[2 * ordinal + (uint32_t) i];
+		if (p->pidfd < 0) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* sup_spawn starts the process of one ticket and tells the core. */
+static void
+sup_spawn(svd_sup *s, sv_spawn_ticket t)
+{
+	svd_gsh     *g = gsh_find(s, t.group_id);
 	char         v_url[700], v_group[96], v_ord[48], v_gen[64], v_id[64];
 	char         v_purpose[SVD_MAX_PURPOSE + 32], nm[96];
 	const char **envp;
-	size_t       k = g->nenvbase;
+	size_t       k;
 	sv_spawn_req req;
+	svd_proc    *p;
 	pid_t        pid;
-	int          pidfd, eno;
-	sv_err       err;
+	int          pidfd, eno = ENOMEM;
+	uint64_t     now;
 
+	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
+		sv_core_spawn_failed(s->core, t, EAGAIN, sv_loop_now_ms());
+		return;
+	}
+	k    = g->nenvbase;
 	envp = malloc((k + 7) * sizeof(*envp));
 	if (envp == NULL) {
-		svd_log("%s: cannot spawn: out of memory",
-		    slot_name(sl, nm, sizeof(nm)));
-		slot_spawn_failed(sl);
+		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
 		return;
 	}
 	memcpy(envp, g->envbase, k * sizeof(*envp));
 	snprintf(v_url, sizeof(v_url), "SUPERVISE_URL=%s", s->url);
 	snprintf(v_group, sizeof(v_group), "SUPERVISE_GROUP=%s", g->cfg->name);
 	snprintf(
-	    v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, sl->ordinal);
+	    v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, t.ordinal);
 	snprintf(v_gen, sizeof(v_gen), "SUPERVISE_GENERATION=%" PRIu64,
-	    sl->tok.generation);
+	    t.generation);
 	snprintf(v_purpose, sizeof(v_purpose), "SUPERVISE_PURPOSE=%s",
 	    g->cfg->purpose);
 	snprintf(v_id, sizeof(v_id), "SUPERVISE_SUPERVISOR_ID=%s", s->id);
@@ -297,24 +621,27 @@ slot_spawn(svd_slot *sl)
 	req.argv = g->cfg->argv;
 	req.envp = (char *const *) envp;
 	req.cwd  = g->cfg->cwd;
-	err      = sv_spawn(&req, &pid, &pidfd, &eno);
-	free(envp);
-	if (err != SV_OK) {
+	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
+		free(envp);
 		svd_log("%s: cannot spawn %s: %s",
-		    slot_name(sl, nm, sizeof(nm)), g->cfg->argv[0],
+		    key_name(s, t, nm, sizeof(nm)), g->cfg->argv[0],
 		    strerror(eno));
-		slot_spawn_failed(sl);
+		sv_core_spawn_failed(s->core, t, eno, sv_loop_now_ms());
 		return;
 	}
-	sl->pid    = pid;
-	sl->pidfd  = pidfd;
-	sl->io.fd  = pidfd;
-	sl->io.cb  = slot_exit_cb;
-	sl->io.arg = sl;
-	if (sv_loop_add_io(s->loop, &sl->io, EPOLLIN) != SV_OK) {
+	free(envp);
+	p->key   = t;
+	p->pid   = pid;
+	p->pidfd = pidfd;
+	p->guard = 0;
+	p->io    = (sv_io) {pidfd, proc_exit_cb, p};
+	now      = sv_loop_now_ms();
+	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
+	    || sv_pidmap_put(&s->pids, pid, t) != SV_OK) {
 		sv_exit_info xi;
 		svd_log("%s: cannot watch pid %d; killing it",
-		    slot_name(sl, nm, sizeof(nm)), (int) pid);
+		    key_name(s, t, nm, sizeof(nm)), (int) pid);
+		sv_loop_del_io(s->loop, &p->io);
 		sv_signal(pidfd, SIGKILL);
 		while (sv_reap(pidfd, &xi) == SV_EBUSY) {
 			/* SIGKILL cannot be caught: this ends promptly. */
@@ -322,236 +649,142 @@ slot_spawn(svd_slot *sl)
 			nanosleep(&ts, NULL);
 		}
 		close(pidfd);
-		slot_spawn_failed(sl);
+		p->pidfd = -1;
+		sv_core_spawn_failed(s->core, t, ENOMEM, now);
 		return;
 	}
-	sl->state      = SLOT_RUNNING;
-	sl->started_ms = sv_loop_now_ms();
-	s->live++;
-	svd_log("%s: started pid %d generation %" PRIu64,
-	    slot_name(sl, nm, sizeof(nm)), (int) pid, sl->tok.generation);
+	sv_core_spawned(s->core, t, pid, now);
 }
 
-/* slot_after_exit decides what follows the exit of the slot's process. */
+/* proc_exit_cb reaps a process whose pidfd became readable. */
 static void
-slot_after_exit(svd_slot *sl, uint64_t uptime_ms)
+proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
-	/* An exit we caused (restart, or a scale-down undone before the
-	 * worker was gone) is not the worker's failure. */
-	bool ours = sl->restart_requested || sl->state == SLOT_STOPPING;
-	sv_exit_facts    f = {uptime_ms, slot_wanted(sl), ours};
-	sv_exit_decision d
-	    = sv_restart_decide(&sl->g->cfg->policy, &sl->rs, &f);
-
-	sl->restart_requested = false;
-	if (d.action == SV_EXIT_RELEASE) {
-		slot_release(sl);
-		return;
-	}
-	sv_ordinals_renew(&sl->g->ords, &sl->tok);
-	sl->restarts++;
-	if (d.delay_ms == 0) {
-		slot_spawn(sl);
-	} else {
-		slot_backoff(sl, d.delay_ms);
-	}
-}
-
-/* slot_exit_cb reaps the slot's process when its pidfd becomes readable. */
-static void
-slot_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
-{
-	svd_slot    *sl = io->arg;
-	svd_sup     *s  = sl->g->s;
+	svd_proc    *p = io->arg;
+	svd_sup     *s = p->s;
 	sv_exit_info xi;
+	sv_exit      x;
 	char         nm[96];
-	uint64_t     uptime;
 
 	(void) events;
-	switch (sv_reap(sl->pidfd, &xi)) {
+	switch (sv_reap(p->pidfd, &xi)) {
 	case SV_OK:
 		break;
 	case SV_EBUSY:
 		return; /* not exited yet (spurious wake-up) */
 	default:
-		/* Cannot happen unless someone else reaped our child; do not
-		 * spin on a readable pidfd: account for it as an exit. */
+		/* Someone else reaped our child: do not spin on a readable
+		 * pidfd; account for it as an exit of unknown status. */
 		svd_log("%s: cannot collect the status of pid %d: %s",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid,
+		    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid,
 		    strerror(errno));
 		xi = (sv_exit_info) {false, -1, 0, false};
 		break;
 	}
 	sv_loop_del_io(loop, io);
-	close(sl->pidfd);
-	sl->pidfd = -1;
-	sv_loop_timer_stop(loop, &sl->timer);
-	s->live--;
-	uptime = sv_loop_now_ms() - sl->started_ms;
-	if (xi.exited) {
-		svd_log("%s: pid %d exited with status %d after %" PRIu64
-		        " ms",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, xi.code,
-		    uptime);
-		sl->last_exit_code = xi.code;
-		sl->last_signal    = 0;
-	} else {
-		svd_log("%s: pid %d killed by signal %d (%s)%s after %" PRIu64
-		        " ms",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, xi.signo,
-		    strsignal(xi.signo), xi.core ? ", core dumped" : "",
-		    uptime);
-		sl->last_exit_code = -1;
-		sl->last_signal    = xi.signo;
-	}
-	if (sl->state == SLOT_STOPPING) {
-		/* We asked the worker to stop: nothing it started may outlive
-		 * it. Its process group got SIGTERM with it; whatever is still
-		 * in the group now gets SIGKILL. (The group cannot have been
-		 * reused yet: we are in the callback that reaped its leader.)
-		 */
-		(void) sv_signal_group(sl->pid, SIGKILL);
-	}
-	sl->pid = 0;
-	slot_after_exit(sl, uptime);
+	sv_loop_timer_stop(loop, &p->timer);
+	close(p->pidfd);
+	p->pidfd = -1;
+	(void) sv_pidmap_del(&s->pids, p->pid);
+	/* Nothing a worker started may outlive it: whatever is left in its
+	 * process group gets SIGKILL. (The group id cannot have been reused
+	 * yet: we are in the callback that reaped its leader.) */
+	(void) sv_signal_group(p->pid, SIGKILL);
+	x = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
+	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
+	sup_run_effects(s);
 }
 
-/* slot_stop asks the slot's process to stop (SIGTERM to its process group,
- * SIGKILL after the stop timeout); a backoff slot is settled at once. */
+/* proc_timer_cb and seat_timer_cb hand a fired timer to the core. */
 static void
-slot_stop(svd_slot *sl, const char *why)
+proc_timer_cb(sv_loop *loop, sv_timer *t)
 {
-	svd_sup *s = sl->g->s;
-	uint64_t t = sl->g->cfg->stop_timeout_ms;
-	char     nm[96];
-
-	switch (sl->state) {
-	case SLOT_RUNNING:
-		svd_log("%s: stopping pid %d (%s)",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid, why);
-		if (sv_signal_group(sl->pid, t == 0 ? SIGKILL : SIGTERM)
-		    != SV_OK) {
-			sv_signal(sl->pidfd, t == 0 ? SIGKILL : SIGTERM);
-		}
-		sl->state = SLOT_STOPPING;
-		if (t > 0
-		    && sv_loop_timer_start(s->loop, &sl->timer, t) != SV_OK) {
-			sv_signal_group(sl->pid, SIGKILL);
-		}
-		break;
-	case SLOT_BACKOFF:
-		if (slot_wanted(sl)) {
-			/* An operator restart of a waiting slot: end the wait
-			 * now; the loop thread spawns when the timer fires. */
-			sl->restart_requested = false;
-			if (sv_loop_timer_start(s->loop, &sl->timer, 0)
-			    == SV_OK) {
-				break;
-			}
-		}
-		slot_release(sl);
-		break;
-	case SLOT_STOPPING:
-	case SLOT_EMPTY:
-		break;
-	}
-}
-
-/* slot_timer_cb: stop timeout (escalate) or end of backoff (spawn). */
-static void
-slot_timer_cb(sv_loop *loop, sv_timer *t)
-{
-	svd_slot *sl = t->arg;
-	char      nm[96];
+	svd_proc *p = t->arg;
+	uint64_t  g = p->guard;
 
 	(void) loop;
-	if (sl->state == SLOT_STOPPING) {
-		svd_log("%s: pid %d did not stop within %" PRIu64
-		        " ms; sending SIGKILL",
-		    slot_name(sl, nm, sizeof(nm)), (int) sl->pid,
-		    sl->g->cfg->stop_timeout_ms);
-		if (sv_signal_group(sl->pid, SIGKILL) != SV_OK) {
-			sv_signal(sl->pidfd, SIGKILL);
-		}
-	} else if (sl->state == SLOT_BACKOFF) {
-		if (slot_wanted(sl)) {
-			slot_spawn(sl);
-		} else {
-			slot_release(sl);
-		}
+	p->guard = 0;
+	sv_core_timer(p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms());
+	sup_run_effects(p->s);
+}
+
+static void
+seat_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_gsh *g       = t->arg;
+	size_t   ordinal = (size_t) (t - g->seat_timers);
+	sv_wkey  key     = {g->id, (uint32_t) ordinal, 0};
+	uint64_t guard   = g->seat_guards[ordinal];
+
+	(void) loop;
+	g->seat_guards[ordinal] = 0;
+	sv_core_timer(g->s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms());
+	sup_run_effects(g->s);
+}
+
+static void
+plan_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_sup *s     = t->arg;
+	sv_wkey  key   = {0, 0, 0};
+	uint64_t guard = s->plan_guard;
+
+	(void) loop;
+	s->plan_guard = 0;
+	sv_core_timer(s->core, SV_TIMER_PLAN, key, guard, sv_loop_now_ms());
+	sup_run_effects(s);
+}
+
+/* sup_run_effects carries out queued effects, then up to one batch of
+ * spawns (each of which may queue more effects). Returns with spawns
+ * possibly left for the next loop iteration (sup_spawns_left). */
+static void
+sup_run_effects(svd_sup *s)
+{
+	sv_spawn_ticket t;
+
+	sup_drain_effects(s);
+	for (int i = 0; i < SUP_SPAWN_BATCH
+	     && sv_core_next_spawn(s->core, sv_loop_now_ms(), &t);
+	     i++) {
+		sup_spawn(s, t);
+		sup_drain_effects(s);
 	}
 }
 
-/* ---- groups ---------------------------------------------------------------
+/* ---- groups
+ * -----------------------------------------------------------------
  */
 
-/* group_init prepares a group from its config. */
+/* gsh_init prepares the shell side of one configured group. */
 static sv_err
-group_init(svd_sup *s, svd_group *g, const svd_group_config *cfg)
+gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg)
 {
-	sv_err err;
+	uint32_t n = cfg->max_count;
 
-	g->s      = s;
-	g->cfg    = cfg;
-	g->target = cfg->count;
-	g->dirty  = true;
-	if ((err = sv_ordinals_init(&g->ords, cfg->count, cfg->max_count))
-	    != SV_OK) {
-		return err;
-	}
-	if ((g->slots = calloc(cfg->max_count, sizeof(*g->slots))) == NULL
-	    || (g->excess = calloc(cfg->max_count, sizeof(*g->excess)))
-	        == NULL) {
+	g->s   = s;
+	g->cfg = cfg;
+	if ((g->procs = calloc(2 * (size_t) n, sizeof(*g->procs))) == NULL
+	    || (g->seat_timers = calloc(n, sizeof(*g->seat_timers))) == NULL
+	    || (g->seat_guards = calloc(n, sizeof(*g->seat_guards))) == NULL) {
 		return SV_ENOMEM;
 	}
-	for (uint32_t i = 0; i < cfg->max_count; i++) {
-		g->slots[i].g              = g;
-		g->slots[i].ordinal        = i;
-		g->slots[i].pidfd          = -1;
-		g->slots[i].last_exit_code = -1;
-		sv_timer_init(&g->slots[i].timer, slot_timer_cb, &g->slots[i]);
+	for (uint32_t i = 0; i < 2 * n; i++) {
+		g->procs[i].s     = s;
+		g->procs[i].pidfd = -1;
+		sv_timer_init(&g->procs[i].timer, proc_timer_cb, &g->procs[i]);
 	}
-	return env_build_base(g);
+	for (uint32_t i = 0; i < n; i++) {
+		sv_timer_init(&g->seat_timers[i], seat_timer_cb, g);
+	}
+	if (env_build_base(g) != SV_OK) {
+		return SV_ENOMEM;
+	}
+	return sv_core_add_group(
+	    s->core, cfg->name, &cfg->pol, cfg->count, cfg->max_count, &g->id);
 }
 
-/* group_reconcile stops ordinals above the target and starts missing ones,
- * at most budget spawns. Returns the number of spawns. */
-static size_t
-group_reconcile(svd_group *g, size_t budget)
-{
-	sv_ordtoken tok;
-	size_t      spawned = 0;
-	size_t n = sv_ordinals_excess(&g->ords, g->excess, g->cfg->max_count);
-
-	/* Scale-down: the core names the held ordinals above the target,
-	 * highest first; stopping one that is already stopping is a no-op. */
-	for (size_t i = 0; i < n; i++) {
-		slot_stop(&g->slots[g->excess[i]], "scaled down");
-	}
-	while (
-	    spawned < budget && sv_ordinals_acquire(&g->ords, &tok) == SV_OK) {
-		svd_slot *sl = &g->slots[tok.ordinal];
-		sl->tok      = tok;
-		memset(&sl->rs, 0, sizeof(sl->rs));
-		slot_spawn(sl);
-		spawned++;
-	}
-	return spawned;
-}
-
-/* group_find returns the group named name, or NULL. */
-static svd_group *
-group_find(svd_sup *s, const char *name)
-{
-	for (size_t i = 0; i < s->ngroups; i++) {
-		if (strcmp(s->groups[i].cfg->name, name) == 0) {
-			return &s->groups[i];
-		}
-	}
-	return NULL;
-}
-
-/* ---- the loop -------------------------------------------------------------
+/* ---- the request queue and the loop ---------------------------------------
  */
 
 /* sup_wake makes the loop thread run an iteration. */
@@ -562,62 +795,62 @@ sup_wake(svd_sup *s)
 	(void) !write(s->wakefd, &one, sizeof(one));
 }
 
-/* sup_reconcile runs reconciliation of dirty groups within a spawn budget.
- * Returns true when work is left for another iteration. */
-static bool
-sup_reconcile(svd_sup *s)
+void
+svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid, uint64_t peer_uid,
+    svd_done_cb done, void *arg)
 {
-	size_t budget = SUP_SPAWN_BATCH;
+	svd_req *r = malloc(sizeof(*r));
 
-	if (s->shutting_down) {
-		return false;
-	}
-	for (size_t i = 0; i < s->ngroups; i++) {
-		svd_group *g = &s->groups[i];
-		if (!g->dirty) {
-			continue;
-		}
-		size_t n = group_reconcile(g, budget);
-		budget -= n;
-		if (budget == 0) {
-			return true; /* g stays dirty */
-		}
-		g->dirty = false;
-	}
-	return false;
-}
-
-/* sup_begin_shutdown stops every worker; a repeated request kills them. */
-static void
-sup_begin_shutdown(svd_sup *s)
-{
-	if (s->shutting_down) {
-		svd_log(
-		    "shutdown requested again: sending SIGKILL to %zu workers",
-		    s->live);
-		for (size_t i = 0; i < s->ngroups; i++) {
-			svd_group *g = &s->groups[i];
-			for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-				svd_slot *sl = &g->slots[o];
-				if (sl->state == SLOT_RUNNING
-				    || sl->state == SLOT_STOPPING) {
-					sv_signal_group(sl->pid, SIGKILL);
-				}
-			}
-		}
+	if (r == NULL) {
+		nng_msg_free(msg);
+		done(arg, NULL);
 		return;
 	}
-	s->shutting_down = true;
-	svd_log("shutting down: stopping %zu workers", s->live);
-	for (size_t i = 0; i < s->ngroups; i++) {
-		svd_group *g = &s->groups[i];
-		for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-			slot_stop(&g->slots[o], "shutdown");
+	*r = (svd_req) {NULL, msg, peer_pid, peer_uid, done, arg};
+	pthread_mutex_lock(&s->qmtx);
+	if (s->stopped) {
+		pthread_mutex_unlock(&s->qmtx);
+		nng_msg_free(msg);
+		free(r);
+		done(arg, NULL);
+		return;
+	}
+	if (s->qtail != NULL) {
+		s->qtail->next = r;
+	} else {
+		s->qhead = r;
+	}
+	s->qtail = r;
+	pthread_mutex_unlock(&s->qmtx);
+	sup_wake(s);
+}
+
+/* sup_serve answers every queued request (on the loop thread). */
+static void
+sup_serve(svd_sup *s)
+{
+	svd_req *r;
+
+	pthread_mutex_lock(&s->qmtx);
+	r        = s->qhead;
+	s->qhead = s->qtail = NULL;
+	pthread_mutex_unlock(&s->qmtx);
+	while (r != NULL) {
+		svd_req *next = r->next;
+		nng_msg *rep  = NULL;
+		if (svd_sup_dispatch(s, nng_msg_body(r->msg),
+		        nng_msg_len(r->msg), r->pid, r->uid, &rep)
+		    != SV_OK) {
+			rep = NULL;
 		}
+		nng_msg_free(r->msg);
+		r->done(r->arg, rep);
+		free(r);
+		r = next;
 	}
 }
 
-/* sup_wake_cb drains the wake-up counter; the loop then reconciles. */
+/* sup_wake_cb drains the wake-up counter; the loop then serves requests. */
 static void
 sup_wake_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
@@ -644,8 +877,12 @@ sup_sig_cb(sv_loop *loop, sv_io *io, uint32_t events)
 			        "supported yet");
 			continue;
 		}
-		svd_log("received %s", strsignal((int) si.ssi_signo));
-		sup_begin_shutdown(s);
+		svd_log("received %s; %s %zu workers",
+		    strsignal((int) si.ssi_signo),
+		    sv_core_shutting_down(s->core) ? "killing" : "stopping",
+		    sv_core_live(s->core));
+		sv_core_shutdown(s->core, sv_loop_now_ms());
+		sup_run_effects(s);
 	}
 }
 
@@ -661,7 +898,9 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	}
 	s->cfg    = cfg;
 	s->wakefd = -1;
-	pthread_mutex_init(&s->mtx, NULL);
+	pthread_mutex_init(&s->qmtx, NULL);
+	sv_pidmap_init(&s->pids);
+	sv_timer_init(&s->plan_timer, plan_timer_cb, s);
 	snprintf(s->url, sizeof(s->url), "%s", url);
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
 		/* Fall back on time and pid; the id only has to be unique. */
@@ -672,7 +911,8 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	for (size_t i = 0; i < sizeof(rnd); i++) {
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	}
-	if ((err = sv_loop_create(&s->loop)) != SV_OK) {
+	if ((err = sv_loop_create(&s->loop)) != SV_OK
+	    || (err = sv_core_create(cfg->strategy, &s->core)) != SV_OK) {
 		goto fail;
 	}
 	if ((s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
@@ -683,15 +923,21 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	if ((err = sv_loop_add_io(s->loop, &s->wake_io, EPOLLIN)) != SV_OK) {
 		goto fail;
 	}
-	if ((s->groups = calloc(cfg->ngroups, sizeof(*s->groups))) == NULL) {
+	if ((s->gsh = calloc(cfg->ngroups, sizeof(*s->gsh))) == NULL) {
 		err = SV_ENOMEM;
 		goto fail;
 	}
-	s->ngroups = cfg->ngroups;
 	for (size_t i = 0; i < cfg->ngroups; i++) {
-		if ((err = group_init(s, &s->groups[i], &cfg->groups[i]))
+		s->ngsh++;
+		if ((err = gsh_init(s, &s->gsh[i], &cfg->groups[i]))
 		    != SV_OK) {
 			goto fail;
+		}
+	}
+	/* Group creation events are not worth logging at start-up. */
+	{
+		sv_fx fx;
+		while (sv_core_pop_effect(s->core, &fx)) {
 		}
 	}
 	*supp = s;
@@ -702,31 +948,46 @@ fail:
 }
 
 void
+svd_sup_set_events(svd_sup *s, svd_events *ev)
+{
+	s->events = ev;
+}
+
+void
 svd_sup_destroy(svd_sup *s)
 {
+	svd_req *r;
+
 	if (s == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < s->ngroups; i++) {
-		svd_group *g = &s->groups[i];
-		if (g->slots != NULL) {
-			for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-				if (g->slots[o].pidfd >= 0) {
-					close(g->slots[o].pidfd);
+	for (size_t i = 0; i < s->ngsh; i++) {
+		svd_gsh *g = &s->gsh[i];
+		if (g->procs != NULL) {
+			for (uint32_t o = 0; o < 2 * g->cfg->max_count; o++) {
+				if (g->procs[o].pidfd >= 0) {
+					close(g->procs[o].pidfd);
 				}
 			}
 		}
-		free(g->slots);
-		free(g->excess);
+		free(g->procs);
+		free(g->seat_timers);
+		free(g->seat_guards);
 		free(g->envbase);
-		sv_ordinals_fini(&g->ords);
 	}
-	free(s->groups);
+	free(s->gsh);
+	while ((r = s->qhead) != NULL) {
+		s->qhead = r->next;
+		nng_msg_free(r->msg);
+		free(r);
+	}
 	if (s->wakefd >= 0) {
 		close(s->wakefd);
 	}
+	sv_core_destroy(s->core);
+	sv_pidmap_fini(&s->pids);
 	sv_loop_destroy(s->loop);
-	pthread_mutex_destroy(&s->mtx);
+	pthread_mutex_destroy(&s->qmtx);
 	free(s);
 }
 
@@ -739,46 +1000,41 @@ svd_sup_id(const svd_sup *s)
 sv_err
 svd_sup_run(svd_sup *s, int sigfd)
 {
-	sv_err err = SV_OK;
-	int    n, timeout;
-	bool   more;
+	sv_err          err = SV_OK;
+	int             n, timeout;
+	sv_spawn_ticket t;
 
-	pthread_mutex_lock(&s->mtx);
 	if (sigfd >= 0) {
 		s->sig_io = (sv_io) {sigfd, sup_sig_cb, s};
 		if (sv_loop_add_io(s->loop, &s->sig_io, EPOLLIN) != SV_OK) {
-			pthread_mutex_unlock(&s->mtx);
 			return SV_ESYSTEM;
 		}
 	}
 	for (;;) {
-		more = sup_reconcile(s);
-		if (s->shutting_down && s->live == 0) {
+		sup_serve(s);
+		sup_run_effects(s);
+		if (sv_core_done(s->core)) {
 			break;
 		}
-		timeout = more ? 0 : sv_loop_next_timeout(s->loop, -1);
-		pthread_mutex_unlock(&s->mtx);
-		err = sv_loop_wait(s->loop, timeout, &n);
-		pthread_mutex_lock(&s->mtx);
+		/* More spawns waiting: poll without blocking, so requests
+		 * are served between batches. */
+		timeout = sv_core_next_spawn(s->core, sv_loop_now_ms(), &t)
+		    ? (sup_spawn(s, t), 0)
+		    : sv_loop_next_timeout(s->loop, -1);
+		err     = sv_loop_wait(s->loop, timeout, &n);
 		if (err != SV_OK) {
 			svd_log("event loop failed: %s", strerror(errno));
 			break;
 		}
 		sv_loop_dispatch(s->loop, n);
 	}
-	/* Settle slots still waiting in backoff (none are live). */
-	for (size_t i = 0; i < s->ngroups; i++) {
-		for (uint32_t o = 0; o < s->groups[i].cfg->max_count; o++) {
-			svd_slot *sl = &s->groups[i].slots[o];
-			if (sl->state == SLOT_BACKOFF) {
-				slot_release(sl);
-			}
-		}
-	}
+	pthread_mutex_lock(&s->qmtx);
+	s->stopped = true;
+	pthread_mutex_unlock(&s->qmtx);
+	sup_serve(s); /* answer what arrived before the end */
 	if (sigfd >= 0) {
 		sv_loop_del_io(s->loop, &s->sig_io);
 	}
-	pthread_mutex_unlock(&s->mtx);
 	if (err == SV_OK) {
 		svd_log("all workers stopped");
 	}
@@ -789,9 +1045,8 @@ svd_sup_run(svd_sup *s, int sigfd)
  */
 
 /* A request handler fills rep (an envelope on the caller's stack) or
- * returns an error with a message in emsg. Handlers run with the mutex
- * held; heap memory they hang off rep goes into the arena freed after
- * encoding. */
+ * returns an error with a message in emsg. Heap memory hung off rep goes
+ * into the arena, freed after encoding. Handlers run on the loop thread. */
 typedef struct req_ctx {
 	svd_sup       *s;
 	const svw_env *req;
@@ -800,7 +1055,8 @@ typedef struct req_ctx {
 	svw_env        rep; /* the reply being built */
 	char          *emsg;
 	size_t         emsglen;
-	void          *arena[2];
+	void          *arena[3];
+	char           token[48];
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -824,7 +1080,7 @@ req_admin(req_ctx *c)
 		    "uid %" PRIu64 " may not administer this supervisor",
 		    c->uid);
 	}
-	if (c->s->shutting_down) {
+	if (sv_core_shutting_down(c->s->core)) {
 		return req_err(c, SV_EBUSY, "supervisor is shutting down");
 	}
 	return SV_OK;
@@ -832,7 +1088,7 @@ req_admin(req_ctx *c)
 
 /* req_group validates a group name and finds the group. */
 static sv_err
-req_group(req_ctx *c, const char *name, svd_group **gp)
+req_group(req_ctx *c, const char *name, const sv_cgroup **gp)
 {
 	sv_err err = svw_check_name(name);
 
@@ -840,14 +1096,53 @@ req_group(req_ctx *c, const char *name, svd_group **gp)
 		return req_err(c, err,
 		    "group name must be 1..64 characters of [A-Za-z0-9_.-]");
 	}
-	if ((*gp = group_find(c->s, name)) == NULL) {
+	if ((*gp = sv_core_group_named(c->s->core, name)) == NULL) {
 		return req_err(c, SV_ENOTFOUND, "no group named \"%s\"", name);
 	}
 	return SV_OK;
 }
 
-static const char *const req_features[] = {"identity", "admin.list",
-    "admin.status", "admin.scale", "admin.stop", "admin.restart"};
+/* req_core_err turns an error of the core into a reply with a message. */
+static sv_err
+req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
+{
+	switch (err) {
+	case SV_OK:
+		return SV_OK;
+	case SV_ENOTFOUND:
+		return req_err(c, err, "%s has no worker at ordinal %" PRIu32,
+		    g->name, ordinal);
+	case SV_EEXHAUSTED:
+		return req_err(c, err, "%s: max_count %" PRIu32 " reached",
+		    g->name, g->max_count);
+	case SV_ECONFLICT:
+		return req_err(c, err,
+		    "%s[%" PRIu32 "] is at generation %" PRIu64
+		    ", not the expected one",
+		    g->name, ordinal,
+		    ordinal < g->max_count ? g->seats[ordinal].tok.generation
+		                           : 0);
+	case SV_EBUSY:
+		if (g->failed) {
+			return req_err(c, err,
+			    "group %s failed (%s); `supervisectl reset %s` "
+			    "starts it again",
+			    g->name, g->reason, g->name);
+		}
+		return req_err(c, err,
+		    "group %s is shutting down or being "
+		    "deleted",
+		    g->name);
+	default:
+		return req_err(c, err, "%s: %s", g->name, sv_strerror(err));
+	}
+}
+
+static const char *const req_features[]
+    = {"identity", "admin.list", "admin.status", "admin.scale", "admin.stop",
+        "admin.restart", "admin.restart.expected_generation", "admin.reset",
+        "admin.groups", "admin.start_worker", "admin.terminate_worker",
+        "admin.list.pages", "ready", "heartbeat", "events"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -870,6 +1165,9 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 	hr->supervisor_id  = c->s->id;
 	hr->n_features     = sizeof(req_features) / sizeof(req_features[0]);
 	hr->features       = (char **) req_features;
+	hr->events_url     = c->s->events != NULL
+	        ? (char *) svd_events_url(c->s->events)
+	        : (char *) "";
 	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
 	c->rep.hello_reply = hr;
 	return SV_OK;
@@ -898,22 +1196,42 @@ proc_ppid(long pid)
 	return ppid;
 }
 
-/* sup_find_pid returns the live slot whose process is pid, or NULL. */
-static svd_slot *
-sup_find_pid(svd_sup *s, long pid)
+/* req_caller finds the worker that is the caller or its nearest ancestor:
+ * the pid hash answers in constant time per step. */
+static sv_err
+req_caller(
+    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp)
 {
-	for (size_t i = 0; i < s->ngroups; i++) {
-		svd_group *g = &s->groups[i];
-		for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-			svd_slot *sl = &g->slots[o];
-			if ((sl->state == SLOT_RUNNING
-			        || sl->state == SLOT_STOPPING)
-			    && (long) sl->pid == pid) {
-				return sl;
+	long    pid = (long) c->pid;
+	sv_wkey key;
+
+	if (c->pid == 0) {
+		return req_err(c, SV_ENOTWORKER,
+		    "the caller's process cannot be identified");
+	}
+	for (int depth = 0; depth < SUP_MAX_ANCESTRY && pid > 1; depth++) {
+		if (sv_pidmap_get(&c->s->pids, pid, &key)) {
+			const sv_cgroup *g
+			    = sv_core_group(c->s->core, key.group_id);
+			if (g != NULL && key.ordinal < g->max_count) {
+				const sv_seat *s = &g->seats[key.ordinal];
+				*gp              = g;
+				*sp              = s;
+				*pp = s->cur.generation == key.generation
+				    ? &s->cur
+				    : &s->old;
+				return SV_OK;
 			}
 		}
+		if (pid == (long) getpid()) {
+			break;
+		}
+		pid = proc_ppid(pid);
 	}
-	return NULL;
+	return req_err(c, SV_ENOTWORKER,
+	    "pid %" PRIu64 " is neither a worker of supervisor %s "
+	    "nor a descendant of one",
+	    c->pid, c->s->id);
 }
 
 /* req_whoami answers for the caller, identified by the kernel (the peer
@@ -922,98 +1240,179 @@ static sv_err
 req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
     Supervise__V1__Frame **frames)
 {
-	long      pid = (long) c->pid;
-	svd_slot *sl  = NULL;
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+	sv_err           err;
+	svd_gsh         *gsh;
 
-	if (c->pid == 0) {
-		return req_err(c, SV_ENOTWORKER,
-		    "the caller's process cannot be identified");
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK) {
+		return err;
 	}
-	for (int depth = 0; depth < SUP_MAX_ANCESTRY && pid > 1; depth++) {
-		if ((sl = sup_find_pid(c->s, pid)) != NULL
-		    || pid == (long) getpid()) {
-			break;
-		}
-		pid = proc_ppid(pid);
-	}
-	if (sl == NULL) {
-		return req_err(c, SV_ENOTWORKER,
-		    "pid %" PRIu64 " is neither a worker of supervisor %s "
-		    "nor a descendant of one",
-		    c->pid, c->s->id);
-	}
+	gsh               = gsh_find(c->s, g->id);
 	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
-	fr->ordinal       = sl->ordinal;
-	fr->name          = (char *) sl->g->cfg->name;
+	fr->ordinal       = s->ordinal;
+	fr->name          = g->name;
 	frames[0]         = fr;
-	id->group         = (char *) sl->g->cfg->name;
-	id->ordinal       = sl->ordinal;
-	id->generation    = sl->tok.generation;
+	id->group         = g->name;
+	id->ordinal       = s->ordinal;
+	id->generation    = p->generation;
 	id->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
-	id->pid           = sl->pid;
-	id->purpose       = sl->g->cfg->purpose;
+	id->pid           = p->pid;
+	id->purpose       = gsh != NULL ? gsh->cfg->purpose : "";
 	id->supervisor_id = c->s->id;
 	id->n_context     = 1;
 	id->context       = frames;
 	id->parent        = NULL; /* a top-level process has no parent frame */
-	id->group_size    = sl->g->target;
+	id->group_size    = sv_core_group_count(g);
 	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
 	c->rep.identity   = id;
 	return SV_OK;
 }
 
-/* slot_status fills a WorkerStatus from a slot. */
-static void
-slot_status(const svd_slot *sl, Supervise__V1__WorkerStatus *w, uint64_t now)
+/* req_ready_heartbeat handles Ready and Heartbeat from a worker. */
+static sv_err
+req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
 {
-	supervise__v1__worker_status__init(w);
-	w->group          = (char *) sl->g->cfg->name;
-	w->ordinal        = sl->ordinal;
-	w->generation     = sl->tok.generation;
-	w->pid            = sl->pid;
-	w->purpose        = sl->g->cfg->purpose;
-	w->restarts       = sl->restarts;
-	w->last_exit_code = sl->last_exit_code;
-	w->last_signal    = sl->last_signal;
-	switch (sl->state) {
-	case SLOT_RUNNING:
-		w->state = SUPERVISE__V1__WORKER_STATE__WORKER_STATE_RUNNING;
-		break;
-	case SLOT_STOPPING:
-		w->state = SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING;
-		break;
-	default:
-		w->state = SUPERVISE__V1__WORKER_STATE__WORKER_STATE_BACKOFF;
-		break;
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+	sv_wkey          key;
+	sv_err           err;
+
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK) {
+		return err;
 	}
-	if (sl->state == SLOT_RUNNING || sl->state == SLOT_STOPPING) {
-		w->uptime_ms = now - sl->started_ms;
+	if (p->pid != (int64_t) c->pid) {
+		return req_err(c, SV_EPERM,
+		    "only the worker process itself (pid %" PRId64
+		    ") may report for %s[%" PRIu32 "]",
+		    p->pid, g->name, s->ordinal);
+	}
+	key = (sv_wkey) {g->id, s->ordinal, p->generation};
+	err = ready ? sv_core_ready(c->s->core, key, sv_loop_now_ms())
+	            : sv_core_heartbeat(c->s->core, key, sv_loop_now_ms());
+	if (err != SV_OK) {
+		return req_err(c, err, "worker is not running");
+	}
+	sup_drain_effects(c->s);
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
+	c->rep.ack       = ack;
+	return SV_OK;
+}
+
+/* worker_state maps a seat state to the protocol's. */
+static Supervise__V1__WorkerState
+worker_state(sv_seat_state st)
+{
+	switch (st) {
+	case SV_SEAT_RUNNING:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_RUNNING;
+	case SV_SEAT_STOPPING:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING;
+	case SV_SEAT_BACKOFF:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_BACKOFF;
+	case SV_SEAT_STARTING:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STARTING;
+	case SV_SEAT_FAILED:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_FAILED;
+	case SV_SEAT_WAITING:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_WAITING;
+	case SV_SEAT_IDLE:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_IDLE;
+	default:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_UNSPECIFIED;
 	}
 }
 
-/* req_list answers ListWorkers: every non-empty slot of one or all groups. */
+/* seat_status fills a WorkerStatus from a seat. */
+static void
+seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
+    Supervise__V1__WorkerStatus *w, uint64_t now)
+{
+	svd_gsh      *gsh = gsh_find(s, g->id);
+	sv_seat_state ss  = sv_core_seat_state(g, st);
+
+	supervise__v1__worker_status__init(w);
+	w->group          = g->name;
+	w->ordinal        = st->ordinal;
+	w->generation     = st->cur.state != SV_PROC_NONE ? st->cur.generation
+	                                                  : st->tok.generation;
+	w->pid            = st->cur.state != SV_PROC_NONE ? st->cur.pid : 0;
+	w->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
+	w->restarts       = st->restarts;
+	w->last_exit_code = -1;
+	w->last_signal    = 0;
+	if (st->has_exit) {
+		w->last_exit_code
+		    = st->last_exit.exited ? st->last_exit.code : -1;
+		w->last_signal
+		    = st->last_exit.exited ? 0 : st->last_exit.signo;
+	}
+	w->state         = worker_state(ss);
+	w->ready         = st->cur.ready;
+	w->fast_failures = st->fast_failures;
+	if (st->cur.pid > 0) {
+		w->uptime_ms = now - st->cur.started_ms;
+	}
+	if (ss == SV_SEAT_BACKOFF && st->due_ms > now) {
+		w->restart_in_ms = st->due_ms - now;
+	}
+}
+
+/* seat_listed tells whether a seat appears in ListWorkers. */
+static bool
+seat_listed(const sv_cgroup *g, const sv_seat *st)
+{
+	return sv_core_seat_state(g, st) != SV_SEAT_EMPTY;
+}
+
+/* req_list answers ListWorkers, one page at a time when asked: the page
+ * token is "GROUP_ID:ORDINAL" of the first seat of the next page. */
 static sv_err
 req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 {
-	const char                   *name = c->req->list_workers->group;
-	svd_group                    *only = NULL;
-	size_t                        n = 0, k = 0;
-	Supervise__V1__WorkerStatus  *items;
-	Supervise__V1__WorkerStatus **ptrs;
-	uint64_t                      now = sv_loop_now_ms();
-	sv_err                        err;
+	const Supervise__V1__ListWorkers *lw   = c->req->list_workers;
+	const sv_cgroup                  *only = NULL;
+	size_t                            n = 0, k = 0, gi0 = 0;
+	uint32_t                          o0 = 0, tok_gid = 0;
+	size_t                            page = lw->page_size;
+	Supervise__V1__WorkerStatus      *items;
+	Supervise__V1__WorkerStatus     **ptrs;
+	uint64_t                          now  = sv_loop_now_ms();
+	sv_core                          *core = c->s->core;
+	sv_err                            err;
 
-	if (name[0] != '\0' && (err = req_group(c, name, &only)) != SV_OK) {
+	if (lw->group[0] != '\0'
+	    && (err = req_group(c, lw->group, &only)) != SV_OK) {
 		return err;
 	}
-	for (size_t i = 0; i < c->s->ngroups; i++) {
-		svd_group *g = &c->s->groups[i];
+	if (page == 0 || page > SUP_MAX_PAGE) {
+		page = lw->page_size == 0 ? SIZE_MAX : SUP_MAX_PAGE;
+	}
+	if (lw->page_token[0] != '\0') {
+		char tail;
+		if (sscanf(lw->page_token, "%" SCNu32 ":%" SCNu32 "%c",
+		        &tok_gid, &o0, &tail)
+		        != 2
+		    || sv_core_group(core, tok_gid) == NULL) {
+			return req_err(
+			    c, SV_EBADREQ, "page_token is not valid");
+		}
+		while (sv_core_group_at(core, gi0)->id != tok_gid) {
+			gi0++;
+		}
+	}
+	for (size_t i = gi0; i < sv_core_ngroups(core); i++) {
+		const sv_cgroup *g = sv_core_group_at(core, i);
 		if (only == NULL || only == g) {
-			for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-				n += g->slots[o].state != SLOT_EMPTY;
+			for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count;
+			     o++) {
+				n += seat_listed(g, &g->seats[o]);
 			}
 		}
 	}
+	n           = n < page ? n : page;
 	items       = calloc(n + 1, sizeof(*items));
 	ptrs        = calloc(n + 1, sizeof(Supervise__V1__WorkerStatus *));
 	c->arena[0] = items;
@@ -1021,19 +1420,27 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 	if (items == NULL || ptrs == NULL) {
 		return req_err(c, SV_EINTERNAL, "out of memory");
 	}
-	for (size_t i = 0; i < c->s->ngroups; i++) {
-		svd_group *g = &c->s->groups[i];
+	for (size_t i = gi0; i < sv_core_ngroups(core); i++) {
+		const sv_cgroup *g = sv_core_group_at(core, i);
 		if (only != NULL && only != g) {
 			continue;
 		}
-		for (uint32_t o = 0; o < g->cfg->max_count; o++) {
-			if (g->slots[o].state != SLOT_EMPTY) {
-				slot_status(&g->slots[o], &items[k], now);
-				ptrs[k] = &items[k];
-				k++;
+		for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count; o++) {
+			if (!seat_listed(g, &g->seats[o])) {
+				continue;
 			}
+			if (k == n) {
+				snprintf(c->token, sizeof(c->token),
+				    "%" PRIu32 ":%" PRIu32, g->id, o);
+				wl->next_page_token = c->token;
+				goto done;
+			}
+			seat_status(c->s, g, &g->seats[o], &items[k], now);
+			ptrs[k] = &items[k];
+			k++;
 		}
 	}
+done:
 	wl->n_workers      = k;
 	wl->workers        = ptrs;
 	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST;
@@ -1041,22 +1448,33 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 	return SV_OK;
 }
 
-/* req_slot finds the non-empty slot (group, ordinal). */
+/* req_seat finds the listed seat (group, ordinal). */
 static sv_err
-req_slot(req_ctx *c, const char *name, uint32_t ordinal, svd_slot **slp)
+req_seat(req_ctx *c, const char *name, uint32_t ordinal, const sv_cgroup **gp,
+    const sv_seat **sp)
 {
-	svd_group *g   = NULL;
-	sv_err     err = req_group(c, name, &g);
+	sv_err err = req_group(c, name, gp);
 
 	if (err != SV_OK) {
 		return err;
 	}
-	if (ordinal >= g->cfg->max_count
-	    || g->slots[ordinal].state == SLOT_EMPTY) {
+	if (ordinal >= (*gp)->max_count
+	    || !seat_listed(*gp, &(*gp)->seats[ordinal])) {
 		return req_err(c, SV_ENOTFOUND,
-		    "%s has no worker at ordinal %u", name, ordinal);
+		    "%s has no worker at ordinal %" PRIu32, name, ordinal);
 	}
-	*slp = &g->slots[ordinal];
+	*sp = &(*gp)->seats[ordinal];
+	return SV_OK;
+}
+
+/* req_reply_status makes the reply a WorkerStatus of a seat. */
+static sv_err
+req_reply_status(req_ctx *c, const sv_cgroup *g, uint32_t ordinal,
+    Supervise__V1__WorkerStatus *w)
+{
+	seat_status(c->s, g, &g->seats[ordinal], w, sv_loop_now_ms());
+	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
+	c->rep.worker_status = w;
 	return SV_OK;
 }
 
@@ -1064,79 +1482,216 @@ req_slot(req_ctx *c, const char *name, uint32_t ordinal, svd_slot **slp)
 static sv_err
 req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
 {
-	svd_slot *sl  = NULL;
-	sv_err    err = req_slot(
-	       c, c->req->get_status->group, c->req->get_status->ordinal, &sl);
+	const sv_cgroup *g   = NULL;
+	const sv_seat   *s   = NULL;
+	sv_err           err = req_seat(
+	              c, c->req->get_status->group, c->req->get_status->ordinal, &g, &s);
 
 	if (err != SV_OK) {
 		return err;
 	}
-	slot_status(sl, w, sv_loop_now_ms());
-	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
-	c->rep.worker_status = w;
-	return SV_OK;
+	return req_reply_status(c, g, s->ordinal, w);
 }
 
-/* req_resize sets a group's target; the loop thread reconciles. */
+/* req_resize sets a group's number of workers. */
 static sv_err
 req_resize(req_ctx *c, const char *name, uint32_t count,
     Supervise__V1__GroupChange *gc)
 {
-	svd_group *g = NULL;
-	sv_err     err;
+	const sv_cgroup *g    = NULL;
+	uint32_t         prev = 0;
+	sv_err           err;
 
 	if ((err = req_admin(c)) != SV_OK
 	    || (err = req_group(c, name, &g)) != SV_OK) {
 		return err;
 	}
-	if (count > g->cfg->max_count) {
+	if (count > g->max_count) {
 		return req_err(c, SV_EEXHAUSTED,
-		    "%s: %u is above max_count %u", name, count,
-		    g->cfg->max_count);
+		    "%s: %u is above max_count %u", name, count, g->max_count);
 	}
-	gc->group          = (char *) g->cfg->name;
-	gc->previous_count = g->target;
-	gc->count          = count;
-	if (count != g->target) {
-		svd_log("%s: target %u -> %u", name, g->target, count);
+	err = sv_core_scale(c->s->core, g->id, count, &prev, sv_loop_now_ms());
+	if (err != SV_OK) {
+		return req_core_err(c, err, g, 0);
 	}
-	g->target = count;
-	sv_ordinals_set_limit(&g->ords, count);
-	g->dirty = true;
-	sup_wake(c->s);
+	sup_drain_effects(c->s);
+	gc->group           = g->name;
+	gc->previous_count  = prev;
+	gc->count           = count;
 	c->rep.body_case    = SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE;
 	c->rep.group_change = gc;
 	return SV_OK;
 }
 
-/* req_restart stops one worker; its exit restarts it with the same
- * ordinal and the next generation. */
+/* req_restart restarts one worker: a live one stops and comes back with
+ * the same ordinal and the next generation; one waiting in backoff starts
+ * now, and the reply shows the new process. */
 static sv_err
 req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 {
-	const Supervise__V1__RestartWorker *r  = c->req->restart_worker;
-	svd_slot                           *sl = NULL;
+	const Supervise__V1__RestartWorker *r = c->req->restart_worker;
+	const sv_cgroup                    *g = NULL;
+	const sv_seat                      *s = NULL;
 	sv_err                              err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_slot(c, r->group, r->ordinal, &sl)) != SV_OK) {
+	    || (err = req_seat(c, r->group, r->ordinal, &g, &s)) != SV_OK) {
 		return err;
 	}
-	if (sl->ordinal >= sl->g->target) {
-		return req_err(c, SV_ENOTFOUND, "%s[%u] is being scaled away",
+	err = sv_core_restart(c->s->core, g->id, r->ordinal,
+	    r->check_generation, r->expected_generation, sv_loop_now_ms());
+	if (err == SV_ENOTFOUND) {
+		return req_err(c, err, "%s[%" PRIu32 "] is being scaled away",
 		    r->group, r->ordinal);
 	}
-	sl->restart_requested = true;
-	slot_stop(sl, "restart requested");
-	sup_wake(c->s);
-	slot_status(sl, w, sv_loop_now_ms());
-	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
-	c->rep.worker_status = w;
+	if (err != SV_OK) {
+		return req_core_err(c, err, g, r->ordinal);
+	}
+	sup_run_effects(c->s);
+	return req_reply_status(c, g, r->ordinal, w);
+}
+
+/* req_start_worker holds one more ordinal and starts a worker on it. */
+static sv_err
+req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
+{
+	const sv_cgroup *g       = NULL;
+	uint32_t         ordinal = 0;
+	sv_err           err;
+
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, c->req->start_worker->group, &g))
+	        != SV_OK) {
+		return err;
+	}
+	err = sv_core_start_one(c->s->core, g->id, &ordinal, sv_loop_now_ms());
+	if (err != SV_OK) {
+		return req_core_err(c, err, g, ordinal);
+	}
+	sup_run_effects(c->s);
+	return req_reply_status(c, g, ordinal, w);
+}
+
+/* req_terminate_worker stops one worker and releases its ordinal. */
+static sv_err
+req_terminate_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
+{
+	const Supervise__V1__TerminateWorker *t = c->req->terminate_worker;
+	const sv_cgroup                      *g = NULL;
+	sv_err                                err;
+
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, t->group, &g)) != SV_OK) {
+		return err;
+	}
+	err = sv_core_terminate_one(
+	    c->s->core, g->id, t->ordinal, sv_loop_now_ms());
+	if (err != SV_OK) {
+		return req_core_err(c, err, g, t->ordinal);
+	}
+	sup_drain_effects(c->s);
+	return req_reply_status(c, g, t->ordinal, w);
+}
+
+/* group_info fills a GroupInfo. */
+static void
+group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi)
+{
+	svd_gsh *gsh = gsh_find(s, g->id);
+
+	supervise__v1__group_info__init(gi);
+	gi->name           = g->name;
+	gi->count          = sv_core_group_count(g);
+	gi->max_count      = g->max_count;
+	gi->failed         = g->failed;
+	gi->failure_reason = g->failed ? (char *) g->reason : (char *) "";
+	gi->restart        = (char *) sv_restart_type_name(g->pol.restart);
+	gi->strategy       = (char *) sv_strategy_name(s->cfg->strategy);
+	gi->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
+	for (uint32_t o = 0; o < g->max_count; o++) {
+		const sv_seat *st = &g->seats[o];
+		switch (sv_core_seat_state(g, st)) {
+		case SV_SEAT_RUNNING:
+			gi->running++;
+			gi->ready += st->cur.ready;
+			break;
+		case SV_SEAT_STARTING:
+			gi->starting++;
+			gi->running += st->cur.pid > 0;
+			break;
+		case SV_SEAT_STOPPING:
+			gi->stopping++;
+			gi->running++;
+			break;
+		case SV_SEAT_BACKOFF:
+			gi->backoff++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* req_groups answers ListGroups. */
+static sv_err
+req_groups(req_ctx *c, Supervise__V1__GroupList *gl)
+{
+	const char                *name = c->req->list_groups->group;
+	const sv_cgroup           *only = NULL;
+	size_t                     n = sv_core_ngroups(c->s->core), k = 0;
+	Supervise__V1__GroupInfo  *items;
+	Supervise__V1__GroupInfo **ptrs;
+	sv_err                     err;
+
+	if (name[0] != '\0' && (err = req_group(c, name, &only)) != SV_OK) {
+		return err;
+	}
+	items       = calloc(n + 1, sizeof(*items));
+	ptrs        = calloc(n + 1, sizeof(*ptrs));
+	c->arena[0] = items;
+	c->arena[1] = ptrs;
+	if (items == NULL || ptrs == NULL) {
+		return req_err(c, SV_EINTERNAL, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const sv_cgroup *g = sv_core_group_at(c->s->core, i);
+		if (only == NULL || only == g) {
+			group_info(c->s, g, &items[k]);
+			ptrs[k] = &items[k];
+			k++;
+		}
+	}
+	gl->n_groups      = k;
+	gl->groups        = ptrs;
+	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST;
+	c->rep.group_list = gl;
+	return SV_OK;
+}
+
+/* req_reset clears a failed group and starts it again. */
+static sv_err
+req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi)
+{
+	const sv_cgroup *g = NULL;
+	sv_err           err;
+
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, c->req->reset_group->group, &g)) != SV_OK) {
+		return err;
+	}
+	if ((err = sv_core_reset(c->s->core, g->id, sv_loop_now_ms()))
+	    != SV_OK) {
+		return req_core_err(c, err, g, 0);
+	}
+	sup_drain_effects(c->s);
+	group_info(c->s, g, gi);
+	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO;
+	c->rep.group_info = gi;
 	return SV_OK;
 }
 
 /* req_handle routes a decoded request to its handler and encodes the
- * answer. Runs with the mutex held. */
+ * answer. */
 static sv_err
 req_handle(req_ctx *c, nng_msg **replyp)
 {
@@ -1144,9 +1699,12 @@ req_handle(req_ctx *c, nng_msg **replyp)
 	Supervise__V1__Identity     id = SUPERVISE__V1__IDENTITY__INIT;
 	Supervise__V1__Frame        fr = SUPERVISE__V1__FRAME__INIT;
 	Supervise__V1__Frame       *frames[1];
-	Supervise__V1__WorkerList   wl = SUPERVISE__V1__WORKER_LIST__INIT;
-	Supervise__V1__WorkerStatus ws = SUPERVISE__V1__WORKER_STATUS__INIT;
-	Supervise__V1__GroupChange  gc = SUPERVISE__V1__GROUP_CHANGE__INIT;
+	Supervise__V1__WorkerList   wl  = SUPERVISE__V1__WORKER_LIST__INIT;
+	Supervise__V1__WorkerStatus ws  = SUPERVISE__V1__WORKER_STATUS__INIT;
+	Supervise__V1__GroupChange  gc  = SUPERVISE__V1__GROUP_CHANGE__INIT;
+	Supervise__V1__GroupList    gl  = SUPERVISE__V1__GROUP_LIST__INIT;
+	Supervise__V1__GroupInfo    gi  = SUPERVISE__V1__GROUP_INFO__INIT;
+	Supervise__V1__Ack          ack = SUPERVISE__V1__ACK__INIT;
 	sv_err                      err;
 
 	supervise__v1__envelope__init(&c->rep);
@@ -1175,6 +1733,24 @@ req_handle(req_ctx *c, nng_msg **replyp)
 	case SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER:
 		err = req_restart(c, &ws);
 		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_RESET_GROUP:
+		err = req_reset(c, &gi);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS:
+		err = req_groups(c, &gl);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_START_WORKER:
+		err = req_start_worker(c, &ws);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER:
+		err = req_terminate_worker(c, &ws);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_READY:
+		err = req_ready_heartbeat(c, true, &ack);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT:
+		err = req_ready_heartbeat(c, false, &ack);
+		break;
 	default:
 		err = req_err(c, SV_EBADREQ,
 		    "message kind %d is not a request",
@@ -1185,7 +1761,8 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		err = svw_encode(&c->rep, SVW_MAX_REPLY, replyp);
 		if (err == SV_ETOOLARGE) {
 			req_err(c, err,
-			    "reply exceeds %u bytes; ask for one group",
+			    "reply exceeds %u bytes; ask for pages "
+			    "(ListWorkers.page_size) or one group",
 			    SVW_MAX_REPLY);
 		} else if (err != SV_OK) {
 			req_err(c, err, "cannot encode reply");
@@ -1195,6 +1772,7 @@ req_handle(req_ctx *c, nng_msg **replyp)
 	supervise__v1__envelope__init(&c->rep);
 	free(c->arena[0]);
 	free(c->arena[1]);
+	free(c->arena[2]);
 	return err;
 }
 
@@ -1206,8 +1784,9 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	uint64_t rid;
 	char     emsg[SVW_MAX_TEXT];
 	sv_err   err;
-	req_ctx  c = {s, NULL, peer_pid, peer_uid,
-	     SUPERVISE__V1__ENVELOPE__INIT, emsg, sizeof(emsg), {NULL, NULL}};
+	req_ctx  c
+	    = {s, NULL, peer_pid, peer_uid, SUPERVISE__V1__ENVELOPE__INIT,
+	        emsg, sizeof(emsg), {NULL, NULL, NULL}, ""};
 
 	emsg[0] = '\0';
 	err     = svw_decode(buf, len, SVW_MAX_REQUEST, &req, &rid);
@@ -1234,9 +1813,7 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	}
 	if (err == SV_OK) {
 		c.req = req;
-		pthread_mutex_lock(&s->mtx);
-		err = req_handle(&c, replyp);
-		pthread_mutex_unlock(&s->mtx);
+		err   = req_handle(&c, replyp);
 		svw_free(req);
 	}
 	if (err == SV_OK) {

@@ -2,15 +2,15 @@
  * supervisor.h — supervised's state and its effect shell: groups of worker
  * slots, what happens when a worker exits, and the answers to requests.
  *
- * Threads: the state is guarded by one mutex. The main thread runs the event
- * loop (pidfds, timers, signals, wake-ups) and holds the mutex except while
- * waiting; nng's threads call svd_sup_dispatch, which takes it to read the
- * state or change what is wanted. Spawning happens on the main thread only:
- * a request that needs new processes records the new target and wakes the
- * loop, which reconciles in bounded batches so queries are never starved.
+ * Threads: the loop thread (the one in svd_sup_run) is the only one that
+ * reads or changes supervisor state. nng's threads hand each request over
+ * with svd_sup_submit (a queue with its own small lock and an eventfd); the
+ * loop answers it and calls back with the reply, which the server sends.
+ * No lock is held around a decision. Spawns run on the loop thread in
+ * bounded batches so that requests are served in between.
  *
- * Decisions (which ordinal, restart or release, how long to back off) come
- * from the pure core (core/ordinal.h, core/restart.h); this file carries
+ * Decisions (which ordinal, restart or not, when, which siblings, when to
+ * give up) come from the pure core (core/supervision.h); this file carries
  * them out.
  */
 #ifndef SVD_SUPERVISOR_H
@@ -23,6 +23,7 @@
 #include <nng/nng.h>
 
 #include "config.h"
+#include "events.h"
 #include "supervise/supervise.h"
 
 typedef struct svd_sup svd_sup;
@@ -53,10 +54,33 @@ const char *svd_sup_id(const svd_sup *s);
 sv_err svd_sup_run(svd_sup *s, int sigfd);
 
 /*
+ * svd_sup_set_events makes the supervisor publish its events on ev (which
+ * it borrows; NULL: none). Call before svd_sup_run.
+ */
+void svd_sup_set_events(svd_sup *s, svd_events *ev);
+
+/*
+ * svd_done_cb receives the reply to a submitted request (NULL: none could
+ * be built, or the supervisor has stopped; the caller then drops the
+ * request). The reply belongs to the callee. Called on the loop thread, or
+ * at once on the submitting thread when the request cannot be queued.
+ */
+typedef void (*svd_done_cb)(void *arg, nng_msg *reply);
+
+/*
+ * svd_sup_submit hands one request (msg, which it takes) from a peer with
+ * the given kernel credentials to the loop thread, which calls done(arg,
+ * reply). Thread-safe; never blocks on the supervisor.
+ */
+void svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
+    uint64_t peer_uid, svd_done_cb done, void *arg);
+
+/*
  * svd_sup_dispatch answers one request of len bytes from a peer with the
  * given kernel credentials. On SV_OK *replyp is the reply (always an
  * Envelope: the answer or an Error) and belongs to the caller. It fails only
- * when no reply can be built (SV_ENOMEM). Thread-safe.
+ * when no reply can be built (SV_ENOMEM). Loop thread only (or a test with
+ * no loop running).
  */
 sv_err svd_sup_dispatch(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, nng_msg **replyp);

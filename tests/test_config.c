@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,15 +83,81 @@ test_valid(void **state)
 	assert_string_equal(cfg->groups[0].env[1], "B=two=2");
 	assert_int_equal(cfg->groups[0].count, 3);
 	assert_int_equal(cfg->groups[0].max_count, 1024);
-	assert_int_equal(cfg->groups[0].stop_timeout_ms, 700);
-	assert_int_equal(cfg->groups[0].policy.min_uptime_ms, 0);
-	assert_int_equal(cfg->groups[0].policy.backoff_initial_ms, 100);
-	assert_int_equal(cfg->groups[0].policy.backoff_max_ms, 30000);
+	assert_int_equal(cfg->groups[0].pol.stop_timeout_ms, 700);
+	assert_int_equal(cfg->groups[0].pol.backoff.healthy_ms, 0);
+	assert_int_equal(cfg->groups[0].pol.backoff.initial_ms, 100);
+	assert_int_equal(cfg->groups[0].pol.backoff.max_ms, 30000);
 	/* count above the default max raises max_count to count */
 	assert_int_equal(cfg->groups[1].max_count, 2000);
-	assert_int_equal(cfg->groups[1].stop_timeout_ms, 5);
+	assert_int_equal(cfg->groups[1].pol.stop_timeout_ms, 5);
 	assert_null(cfg->groups[1].cwd);
 	svd_config_free(cfg);
+}
+
+/* The supervision keys: restart type, intensity, backoff, signals,
+ * readiness, watchdog, the strategy; and their defaults. */
+static void
+test_supervision_keys(void **state)
+{
+	svd_config            *cfg;
+	char                   err[1024];
+	const sv_group_policy *p, *d;
+
+	(void) state;
+	write_cfg(
+	    "strategy = \"rest_for_one\";\n"
+	    "groups = (\n"
+	    "  { name = \"a\"; argv = [\"x\"]; count = 1; purpose = \"p\";\n"
+	    "    restart = \"transient\"; max_restarts = 5;\n"
+	    "    max_seconds = 10; backoff_factor = 1.5;\n"
+	    "    stop_signal = \"SIGINT\"; on_unresponsive = \"abandon\";\n"
+	    "    ready = true; sequential_start = true;\n"
+	    "    start_timeout_ms = 200; on_start_timeout = \"abandon\";\n"
+	    "    watchdog_ms = 300; },\n"
+	    "  { name = \"b\"; argv = [\"x\"]; count = 1; purpose = \"p\";\n"
+	    "    backoff_factor = 3; stop_signal = \"QUIT\"; }\n"
+	    ");\n");
+	assert_int_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
+	assert_int_equal(cfg->strategy, SV_STRATEGY_REST_FOR_ONE);
+	p = &cfg->groups[0].pol;
+	assert_int_equal(p->restart, SV_RESTART_TRANSIENT);
+	assert_int_equal(p->max_restarts, 5);
+	assert_int_equal(p->max_window_ms, 10000);
+	assert_true(p->backoff.factor > 1.49 && p->backoff.factor < 1.51);
+	assert_int_equal(p->stop_signal, SIGINT);
+	assert_int_equal(p->on_unresponsive, SV_UNRESPONSIVE_ABANDON);
+	assert_true(p->need_ready);
+	assert_true(p->sequential);
+	assert_int_equal(p->start_timeout_ms, 200);
+	assert_int_equal(p->on_start_timeout, SV_START_TIMEOUT_ABANDON);
+	assert_int_equal(p->watchdog_ms, 300);
+	d = &cfg->groups[1].pol;
+	assert_int_equal(d->restart, SV_RESTART_PERMANENT);
+	assert_int_equal(d->max_restarts, 0);
+	assert_true(d->backoff.factor > 2.99 && d->backoff.factor < 3.01);
+	assert_int_equal(d->stop_signal, SIGQUIT);
+	assert_int_equal(d->backoff.healthy_ms, 1000);
+	assert_false(d->need_ready);
+	assert_int_equal(d->watchdog_ms, 0);
+	svd_config_free(cfg);
+
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; restart = \"sometimes\"; } );\n",
+	    "2: groups[0].restart: must be one of \"permanent\", "
+	    "\"transient\", \"temporary\"");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; backoff_factor = 0.5; } );\n",
+	    "groups[0].backoff_factor: must be a number in 1.0..16.0");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; stop_signal = \"FOO\"; } );\n",
+	    "groups[0].stop_signal: must be a signal name");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; ready = 1; } );\n",
+	    "groups[0].ready: must be true or false");
+	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	         " purpose = \"p\"; max_seconds = 0; } );\n",
+	    "groups[0].max_seconds: must be an integer in 1..86400");
+	load_err("strategy = \"all\";\n", "1: strategy: must be one of");
 }
 
 /* Each mistake names its line and key. */
@@ -162,6 +229,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_valid),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_supervision_keys),
 	    cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

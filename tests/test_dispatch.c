@@ -19,7 +19,9 @@
 #include "supervisor.h"
 #include "wire/wire.h"
 
-static char            *argv0[] = {"/bin/true", NULL};
+/* Not executable: a request that spawns at once fails to, so this test
+ * never starts a process. */
+static char            *argv0[] = {"/nonexistent/sv-dispatch-test", NULL};
 static svd_group_config grp;
 static svd_config       cfg;
 
@@ -30,16 +32,16 @@ setup(void **state)
 	svd_sup *s;
 
 	memset(&grp, 0, sizeof(grp));
-	grp.name            = "web";
-	grp.argv            = argv0;
-	grp.argc            = 1;
-	grp.purpose         = "serve";
-	grp.count           = 2;
-	grp.max_count       = 4;
-	grp.stop_timeout_ms = 100;
-	cfg.socket_dir      = "/tmp";
-	cfg.groups          = &grp;
-	cfg.ngroups         = 1;
+	grp.name      = "web";
+	grp.argv      = argv0;
+	grp.argc      = 1;
+	grp.purpose   = "serve";
+	grp.count     = 2;
+	grp.max_count = 4;
+	svd_default_policy(&grp.pol, 100);
+	cfg.socket_dir = "/tmp";
+	cfg.groups     = &grp;
+	cfg.ngroups    = 1;
 	if (svd_sup_create(&cfg, "ipc:///tmp/none", &s) != SV_OK) {
 		return -1;
 	}
@@ -150,9 +152,37 @@ test_list_status(void **state)
 	r              = call(*state, &e, 0);
 	assert_int_equal(
 	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST);
-	assert_int_equal(r->worker_list->n_workers, 0);
+	/* No loop has run: both seats wait to be spawned. */
+	assert_int_equal(r->worker_list->n_workers, 2);
+	assert_int_equal(r->worker_list->workers[1]->ordinal, 1);
+	assert_int_equal(r->worker_list->workers[1]->pid, 0);
+	assert_int_equal(r->worker_list->workers[1]->state,
+	    SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STARTING);
+	assert_string_equal(r->worker_list->next_page_token, "");
 	supervise__v1__envelope__free_unpacked(r, NULL);
-	l.group = "nope";
+	/* One page of one: the token leads to the second. */
+	l.page_size = 1;
+	r           = call(*state, &e, 0);
+	assert_int_equal(r->worker_list->n_workers, 1);
+	assert_int_equal(r->worker_list->workers[0]->ordinal, 0);
+	assert_string_not_equal(r->worker_list->next_page_token, "");
+	{
+		char tok[64];
+		snprintf(
+		    tok, sizeof(tok), "%s", r->worker_list->next_page_token);
+		supervise__v1__envelope__free_unpacked(r, NULL);
+		l.page_token = tok;
+		r            = call(*state, &e, 0);
+		assert_int_equal(r->worker_list->n_workers, 1);
+		assert_int_equal(r->worker_list->workers[0]->ordinal, 1);
+		assert_string_equal(r->worker_list->next_page_token, "");
+		supervise__v1__envelope__free_unpacked(r, NULL);
+	}
+	l.page_token = "bogus";
+	expect_error(call(*state, &e, 0), SV_EBADREQ);
+	l.page_token = "";
+	l.page_size  = 0;
+	l.group      = "nope";
 	expect_error(call(*state, &e, 0), SV_ENOTFOUND);
 	l.group = "bad name!";
 	expect_error(call(*state, &e, 0), SV_EBADREQ);
@@ -161,6 +191,12 @@ test_list_status(void **state)
 	e.get_status = &g;
 	g.group      = "web";
 	g.ordinal    = 0;
+	r            = call(*state, &e, 0);
+	assert_int_equal(
+	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS);
+	assert_int_equal(r->worker_status->generation, 0);
+	supervise__v1__envelope__free_unpacked(r, NULL);
+	g.ordinal = 2;
 	expect_error(call(*state, &e, 0), SV_ENOTFOUND);
 	g.ordinal = UINT32_MAX;
 	expect_error(call(*state, &e, 0), SV_ENOTFOUND);
@@ -201,18 +237,29 @@ test_scale_stop(void **state)
 	supervise__v1__envelope__free_unpacked(r, NULL);
 }
 
-/* Restart of an ordinal without a worker is NOT_FOUND. */
+/* Restart of an ordinal without a worker is NOT_FOUND; a stale expected
+ * generation is CONFLICT; a right one restarts. */
 static void
 test_restart_missing(void **state)
 {
 	svw_env                      e  = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RestartWorker rw = SUPERVISE__V1__RESTART_WORKER__INIT;
+	svw_env                     *r;
 
 	e.body_case      = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
 	e.restart_worker = &rw;
 	rw.group         = "web";
-	rw.ordinal       = 1;
+	rw.ordinal       = 3;
 	expect_error(call(*state, &e, 0), SV_ENOTFOUND);
+	rw.ordinal             = 1;
+	rw.check_generation    = true;
+	rw.expected_generation = 7;
+	expect_error(call(*state, &e, 0), SV_ECONFLICT);
+	rw.expected_generation = 0;
+	r                      = call(*state, &e, 0);
+	assert_int_equal(
+	    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS);
+	supervise__v1__envelope__free_unpacked(r, NULL);
 }
 
 /* Hostile input: replies sent as requests, garbage, oversize, empty,

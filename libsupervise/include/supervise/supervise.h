@@ -34,25 +34,34 @@ extern "C" {
 #define SV_PROTOCOL_MINOR 0
 
 /* X-macro: XX(name, value, message). Append only; never renumber. */
-#define SV_ERR_MAP(XX)                                          \
-	XX(OK, 0, "success")                                    \
-	XX(EBADREQ, 1, "bad request")                           \
-	XX(EVERSION, 2, "unsupported protocol version")         \
-	XX(EUNKNOWNMSG, 3, "unknown message")                   \
-	XX(ENOTFOUND, 4, "not found")                           \
-	XX(EPERM, 5, "permission denied")                       \
-	XX(EEXHAUSTED, 6, "resource exhausted")                 \
-	XX(EBUSY, 7, "busy")                                    \
-	XX(ETOOLARGE, 8, "too large")                           \
-	XX(EINTERNAL, 9, "internal error")                      \
-	XX(ENOTWORKER, 10, "caller is not a supervised worker") \
-	XX(EINVAL, 100, "invalid argument")                     \
-	XX(ENOMEM, 101, "out of memory")                        \
-	XX(ETIMEDOUT, 102, "timed out")                         \
-	XX(ECONNECT, 103, "cannot connect to supervisor")       \
-	XX(ECLOSED, 104, "connection closed")                   \
-	XX(EPROTO, 105, "protocol error in reply")              \
+#define SV_ERR_MAP(XX)                                                   \
+	XX(OK, 0, "success")                                             \
+	XX(EBADREQ, 1, "bad request")                                    \
+	XX(EVERSION, 2, "unsupported protocol version")                  \
+	XX(EUNKNOWNMSG, 3, "unknown message")                            \
+	XX(ENOTFOUND, 4, "not found")                                    \
+	XX(EPERM, 5, "permission denied")                                \
+	XX(EEXHAUSTED, 6, "resource exhausted")                          \
+	XX(EBUSY, 7, "busy")                                             \
+	XX(ETOOLARGE, 8, "too large")                                    \
+	XX(EINTERNAL, 9, "internal error")                               \
+	XX(ENOTWORKER, 10, "caller is not a supervised worker")          \
+	XX(ECONFLICT, 11, "state changed (expected generation differs)") \
+	XX(EINVAL, 100, "invalid argument")                              \
+	XX(ENOMEM, 101, "out of memory")                                 \
+	XX(ETIMEDOUT, 102, "timed out")                                  \
+	XX(ECONNECT, 103, "cannot connect to supervisor")                \
+	XX(ECLOSED, 104, "connection closed")                            \
+	XX(EPROTO, 105, "protocol error in reply")                       \
 	XX(ESYSTEM, 106, "system call failed")
+
+/*
+ * Values 1..SV_SERVER_ERR_MAX are the protocol's ErrorCode values: refusals
+ * sent by the supervisor. A newer supervisor may send a code that this
+ * library does not name; it arrives as that number (sv_err_name gives
+ * "UNKNOWN") and is still a refusal. Values from 100 are local failures.
+ */
+#define SV_SERVER_ERR_MAX 99
 
 /* sv_err is the only error type of the library. SV_OK is 0. */
 typedef enum sv_err {

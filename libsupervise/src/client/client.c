@@ -1,38 +1,47 @@
 /*
- * client.c — the C client API (supervise/client.h) over nng REQ/REP.
+ * client.c — the C client API (supervise/client.h) over the SP REQ
+ * transport of transport.c.
  *
- * One REQ socket per handle, one request in flight at a time (a mutex
- * serialises calls). Resends are disabled: a request is sent once, and a
- * lost connection surfaces as SV_ECLOSED instead of being replayed (platform
- * notes 1.6). The caller's timeout is turned into one absolute deadline that
- * bounds send and receive together.
+ * One connection per handle, one request in flight at a time (a mutex
+ * serialises calls). The transport sends a request once; when the
+ * connection is lost before the reply, an idempotent request is sent again
+ * under a new request id, and any other request fails with SV_ECLOSED. The
+ * caller's timeout is turned into one absolute deadline that bounds
+ * reconnecting, sending and receiving together.
+ *
+ * fork(): the handle remembers the pid that opened it. The first call in
+ * another process (a child after fork) re-initialises the mutex, drops the
+ * inherited descriptor without writing to it (the parent's connection is
+ * untouched) and connects anew, so the supervisor sees the child's own peer
+ * credentials. That check runs under cl_fork_mtx, which pthread_atfork
+ * handlers keep unlocked across fork(); see client.h for why re-initialising
+ * the handle's mutex there is sound.
  *
  * Result handles (sv_hello, sv_identity, sv_workers) keep the decoded reply
  * envelope and read from it, so accessors never copy and strings live as
  * long as the handle.
  *
- * Divisions: errors and deadlines; open/close; the call; one section per
- * request kind with its accessors.
+ * Divisions: errors and fork; open/close; the call; one section per request
+ * kind with its accessors.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-#include <nng/supplemental/util/platform.h>
-
+#include "client/transport.h"
 #include "supervise/client.h"
 #include "wire/wire.h"
 
 #define CL_MAX_URL 512
 
 struct sv_client {
-	nng_socket      sock;
+	svt_conn        conn;
 	pthread_mutex_t mtx;
+	atomic_int      pid; /* process that owns conn and mtx */
 	uint64_t        next_id;
 	char            errmsg[SVW_MAX_TEXT + 1];
 };
@@ -51,44 +60,17 @@ struct sv_workers {
 	size_t                        n;
 };
 
-/* ---- errors and deadlines ------------------------------------------------
+/* Why the calling thread's last sv_client_open failed ("" after success):
+ * sv_client_error_message(NULL). */
+static _Thread_local char cl_open_errmsg[SVT_DETAIL_MAX + 64];
+
+/* Serialises the after-fork check of every handle; never held across
+ * fork() (cl_atfork_*), so a child never inherits it locked. */
+static pthread_mutex_t cl_fork_mtx  = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t  cl_fork_once = PTHREAD_ONCE_INIT;
+
+/* ---- errors and fork -------------------------------------------------------
  */
-
-/* cl_nng_err maps an nng error to sv_err. */
-static sv_err
-cl_nng_err(int rv)
-{
-	switch (rv) {
-	case 0:
-		return SV_OK;
-	case NNG_ETIMEDOUT:
-		return SV_ETIMEDOUT;
-	case NNG_ENOMEM:
-		return SV_ENOMEM;
-	case NNG_ECLOSED:
-	case NNG_ECONNRESET:
-	case NNG_ECONNSHUT:
-	case NNG_ECONNABORTED:
-		return SV_ECLOSED;
-	case NNG_ECONNREFUSED:
-	case NNG_ENOENT:
-	case NNG_EADDRINVAL:
-		return SV_ECONNECT;
-	case NNG_EMSGSIZE:
-		return SV_ETOOLARGE;
-	default:
-		return SV_ESYSTEM;
-	}
-}
-
-/* cl_lost tells whether rv means the connection went away under a request
- * (the dialer reconnects by itself), as opposed to our socket closing. */
-static bool
-cl_lost(int rv)
-{
-	return rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT
-	    || rv == NNG_ECONNABORTED;
-}
 
 /* cl_fail records a detail message and returns err. */
 static sv_err
@@ -99,36 +81,61 @@ cl_fail(sv_client *c, sv_err err, const char *detail)
 	return err;
 }
 
-/* cl_now_ms reads the monotonic clock in milliseconds. */
-static int64_t
-cl_now_ms(void)
+/* cl_open_fail records why sv_client_open failed and returns err. */
+static sv_err
+cl_open_fail(sv_err err, const char *detail)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	snprintf(cl_open_errmsg, sizeof(cl_open_errmsg), "%s", detail);
+	return err;
 }
 
-/* cl_remaining turns an absolute deadline (-1: none) into an nng duration. */
-static nng_duration
-cl_remaining(int64_t deadline)
+static void
+cl_atfork_prepare(void)
 {
-	int64_t left;
-
-	if (deadline < 0) {
-		return NNG_DURATION_INFINITE;
-	}
-	left = deadline - cl_now_ms();
-	if (left <= 0) {
-		return 0;
-	}
-	return left > INT32_MAX ? INT32_MAX : (nng_duration) left;
+	pthread_mutex_lock(&cl_fork_mtx);
 }
 
-/* cl_deadline turns a relative timeout into an absolute deadline. */
-static int64_t
-cl_deadline(int timeout_ms)
+static void
+cl_atfork_parent(void)
 {
-	return timeout_ms < 0 ? -1 : cl_now_ms() + timeout_ms;
+	pthread_mutex_unlock(&cl_fork_mtx);
+}
+
+static void
+cl_atfork_child(void)
+{
+	/* Only the forking thread exists here, and it holds the lock. */
+	pthread_mutex_init(&cl_fork_mtx, NULL);
+}
+
+static void
+cl_atfork_register(void)
+{
+	pthread_atfork(cl_atfork_prepare, cl_atfork_parent, cl_atfork_child);
+}
+
+/*
+ * cl_lock locks c for one call. In a process other than the one that
+ * opened or last adopted c (a child after fork), it first adopts c: fresh
+ * mutex, inherited connection dropped (svt_forget), reconnect on demand.
+ */
+static void
+cl_lock(sv_client *c)
+{
+	int self = (int) getpid();
+
+	if (atomic_load_explicit(&c->pid, memory_order_acquire) != self) {
+		pthread_mutex_lock(&cl_fork_mtx);
+		if (atomic_load_explicit(&c->pid, memory_order_relaxed)
+		    != self) {
+			pthread_mutex_init(&c->mtx, NULL);
+			svt_forget(&c->conn);
+			atomic_store_explicit(
+			    &c->pid, self, memory_order_release);
+		}
+		pthread_mutex_unlock(&cl_fork_mtx);
+	}
+	pthread_mutex_lock(&c->mtx);
 }
 
 /* ---- open / close
@@ -138,62 +145,46 @@ sv_err
 sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
 {
 	sv_client *c;
-	nng_dialer d;
-	int        rv;
-	int64_t    deadline = cl_deadline(timeout_ms);
+	sv_err     err;
+	int64_t    deadline = svt_deadline(timeout_ms);
 
 	if (clientp == NULL) {
-		return SV_EINVAL;
+		return cl_open_fail(SV_EINVAL, "clientp is NULL");
 	}
 	if (url == NULL || url[0] == '\0') {
 		url = getenv(SV_ENV_URL);
 	}
-	if (url == NULL || url[0] == '\0' || strlen(url) >= CL_MAX_URL) {
-		return SV_EINVAL;
+	if (url == NULL || url[0] == '\0') {
+		return cl_open_fail(
+		    SV_EINVAL, "no url given and $" SV_ENV_URL " is not set");
 	}
+	if (strlen(url) >= CL_MAX_URL) {
+		return cl_open_fail(SV_EINVAL, "url too long");
+	}
+	pthread_once(&cl_fork_once, cl_atfork_register);
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		return SV_ENOMEM;
+		return cl_open_fail(SV_ENOMEM, "out of memory");
+	}
+	if ((err = svt_init(&c->conn, url)) != SV_OK) {
+		err = cl_open_fail(err, c->conn.detail);
+		free(c);
+		return err;
 	}
 	if (pthread_mutex_init(&c->mtx, NULL) != 0) {
 		free(c);
-		return SV_ESYSTEM;
+		return cl_open_fail(SV_ESYSTEM, "pthread_mutex_init failed");
 	}
-	if ((rv = nng_req0_open(&c->sock)) != 0) {
+	atomic_init(&c->pid, (int) getpid());
+	if ((err = svt_connect(&c->conn, deadline)) != SV_OK) {
+		/* Something that is not an SP REP socket is no supervisor. */
+		err = cl_open_fail(
+		    err == SV_EPROTO ? SV_ECONNECT : err, c->conn.detail);
 		pthread_mutex_destroy(&c->mtx);
 		free(c);
-		return cl_nng_err(rv);
+		return err;
 	}
-	nng_socket_set_ms(
-	    c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 10);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
-	for (;;) {
-		if ((rv = nng_dialer_create(&d, c->sock, url)) != 0) {
-			break;
-		}
-		nng_dialer_set_size(d, NNG_OPT_RECVMAXSZ, SVW_MAX_REPLY);
-		if ((rv = nng_dialer_start(d, 0)) == 0) {
-			break;
-		}
-		nng_dialer_close(d);
-		if (rv != NNG_ECONNREFUSED && rv != NNG_ENOENT
-		    && !cl_lost(rv)) {
-			break;
-		}
-		if (deadline >= 0 && cl_now_ms() >= deadline) {
-			break;
-		}
-		/* Nobody listening yet: retry until the deadline. */
-		nng_msleep(10);
-	}
-	if (rv != 0) {
-		nng_close(c->sock);
-		pthread_mutex_destroy(&c->mtx);
-		free(c);
-		return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? SV_EINVAL
-		                                                 : SV_ECONNECT;
-	}
-	*clientp = c;
+	cl_open_errmsg[0] = '\0';
+	*clientp          = c;
 	return SV_OK;
 }
 
@@ -203,67 +194,79 @@ sv_client_close(sv_client *client)
 	if (client == NULL) {
 		return;
 	}
-	nng_close(client->sock);
-	pthread_mutex_destroy(&client->mtx);
+	if (atomic_load(&client->pid) == (int) getpid()) {
+		svt_close(&client->conn);
+		pthread_mutex_destroy(&client->mtx);
+	} else {
+		/* Inherited through fork() and never used here: leave the
+		 * parent's connection alone; the mutex may be held by a
+		 * thread that does not exist in this process. */
+		svt_forget(&client->conn);
+	}
 	free(client);
 }
 
 const char *
 sv_client_error_message(const sv_client *client)
 {
-	return client != NULL ? client->errmsg : "";
+	return client != NULL ? client->errmsg : cl_open_errmsg;
 }
 
 /* ---- the call -------------------------------------------------------------
  */
 
 /*
- * cl_call sends req and waits for a reply whose body is expect. On SV_OK
- * *replyp is the decoded reply (free with svw_free). A typed Error reply is
- * returned as its sv_err with the server's message kept in the client.
- * A request whose connection is lost before the reply is sent again, under
- * a new request id and within the same deadline, when it is idempotent
- * (asking twice has the effect of asking once); otherwise the loss is
- * SV_ECLOSED. Called with the client's mutex held.
+ * cl_call_locked sends req and waits for a reply whose body is expect. On
+ * SV_OK *replyp is the decoded reply (free with svw_free). A typed Error
+ * reply is returned as its sv_err with the server's message kept in the
+ * client. A request whose connection is lost before the reply is sent
+ * again, under a new request id and within the same deadline, when it is
+ * idempotent (asking twice has the effect of asking once); otherwise the
+ * loss is SV_ECLOSED. Called with the client's mutex held.
  */
 static sv_err
 cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
     int timeout_ms, svw_env **replyp)
 {
-	nng_msg *msg = NULL;
 	svw_env *rep = NULL;
 	uint64_t rid;
-	int64_t  deadline = cl_deadline(timeout_ms);
+	int64_t  deadline = svt_deadline(timeout_ms);
+	void    *rbuf     = NULL;
+	size_t   rlen     = 0;
 	sv_err   err;
-	int      rv;
 
 	req->version = SV_PROTOCOL_VERSION;
 	for (;;) {
+		size_t   len;
+		uint8_t *buf;
+
 		req->request_id = ++c->next_id;
-		if ((err = svw_encode(req, SVW_MAX_REQUEST, &msg)) != SV_OK) {
-			return cl_fail(
-			    c, err, "request exceeds the protocol's bound");
+		/* The server's receive limit counts the SP request id too. */
+		len = supervise__v1__envelope__get_packed_size(req);
+		if (len > SVW_MAX_REQUEST - SVT_ID_LEN) {
+			return cl_fail(c, SV_ETOOLARGE,
+			    "request exceeds the protocol's bound");
 		}
-		nng_socket_set_ms(
-		    c->sock, NNG_OPT_SENDTIMEO, cl_remaining(deadline));
-		if ((rv = nng_sendmsg(c->sock, msg, 0)) != 0) {
-			nng_msg_free(msg);
-		} else {
-			nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO,
-			    cl_remaining(deadline));
-			rv = nng_recvmsg(c->sock, &msg, 0);
+		if ((buf = malloc(len > 0 ? len : 1)) == NULL) {
+			return cl_fail(c, SV_ENOMEM, "out of memory");
 		}
-		if (rv == 0) {
+		supervise__v1__envelope__pack(req, buf);
+		err = svt_call(
+		    &c->conn, buf, len, SVW_MAX_REPLY, deadline, &rbuf, &rlen);
+		free(buf);
+		if (err == SV_OK) {
 			break;
 		}
-		if (!idempotent || !cl_lost(rv)
-		    || (deadline >= 0 && cl_now_ms() >= deadline)) {
-			return cl_fail(c, cl_nng_err(rv), nng_strerror(rv));
+		if (!idempotent || err != SV_ECLOSED
+		    || (deadline >= 0 && svt_now_ms() >= deadline)) {
+			/* A reply over the bound is the peer's violation. */
+			return cl_fail(c,
+			    err == SV_ETOOLARGE ? SV_EPROTO : err,
+			    c->conn.detail);
 		}
 	}
-	err = svw_decode(
-	    nng_msg_body(msg), nng_msg_len(msg), SVW_MAX_REPLY, &rep, &rid);
-	nng_msg_free(msg);
+	err = svw_decode(rbuf, rlen, SVW_MAX_REPLY, &rep, &rid);
+	free(rbuf);
 	if (err == SV_EVERSION) {
 		return cl_fail(c, SV_EVERSION,
 		    "the supervisor answered in another protocol major "
@@ -290,15 +293,15 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 	return cl_fail(c, SV_OK, NULL);
 }
 
-/* cl_call locks the client around cl_call_locked, for idempotent
- * requests; cl_call_once for the others. */
+/* cl_call_mode locks the client (adopting it after fork) around
+ * cl_call_locked. */
 static sv_err
 cl_call_mode(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
     int timeout_ms, svw_env **replyp)
 {
 	sv_err err;
 
-	pthread_mutex_lock(&c->mtx);
+	cl_lock(c);
 	err = cl_call_locked(c, req, expect, idempotent, timeout_ms, replyp);
 	pthread_mutex_unlock(&c->mtx);
 	return err;

@@ -112,8 +112,8 @@ svw_check_name(const char *name)
 Supervise__V1__ErrorCode
 svw_err_to_code(sv_err err)
 {
-	/* Codes 1..10 are shared by construction (supervise.h). */
-	if (err >= SV_EBADREQ && err <= SV_ENOTWORKER) {
+	/* Codes 1..99 are shared by construction (supervise.h). */
+	if (err >= SV_EBADREQ && err <= SV_SERVER_ERR_MAX) {
 		return (Supervise__V1__ErrorCode) err;
 	}
 	if (err == SV_EINVAL) {
@@ -125,9 +125,11 @@ svw_err_to_code(sv_err err)
 sv_err
 svw_code_to_err(Supervise__V1__ErrorCode code)
 {
-	if ((int) code >= SV_EBADREQ && (int) code <= SV_ENOTWORKER) {
+	/* A code from a newer server that this library does not know keeps
+	 * its number: it is still a typed refusal by the supervisor
+	 * (sv_err_is_refusal), shown as "unknown error" with its number. */
+	if ((int) code >= SV_EBADREQ && (int) code <= SV_SERVER_ERR_MAX) {
 		return (sv_err) code;
 	}
-	/* An error code from a newer server that we do not know. */
 	return SV_EPROTO;
 }

@@ -1,0 +1,294 @@
+/*
+ * harness.h — what the sv-bench scenarios share: options, time and
+ * statistics, the processes sv-bench starts, the report socket, the
+ * temporary directory and daemon configs, daemon control, /proc readers,
+ * and the result table.
+ *
+ * Design: sv-bench is one single-threaded orchestrator (the spawn scenario
+ * adds one short-lived helper thread per round). The state every scenario
+ * and the final cleanup must see (the temporary directory, the report
+ * socket, the pids sv-bench started, the stop counts) lives in the g_*
+ * globals below, owned by harness.c. A scenario starts processes only
+ * through this harness, so cleanup() can always end them, by pid. Every
+ * wait takes a deadline (CLOCK_MONOTONIC ns, from now_ns()) and returns
+ * early once g_interrupted is set.
+ *
+ * Error convention: functions that can fail return 0 or -1 (with a reason
+ * written into a caller's why buffer where there is one) or an errno value
+ * where noted; none of them exits the process.
+ */
+#ifndef SV_BENCH_HARNESS_H
+#define SV_BENCH_HARNESS_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bench_wire.h"
+
+#ifndef SV_SUPERVISED_PATH
+#error "define SV_SUPERVISED_PATH (path of the supervised binary)"
+#endif
+#ifndef SV_BENCH_STAMP_PATH
+#error "define SV_BENCH_STAMP_PATH (path of the sv-bench-stamp binary)"
+#endif
+
+#define NS_PER_MS      INT64_C(1000000)
+#define NS_PER_SEC     INT64_C(1000000000)
+#define RPC_TIMEOUT_MS 5000
+
+/* Command line of a benchmark run (parsed in sv_bench.c). */
+struct opts {
+	bool quick;
+	bool keep;
+	long kills; /* measured kills in the crash scenario */
+	long workers; /* N in the spawn scenario */
+	long rtts; /* round trips of each kind in the whoami scenario */
+	long blocks; /* interleaved blocks in the whoami scenario */
+	long rounds; /* raw/supervised round pairs in the spawn scenario */
+};
+
+/* ---- Shared state (defined in harness.c) ---- */
+
+extern char   g_self[PATH_MAX]; /* absolute path of this program */
+extern char   g_dir[PATH_MAX]; /* the temporary directory, "" if none */
+extern char   g_sock[PATH_MAX]; /* the report socket in g_dir */
+extern char   g_sock_env[PATH_MAX + 32]; /* "SV_BENCH_SOCK=<g_sock>" */
+extern pid_t  g_echo_pid; /* echo server, while running, else -1 */
+extern pid_t  g_daemon_pid; /* the one supervised, while running, else -1 */
+extern pid_t *g_raw; /* raw stamp workers sv-bench spawned */
+extern size_t g_nraw; /* how many of g_raw are in use */
+extern volatile sig_atomic_t g_interrupted; /* SIGINT/SIGTERM/SIGHUP seen */
+
+/* ---- Time, statistics, parsing, diagnostics ---- */
+
+/* now_ns reads CLOCK_MONOTONIC in nanoseconds. */
+int64_t now_ns(void);
+
+/* sleep_ms sleeps about ms milliseconds (signals may cut it short). */
+void sleep_ms(long ms);
+
+/*
+ * slice_deadline returns the earlier of deadline and 100 ms from now: the
+ * deadline of one slice of a wait loop that must look at something else
+ * (a helper thread, the daemon) at least every 100 ms.
+ */
+int64_t slice_deadline(int64_t deadline);
+
+/* Summary of a sample, in the sample's unit. */
+struct stats {
+	size_t  n;
+	int64_t med, p99, mean, min, max;
+};
+
+/*
+ * stats_of sorts v[0..n) in place and summarises it: median (mean of the
+ * two middle values for even n) and p99 by nearest rank. All zero for n 0.
+ */
+struct stats stats_of(int64_t *v, size_t n);
+
+/* parse_long reads a decimal in [lo, hi] from s; -1 when it is not one. */
+long parse_long(const char *s, long lo, long hi);
+
+/* note prints "sv-bench: " and a progress or diagnostic line on stderr. */
+void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* log_tail copies the last lines of the file at path to stderr. */
+void log_tail(const char *path, int lines);
+
+/*
+ * cpu_busy_pct samples /proc/stat over ms milliseconds and returns the
+ * share of CPU time (all CPUs) that was not idle or iowait, or -1. Run
+ * while sv-bench itself is quiet, it tells whether something else is
+ * competing for the CPUs.
+ */
+double cpu_busy_pct(long ms);
+
+/* ---- Processes ---- */
+
+/*
+ * spawn_proc starts path with argv and envp (NULL: our environment) by
+ * posix_spawn, signal mask cleared. With logpath, stdin is /dev/null and
+ * stdout/stderr append to logpath; with newpgrp the child leads its own
+ * process group, so a terminal's ^C reaches only sv-bench, which then stops
+ * it in order. Returns 0 or an errno value.
+ */
+int spawn_proc(const char *path, char *const argv[], char *const envp[],
+    const char *logpath, bool newpgrp, pid_t *pidp);
+
+/*
+ * stop_child sends SIGTERM to our child pid, waits up to timeout_ms, then
+ * SIGKILLs and reaps it. Returns its wait status; *timedoutp tells whether
+ * the SIGKILL was needed.
+ */
+int stop_child(pid_t pid, long timeout_ms, bool *timedoutp);
+
+/* describe_status writes a wait status as "exit N" or "signal N" in buf. */
+const char *describe_status(int st, char *buf, size_t size);
+
+/*
+ * proc_stat_ppid reads the state letter and parent pid of pid from
+ * /proc/PID/stat. Returns 0, or -1 when pid is gone or unreadable.
+ */
+int proc_stat_ppid(pid_t pid, char *statep, long *ppidp);
+
+/*
+ * raw_reap_all ends every raw worker in g_raw: SIGTERM, reap until
+ * timeout_ms, then SIGKILL and reap whatever is left. Empties g_raw.
+ */
+void raw_reap_all(long timeout_ms);
+
+/*
+ * Environment for raw stamp workers: ours without SUPERVISE_* and
+ * SV_BENCH_SOCK, plus SV_BENCH_SOCK, SUPERVISE_ORDINAL and
+ * SUPERVISE_GENERATION whose values raw_spawn_stamp rewrites in place
+ * (posix_spawn has copied them by the time it returns).
+ */
+struct envbuf {
+	char **envp;
+	char   ord[48];
+	char   gen[48];
+};
+
+/* envbuf_init builds e; free it with envbuf_free. -1 when out of memory. */
+int envbuf_init(struct envbuf *e);
+
+/* envbuf_free frees what envbuf_init allocated. */
+void envbuf_free(struct envbuf *e);
+
+/*
+ * raw_spawn_stamp starts one sv-bench-stamp with environment e, announcing
+ * ordinal ord and generation gen. Returns 0 or an errno value. The caller
+ * records the pid in g_raw so that cleanup can end it.
+ */
+int raw_spawn_stamp(struct envbuf *e, long ord, long long gen, pid_t *pidp);
+
+/* ---- Report socket ---- */
+
+/*
+ * rx_recv waits until deadline for one datagram into buf. Returns its
+ * length, 0 at the deadline, -1 on error or interruption.
+ */
+ssize_t rx_recv(void *buf, size_t size, int64_t deadline);
+
+/* rx_flush discards every queued datagram. */
+void rx_flush(void);
+
+/*
+ * rx_stamp waits until deadline for a stamp datagram, ignoring anything
+ * else, and checking that the daemon (if one runs) is alive. Returns 1 with
+ * *st filled, 0 at the deadline, -1 on error or interruption, -2 when the
+ * daemon exited.
+ */
+int rx_stamp(struct sv_bench_stamp *st, int64_t deadline);
+
+/* ---- Temporary directory and daemon control ---- */
+
+/* dir_path writes g_dir/name into buf; -1 when it does not fit. */
+int dir_path(char *buf, size_t size, const char *name);
+
+/* One group of a daemon config (sv-bench needs one group per daemon). */
+struct group_cfg {
+	const char        *name;
+	const char *const *argv; /* NULL-terminated */
+	long               count;
+	long               max_count; /* 0: daemon default */
+	long               min_uptime_ms; /* -1: daemon default */
+	const char        *purpose;
+	const char        *env; /* one "NAME=value" or NULL */
+};
+
+/* A supervised that sv-bench started, with the paths of its files. */
+struct daemon {
+	char name[16];
+	char conf[PATH_MAX];
+	char log[PATH_MAX];
+	char sockdir[PATH_MAX];
+	char sockpath[PATH_MAX];
+	char url[PATH_MAX + 8];
+	int  exit_status; /* wait status once it exited, -1 before */
+};
+
+/*
+ * daemon_start writes g_dir/<name>.conf for group g and starts
+ * "supervised --config it --foreground" with output to g_dir/<name>.log and
+ * its socket directory g_dir/<name>/. It becomes g_daemon_pid (only one
+ * daemon runs at a time). Returns 0, or -1 with a reason in why.
+ */
+int daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
+    char *why, size_t whylen);
+
+/*
+ * daemon_wait_ready waits until the control socket exists. Returns 0, -1
+ * (deadline or interruption: why says which) or -2 (the daemon exited; its
+ * status is in d->exit_status).
+ */
+int daemon_wait_ready(
+    struct daemon *d, long timeout_ms, char *why, size_t whylen);
+
+/* daemon_alive checks our daemon without blocking; false once it exited. */
+bool daemon_alive(void);
+
+/*
+ * daemon_stop sends SIGTERM to the daemon and waits up to timeout_ms for
+ * it to exit; then sweeps orphans. Counts the stop as clean when it exited
+ * 0 in time and left no worker behind. *elapsedp (if not NULL) gets the
+ * time it took. Returns true when clean.
+ */
+bool daemon_stop(struct daemon *d, long timeout_ms, int64_t *elapsedp);
+
+/* ---- Result table ---- */
+
+enum target_kind { T_INFO, T_RATIO_LE, T_RATIO_GE, T_ABS_LE, T_CHECK };
+
+/* One line of the table; ratio is always ours / base. */
+struct row {
+	const char      *name;
+	bool             made; /* the measurement was made */
+	bool             has_base;
+	double           base, ours;
+	enum target_kind kind;
+	double           target;
+	const char      *tunit; /* unit of an absolute target */
+	char             ours_text[24]; /* replaces ours when set */
+	bool             check_ok; /* for T_CHECK */
+};
+
+/* print_table_header prints the blank line and the column titles. */
+void print_table_header(void);
+
+/* print_row prints one line of the table with its ratio and result. */
+void print_row(const struct row *r);
+
+/* stops_row fills r, the "clean stops" row, from the daemon_stop counts. */
+void stops_row(struct row *r);
+
+/* ---- Run set-up and tear-down ---- */
+
+/*
+ * setup_process resolves g_self, raises RLIMIT_NOFILE to the hard limit
+ * (*nofilep gets the soft limit, -1 for unlimited), makes sv-bench a child
+ * subreaper and installs the SIGINT/SIGTERM/SIGHUP handlers.
+ */
+void setup_process(long *nofilep);
+
+/*
+ * bench_open creates the temporary directory and binds the report socket
+ * in it, and allocates g_raw for max_raw workers. Returns 0, or -1 after
+ * printing why; call cleanup() in both cases.
+ */
+int bench_open(long max_raw);
+
+/*
+ * cleanup ends whatever sv-bench started that still runs, closes the
+ * report socket, frees g_raw and removes g_dir unless keep.
+ */
+void cleanup(bool keep);
+
+#endif /* SV_BENCH_HARNESS_H */

@@ -1,0 +1,419 @@
+/*
+ * supervision.h — the supervision state machine (pure decision core).
+ *
+ * sv_core holds every group, every seat and every process record of a
+ * supervisor and decides everything: which ordinal, whether and when to
+ * restart, which siblings stop, when to give up, what to signal. It performs
+ * no I/O, reads no clock (every entry takes now_ms) and allocates only its
+ * own tables. The daemon (the effect shell) feeds it events (a process
+ * spawned or exited, a timer fired, a worker reported ready, an operator
+ * asked for something) and carries out what it returns:
+ *
+ *   - effects, popped one by one with sv_core_pop_effect: signal a process,
+ *     arm or cancel a timer, emit an event;
+ *   - spawns, pulled one by one with sv_core_next_spawn, so that a large
+ *     scale-up can be spread over several loop iterations and an ordered
+ *     start can wait for readiness.
+ *
+ * The transition table (seat state x event -> new state + effects) is in
+ * docs/supervision.md; this header names the pieces.
+ *
+ * Seats and processes. A group of max_count seats owns ordinals
+ * 0..max_count-1 (core/ordinal.h decides which are held). A seat is the
+ * durable place of one ordinal: desired state, generation, failure history.
+ * A process record is one OS process on that seat. A seat holds at most two:
+ * `cur`, the current one, and `old`, an older one that is still alive after
+ * the seat moved on (a stop that was abandoned, later a rolling restart).
+ * That is the only declared overlap.
+ *
+ * Timers are keyed and guarded: every arm carries a guard number; a timer
+ * that fires with a stale guard is ignored, so a stop or shutdown that
+ * cancels a scheduled restart can never be undone by a late timer.
+ */
+#ifndef SV_CORE_SUPERVISION_H
+#define SV_CORE_SUPERVISION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backoff.h"
+#include "core/intensity.h"
+#include "core/ordinal.h"
+#include "core/pidmap.h"
+#include "core/strategy.h"
+#include "supervise/supervise.h"
+
+/* A spawn that failed (bad argv, ...) is never retried sooner. */
+#define SV_CORE_SPAWN_RETRY_MS 1000
+/* Bound of the number of groups, including those created at runtime. */
+#define SV_CORE_MAX_GROUPS 256
+/* Length of a failure reason, terminator included. */
+#define SV_CORE_REASON_LEN 160
+
+/* When a worker that exited is restarted (OTP's restart types). */
+typedef enum sv_restart_type {
+	SV_RESTART_PERMANENT = 0, /* always */
+	SV_RESTART_TRANSIENT = 1, /* after an abnormal exit only */
+	SV_RESTART_TEMPORARY = 2, /* never; the ordinal is released */
+} sv_restart_type;
+
+/* What to do with a worker that does not stop within its stop timeout. */
+typedef enum sv_on_unresponsive {
+	SV_UNRESPONSIVE_ESCALATE = 0, /* SIGKILL its process group */
+	SV_UNRESPONSIVE_ABANDON  = 1, /* stop waiting; the seat moves on */
+} sv_on_unresponsive;
+
+/* What to do with a worker that is not ready within its start timeout. */
+typedef enum sv_on_start_timeout {
+	SV_START_TIMEOUT_KILL    = 0, /* stop it; counts as a failure */
+	SV_START_TIMEOUT_ABANDON = 1, /* stop waiting for its readiness */
+} sv_on_start_timeout;
+
+/* A group's supervision settings (docs/config.md has the defaults). */
+typedef struct sv_group_policy {
+	sv_restart_type    restart;
+	sv_backoff_policy  backoff;
+	uint32_t           max_restarts; /* 0: unlimited */
+	uint64_t           max_window_ms; /* the intensity window */
+	int                stop_signal;
+	uint64_t           stop_timeout_ms; /* 0: SIGKILL at once */
+	sv_on_unresponsive on_unresponsive;
+	bool               need_ready; /* the worker reports readiness */
+	bool               sequential; /* ordinal k+1 starts once k is ready */
+	uint64_t           start_timeout_ms; /* 0: wait forever */
+	sv_on_start_timeout on_start_timeout;
+	uint64_t            watchdog_ms; /* 0: no watchdog */
+} sv_group_policy;
+
+/* Why the supervisor stopped a process (SV_WHY_NONE: it exited alone). */
+typedef enum sv_why {
+	SV_WHY_NONE          = 0,
+	SV_WHY_RESTART       = 1, /* operator restart */
+	SV_WHY_STRATEGY      = 2, /* a sibling failed (one_for_all, ...) */
+	SV_WHY_UNWANTED      = 3, /* scale-down, group stop, terminate */
+	SV_WHY_SHUTDOWN      = 4,
+	SV_WHY_FAILED        = 5, /* the group exceeded its intensity */
+	SV_WHY_WATCHDOG      = 6, /* missed heartbeat */
+	SV_WHY_START_TIMEOUT = 7, /* not ready in time */
+	SV_WHY_COMPLETED     = 8, /* exited and is not to be restarted */
+	SV_WHY_DELETED       = 9, /* the group is being deleted */
+} sv_why;
+
+/* State of a process record. */
+typedef enum sv_pstate {
+	SV_PROC_NONE      = 0,
+	SV_PROC_SPAWNING  = 1, /* handed to the shell, no pid yet */
+	SV_PROC_STARTING  = 2, /* alive, readiness awaited */
+	SV_PROC_RUNNING   = 3, /* alive (and ready, if readiness is used) */
+	SV_PROC_STOPPING  = 4, /* signalled, not reaped yet */
+	SV_PROC_ABANDONED = 5, /* did not stop; the seat moved on */
+} sv_pstate;
+
+/* How a process ended (from waitid). */
+typedef struct sv_exit {
+	bool exited; /* true: exit code; false: killed by signo */
+	int  code;
+	int  signo;
+	bool core;
+} sv_exit;
+
+typedef struct sv_proc {
+	sv_pstate state;
+	uint64_t  generation;
+	int64_t   pid;
+	uint64_t  started_ms;
+	bool      ready;
+	bool      awaited; /* readiness still awaited (sequential start) */
+	bool      killed; /* SIGKILL sent */
+	sv_why    why; /* why it is being stopped */
+	uint64_t  guard; /* guard of its timer */
+} sv_proc;
+
+/* Seat as shown to clients (derived from the seat and its processes). */
+typedef enum sv_seat_state {
+	SV_SEAT_EMPTY    = 0, /* ordinal not held */
+	SV_SEAT_STARTING = 1, /* waiting to spawn, spawning or not ready */
+	SV_SEAT_RUNNING  = 2,
+	SV_SEAT_STOPPING = 3,
+	SV_SEAT_BACKOFF  = 4, /* restart timer armed */
+	SV_SEAT_WAITING  = 5, /* part of a strategy restart in progress */
+	SV_SEAT_FAILED   = 6, /* the group failed; waits for a reset */
+	SV_SEAT_IDLE     = 7, /* held, but nothing will start it */
+} sv_seat_state;
+
+typedef struct sv_seat {
+	uint32_t    ordinal;
+	bool        wanted; /* the ordinal is held: a worker should run */
+	bool        used; /* tok's generation has been spawned */
+	bool        pending; /* waits for sv_core_next_spawn */
+	bool        backoff; /* restart timer armed */
+	bool        in_plan; /* part of the strategy restart in progress */
+	uint64_t    due_ms; /* end of backoff */
+	uint64_t    guard; /* guard of the seat timer */
+	sv_ordtoken tok;
+	sv_proc     cur;
+	sv_proc     old;
+	uint32_t    fast_failures;
+	uint64_t    restarts;
+	bool        has_exit;
+	sv_exit     last_exit;
+} sv_seat;
+
+/* A group. Everything here is read-only outside supervision.c. */
+typedef struct sv_cgroup {
+	uint32_t        id; /* never reused within one sv_core */
+	char           *name; /* owned */
+	sv_group_policy pol;
+	uint32_t        max_count;
+	sv_ordinals     ords;
+	sv_seat        *seats; /* [max_count] */
+	sv_intensity    intensity;
+	bool            failed;
+	char            reason[SV_CORE_REASON_LEN];
+	bool            deleting;
+	uint32_t        npending;
+	uint32_t        cursor; /* no pending seat below this ordinal */
+	uint32_t        live; /* processes with a state other than NONE */
+	uint32_t        unready; /* processes still awaited */
+} sv_cgroup;
+
+/* Kinds of timers the shell keeps for the core. */
+typedef enum sv_timer_kind {
+	SV_TIMER_SEAT = 1, /* end of backoff: (group, ordinal) */
+	SV_TIMER_PROC = 2, /* start, watchdog or stop timeout: a process */
+	SV_TIMER_PLAN = 3, /* delay of a strategy restart */
+} sv_timer_kind;
+
+typedef enum sv_event_kind {
+	SV_EV_STARTED           = 1,
+	SV_EV_READY             = 2,
+	SV_EV_EXITED            = 3,
+	SV_EV_RESTART_SCHEDULED = 4,
+	SV_EV_UNRESPONSIVE      = 5,
+	SV_EV_ESCALATED         = 6,
+	SV_EV_STOPPED           = 7, /* the seat came to rest, no restart */
+	SV_EV_SPAWN_FAILED      = 8,
+	SV_EV_GROUP_FAILED      = 9,
+	SV_EV_GROUP_RESET       = 10,
+	SV_EV_GROUP_SCALED      = 11,
+	SV_EV_GROUP_CREATED     = 12,
+	SV_EV_GROUP_DELETED     = 13,
+	SV_EV_STOPPING          = 14, /* the supervisor signalled a worker */
+} sv_event_kind;
+
+/* Phase of an unresponsive worker. */
+typedef enum sv_phase {
+	SV_PHASE_START    = 1,
+	SV_PHASE_WATCHDOG = 2,
+	SV_PHASE_STOP     = 3,
+} sv_phase;
+
+typedef struct sv_event {
+	sv_event_kind kind;
+	uint32_t      group_id;
+	uint32_t      ordinal; /* worker events */
+	uint64_t      generation;
+	int64_t       pid;
+	sv_exit       exit; /* EXITED */
+	uint64_t      uptime_ms; /* EXITED */
+	uint64_t      delay_ms; /* RESTART_SCHEDULED */
+	uint32_t      attempt; /* RESTART_SCHEDULED: consecutive failures */
+	sv_phase      phase; /* UNRESPONSIVE */
+	bool          abandon; /* UNRESPONSIVE: the action taken */
+	sv_why        why; /* EXITED, STOPPED, STOPPING */
+	int           error; /* SPAWN_FAILED: errno */
+	uint32_t      count; /* GROUP_SCALED: new count */
+	uint32_t      previous; /* GROUP_SCALED: old count */
+	const char   *reason; /* GROUP_FAILED: points into the group */
+} sv_event;
+
+typedef enum sv_fx_kind {
+	SV_FX_SIGNAL = 1, /* send signo to pid (its process group if pgroup) */
+	SV_FX_TIMER  = 2, /* arm (or re-arm) a timer at due_ms with guard */
+	SV_FX_CANCEL = 3, /* cancel a timer */
+	SV_FX_EVENT  = 4, /* publish ev */
+} sv_fx_kind;
+
+typedef struct sv_fx {
+	sv_fx_kind    kind;
+	sv_timer_kind timer;
+	sv_wkey       key; /* the process, or the seat (generation unused) */
+	int64_t       pid;
+	int           signo;
+	bool          pgroup;
+	uint64_t      due_ms;
+	uint64_t      guard;
+	sv_event      ev;
+} sv_fx;
+
+/* What the shell must spawn: the process (group, ordinal, generation). */
+typedef sv_wkey sv_spawn_ticket;
+
+typedef struct sv_core sv_core;
+
+/*
+ * sv_core_create makes an empty supervisor core with the given strategy.
+ * On SV_OK *corep belongs to the caller: free it with sv_core_destroy.
+ * Errors: SV_ENOMEM.
+ */
+sv_err sv_core_create(sv_strategy strategy, sv_core **corep);
+
+/* sv_core_destroy frees the core and its groups. NULL is ignored. */
+void sv_core_destroy(sv_core *c);
+
+/*
+ * sv_core_add_group adds a group named name (copied) at the end of the start
+ * order, wanting count workers (ordinals 0..count-1), at most max_count.
+ * Its workers start through sv_core_next_spawn. Emits GROUP_CREATED.
+ * On SV_OK *idp is the new group's id.
+ * Errors: SV_EINVAL (count > max_count, max_count 0 or above
+ * SV_ORDINALS_MAX, bad intensity), SV_EBUSY (shutting down), SV_EEXHAUSTED
+ * (SV_CORE_MAX_GROUPS groups), SV_ENOMEM.
+ */
+sv_err sv_core_add_group(sv_core *c, const char *name,
+    const sv_group_policy *pol, uint32_t count, uint32_t max_count,
+    uint32_t *idp);
+
+/*
+ * sv_core_delete_group stops every worker of the group and removes it once
+ * the last has been reaped (GROUP_DELETED; at once if none is alive).
+ * Errors: SV_ENOTFOUND.
+ */
+sv_err sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms);
+
+/* sv_core_group finds a group by id (NULL if none). */
+const sv_cgroup *sv_core_group(const sv_core *c, uint32_t id);
+
+/* sv_core_group_named finds a group by name (NULL if none). */
+const sv_cgroup *sv_core_group_named(const sv_core *c, const char *name);
+
+/* sv_core_ngroups and sv_core_group_at walk the groups in start order. */
+size_t           sv_core_ngroups(const sv_core *c);
+const sv_cgroup *sv_core_group_at(const sv_core *c, size_t i);
+
+/* sv_core_group_count returns the number of held ordinals (the target). */
+uint32_t sv_core_group_count(const sv_cgroup *g);
+
+/* sv_core_seat_state derives what a client is shown for a seat. */
+sv_seat_state sv_core_seat_state(const sv_cgroup *g, const sv_seat *s);
+
+/* sv_core_live returns the number of processes not yet reaped. */
+size_t sv_core_live(const sv_core *c);
+
+/* sv_core_shutting_down tells whether sv_core_shutdown was called. */
+bool sv_core_shutting_down(const sv_core *c);
+
+/* sv_core_done tells whether a shutdown has completed (nothing alive). */
+bool sv_core_done(const sv_core *c);
+
+/*
+ * sv_core_pop_effect moves the oldest pending effect into *fx and returns
+ * true, or returns false when there is none.
+ */
+bool sv_core_pop_effect(sv_core *c, sv_fx *fx);
+
+/*
+ * sv_core_next_spawn picks the next seat to start, in start order, marks its
+ * process SPAWNING and returns true with the ticket in *t; false when
+ * nothing is to be spawned now. The shell must answer each ticket with
+ * sv_core_spawned or sv_core_spawn_failed before asking again.
+ */
+bool sv_core_next_spawn(sv_core *c, uint64_t now_ms, sv_spawn_ticket *t);
+
+/* sv_core_spawned: the ticket's process runs as pid. */
+void sv_core_spawned(
+    sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms);
+
+/* sv_core_spawn_failed: the ticket could not be spawned (errno error). */
+void sv_core_spawn_failed(
+    sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms);
+
+/*
+ * sv_core_exited: the process key was reaped with status x. Events for
+ * unknown or stale keys are ignored.
+ */
+void sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms);
+
+/*
+ * sv_core_ready: the process key reported readiness.
+ * Errors: SV_ENOTFOUND (not a live process of this core).
+ */
+sv_err sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms);
+
+/*
+ * sv_core_heartbeat: the process key is alive (watchdog).
+ * Errors: SV_ENOTFOUND (not a live process of this core).
+ */
+sv_err sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms);
+
+/*
+ * sv_core_timer: a timer armed by an SV_FX_TIMER effect fired. key and
+ * guard are those of the effect. Stale timers are ignored.
+ */
+void sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
+    uint64_t now_ms);
+
+/*
+ * sv_core_scale sets the group's number of workers to count: ordinals
+ * 0..count-1 are held, the workers above are stopped. *previousp (may be
+ * NULL) receives the old count.
+ * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (count > max_count), SV_EBUSY
+ * (shutting down or group being deleted).
+ */
+sv_err sv_core_scale(sv_core *c, uint32_t id, uint32_t count,
+    uint32_t *previousp, uint64_t now_ms);
+
+/*
+ * sv_core_restart restarts one worker: a live one is stopped and starts
+ * again at once when reaped; one waiting in backoff starts now. Its failure
+ * history is cleared. With has_expected, the seat's generation must equal
+ * expected_generation (compare-and-swap, so a retried request restarts at
+ * most once).
+ * Errors: SV_ENOTFOUND (no such group or held ordinal), SV_ECONFLICT
+ * (generation mismatch), SV_EBUSY (the group failed, or shutting down).
+ */
+sv_err sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal,
+    bool has_expected, uint64_t expected_generation, uint64_t now_ms);
+
+/*
+ * sv_core_reset clears a group's failed state, its restart intensity and
+ * every seat's failure history, and starts its held seats again.
+ * Errors: SV_ENOTFOUND, SV_EBUSY (shutting down or being deleted).
+ */
+sv_err sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms);
+
+/*
+ * sv_core_start_one holds one more ordinal (the lowest free one) and starts
+ * a worker on it. *ordinalp receives the ordinal.
+ * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (max_count reached), SV_EBUSY.
+ */
+sv_err sv_core_start_one(
+    sv_core *c, uint32_t id, uint32_t *ordinalp, uint64_t now_ms);
+
+/*
+ * sv_core_terminate_one stops the worker on ordinal and releases the
+ * ordinal; the group's count goes down by one.
+ * Errors: SV_ENOTFOUND, SV_EBUSY.
+ */
+sv_err sv_core_terminate_one(
+    sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now_ms);
+
+/*
+ * sv_core_shutdown stops every worker (reverse start order) and cancels
+ * every scheduled start. Called again, it sends SIGKILL to every process
+ * still alive.
+ */
+void sv_core_shutdown(sv_core *c, uint64_t now_ms);
+
+/* sv_why_name returns "restart", "strategy", ... for logs and events. */
+const char *sv_why_name(sv_why why);
+
+/* sv_restart_type_name / _parse: "permanent", "transient", "temporary". */
+const char *sv_restart_type_name(sv_restart_type t);
+bool        sv_restart_type_parse(const char *name, sv_restart_type *t);
+
+/* sv_seat_state_name returns "running", "backoff", ... */
+const char *sv_seat_state_name(sv_seat_state s);
+
+#endif /* SV_CORE_SUPERVISION_H */

@@ -1,0 +1,281 @@
+/*
+ * test_pidmap.c — the pid -> worker hash table (core/pidmap.c): put, get,
+ * delete, replace, growth, pid <= 0 refused, and deletion by backward
+ * shift. The model check drives thousands of random operations on pids
+ * chosen to collide (same home slot, runs that wrap around the end of the
+ * table) against a plain array, and after every step checks that every key
+ * is findable and that no probe run has a hole (the property backward
+ * shift must keep).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/pidmap.h"
+
+/* wkey builds a worker key. */
+static sv_wkey
+wkey(uint32_t g, uint32_t o, uint64_t gen)
+{
+	sv_wkey k = {g, o, gen};
+	return k;
+}
+
+/* home is the slot where pid would go in a table of cap slots: the
+ * documented Fibonacci hash, recomputed here to build collisions. */
+static size_t
+home(int64_t pid, size_t cap)
+{
+	uint64_t h = (uint64_t) pid * UINT64_C(0x9E3779B97F4A7C15);
+	return (size_t) (h >> 32) & (cap - 1);
+}
+
+/* check_runs asserts that every entry is reachable from its home slot
+ * without crossing an empty slot, and that the count is right. */
+static void
+check_runs(const sv_pidmap *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slots[i].pid == 0) {
+			continue;
+		}
+		n++;
+		for (size_t j = home(m->slots[i].pid, m->cap); j != i;
+		     j = (j + 1) & (m->cap - 1)) {
+			assert_int_not_equal(m->slots[j].pid, 0);
+		}
+	}
+	assert_int_equal(n, m->n);
+	if (m->cap > 0) {
+		assert_true(m->n * 2 <= m->cap); /* load stays at most 50% */
+	}
+}
+
+/* Put, get, replace and delete a few pids. */
+static void
+test_basic(void **state)
+{
+	sv_pidmap m;
+	sv_wkey   k;
+
+	(void) state;
+	sv_pidmap_init(&m);
+	assert_false(sv_pidmap_get(&m, 1, &k)); /* empty, no table */
+	assert_false(sv_pidmap_del(&m, 1));
+	assert_int_equal(sv_pidmap_count(&m), 0);
+	assert_int_equal(sv_pidmap_put(&m, 100, wkey(1, 2, 3)), SV_OK);
+	assert_int_equal(sv_pidmap_put(&m, 200, wkey(4, 5, 6)), SV_OK);
+	assert_int_equal(sv_pidmap_count(&m), 2);
+	assert_true(sv_pidmap_get(&m, 100, &k));
+	assert_int_equal(k.group_id, 1);
+	assert_int_equal(k.ordinal, 2);
+	assert_int_equal(k.generation, 3);
+	assert_true(sv_pidmap_get(&m, 200, &k));
+	assert_int_equal(k.generation, 6);
+	assert_false(sv_pidmap_get(&m, 300, &k));
+	/* Replace keeps the count. */
+	assert_int_equal(sv_pidmap_put(&m, 100, wkey(7, 8, 9)), SV_OK);
+	assert_int_equal(sv_pidmap_count(&m), 2);
+	assert_true(sv_pidmap_get(&m, 100, &k));
+	assert_int_equal(k.group_id, 7);
+	assert_int_equal(k.generation, 9);
+	assert_true(sv_pidmap_del(&m, 100));
+	assert_false(sv_pidmap_del(&m, 100));
+	assert_false(sv_pidmap_get(&m, 100, &k));
+	assert_true(sv_pidmap_get(&m, 200, &k));
+	assert_int_equal(sv_pidmap_count(&m), 1);
+	/* Large pids (64-bit) work. */
+	assert_int_equal(sv_pidmap_put(&m, INT64_MAX, wkey(1, 1, 1)), SV_OK);
+	assert_true(sv_pidmap_get(&m, INT64_MAX, &k));
+	check_runs(&m);
+	sv_pidmap_fini(&m);
+	sv_pidmap_fini(&m); /* idempotent */
+	assert_int_equal(sv_pidmap_count(&m), 0);
+}
+
+/* pid <= 0 is refused by put and never found. */
+static void
+test_bad_pid(void **state)
+{
+	sv_pidmap m;
+	sv_wkey   k = wkey(9, 9, 9);
+
+	(void) state;
+	sv_pidmap_init(&m);
+	assert_int_equal(sv_pidmap_put(&m, 0, k), SV_EINVAL);
+	assert_int_equal(sv_pidmap_put(&m, -1, k), SV_EINVAL);
+	assert_int_equal(sv_pidmap_put(&m, INT64_MIN, k), SV_EINVAL);
+	assert_int_equal(sv_pidmap_count(&m), 0);
+	assert_int_equal(sv_pidmap_put(&m, 5, k), SV_OK);
+	assert_false(sv_pidmap_get(&m, 0, &k));
+	assert_false(sv_pidmap_get(&m, -5, &k));
+	assert_false(sv_pidmap_del(&m, 0));
+	assert_false(sv_pidmap_del(&m, -5));
+	assert_int_equal(sv_pidmap_count(&m), 1);
+	sv_pidmap_fini(&m);
+}
+
+/* Growth: 100,000 pids, every one findable, table doubled as needed. */
+static void
+test_growth(void **state)
+{
+	enum { N = 100000 };
+	sv_pidmap m;
+	sv_wkey   k;
+
+	(void) state;
+	sv_pidmap_init(&m);
+	for (int64_t p = 1; p <= N; p++) {
+		assert_int_equal(sv_pidmap_put(&m, p * 7, wkey(1, (uint32_t) p,
+		                                              (uint64_t) p)),
+		    SV_OK);
+	}
+	assert_int_equal(sv_pidmap_count(&m), N);
+	assert_true(m.cap >= 2 * (size_t) N);
+	assert_int_equal(m.cap & (m.cap - 1), 0); /* power of two */
+	for (int64_t p = 1; p <= N; p++) {
+		assert_true(sv_pidmap_get(&m, p * 7, &k));
+		assert_int_equal(k.ordinal, (uint32_t) p);
+		assert_false(sv_pidmap_get(&m, p * 7 + 1, &k));
+	}
+	check_runs(&m);
+	/* Delete every other one; the rest stays findable. */
+	for (int64_t p = 1; p <= N; p += 2) {
+		assert_true(sv_pidmap_del(&m, p * 7));
+	}
+	assert_int_equal(sv_pidmap_count(&m), N / 2);
+	for (int64_t p = 1; p <= N; p++) {
+		assert_int_equal(sv_pidmap_get(&m, p * 7, &k), p % 2 == 0);
+	}
+	check_runs(&m);
+	sv_pidmap_fini(&m);
+}
+
+/* Backward shift at the end of the table: a probe run that wraps from the
+ * last slot to slot 0 is repaired when its head is deleted. */
+static void
+test_wrap_delete(void **state)
+{
+	sv_pidmap m;
+	int64_t   last[4];
+	size_t    n = 0;
+	sv_wkey   k;
+
+	(void) state;
+	sv_pidmap_init(&m);
+	assert_int_equal(sv_pidmap_put(&m, 1, wkey(0, 0, 0)), SV_OK);
+	/* Four pids whose home is the last slot of the first table. */
+	for (int64_t p = 2; n < 4; p++) {
+		if (home(p, m.cap) == m.cap - 1) {
+			last[n++] = p;
+		}
+	}
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(
+		    sv_pidmap_put(&m, last[i], wkey(1, (uint32_t) i, 0)), SV_OK);
+	}
+	check_runs(&m);
+	assert_true(sv_pidmap_del(&m, last[0]));
+	check_runs(&m);
+	for (size_t i = 1; i < 4; i++) {
+		assert_true(sv_pidmap_get(&m, last[i], &k));
+		assert_int_equal(k.ordinal, i);
+	}
+	assert_true(sv_pidmap_del(&m, last[2]));
+	check_runs(&m);
+	assert_true(sv_pidmap_get(&m, last[1], &k));
+	assert_true(sv_pidmap_get(&m, last[3], &k));
+	assert_true(sv_pidmap_get(&m, 1, &k));
+	sv_pidmap_fini(&m);
+}
+
+/* Random put/replace/delete/get against a plain array of (pid, key). The
+ * pid pool is built of clusters sharing a home slot in the tables the map
+ * goes through (64 .. 512 slots), so collisions and long runs are the
+ * rule; the pool is small enough that the table grows and shrinks in
+ * occupancy many times. */
+static void
+test_model(void **state)
+{
+	enum { POOL = 200, STEPS = 40000 };
+	int64_t   pool[POOL];
+	bool      in[POOL];
+	sv_wkey   val[POOL];
+	size_t    npool = 0;
+	unsigned  seed  = 777;
+	sv_pidmap m;
+	size_t    count = 0;
+
+	(void) state;
+	memset(in, 0, sizeof(in));
+	/* Half the pool: pids whose home in a 512-slot table is 511, 0 or
+	 * 200 (the home in a smaller table is the same hash masked with fewer
+	 * bits, so they collide there too, and 511/0 runs wrap around). The
+	 * other half: consecutive pids. */
+	for (int64_t p = 1; npool < POOL / 2; p++) {
+		if (home(p, 512) == 511 || home(p, 512) == 0
+		    || home(p, 512) == 200) {
+			pool[npool++] = p;
+		}
+	}
+	for (int64_t p = 1; npool < POOL; p++) {
+		pool[npool++] = 1000000 + p;
+	}
+	sv_pidmap_init(&m);
+	for (int step = 0; step < STEPS; step++) {
+		size_t  i  = (size_t) rand_r(&seed) % POOL;
+		int     op = rand_r(&seed) % 10;
+		sv_wkey k;
+		if (op < 5) {
+			sv_wkey v = wkey((uint32_t) step, (uint32_t) i,
+			    (uint64_t) rand_r(&seed));
+			assert_int_equal(sv_pidmap_put(&m, pool[i], v), SV_OK);
+			if (!in[i]) {
+				count++;
+			}
+			in[i]  = true;
+			val[i] = v;
+		} else if (op < 9) {
+			assert_int_equal(sv_pidmap_del(&m, pool[i]), in[i]);
+			if (in[i]) {
+				count--;
+			}
+			in[i] = false;
+		} else {
+			assert_int_equal(sv_pidmap_get(&m, pool[i], &k), in[i]);
+		}
+		assert_int_equal(sv_pidmap_count(&m), count);
+		if (step % 8 == 0 || (op >= 5 && op < 9)) {
+			for (size_t j = 0; j < POOL; j++) {
+				bool got = sv_pidmap_get(&m, pool[j], &k);
+				assert_int_equal(got, in[j]);
+				if (got) {
+					assert_memory_equal(
+					    &k, &val[j], sizeof(k));
+				}
+			}
+			check_runs(&m);
+		}
+	}
+	sv_pidmap_fini(&m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_basic),
+	    cmocka_unit_test(test_bad_pid),
+	    cmocka_unit_test(test_growth),
+	    cmocka_unit_test(test_wrap_delete),
+	    cmocka_unit_test(test_model),
+	};
+	return cmocka_run_group_tests_name("pidmap", tests, NULL, NULL);
+}
