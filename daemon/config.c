@@ -139,6 +139,23 @@ cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key, size_t min,
 	return SV_OK;
 }
 
+bool
+svd_env_reserved(const char *e)
+{
+	static const char *const names[] = {"SUPERVISE_URL", "SUPERVISE_GROUP",
+	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
+	    "SUPERVISE_SUPERVISOR_ID"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+		if (strncmp(e, names[i], n) == 0
+		    && (e[n] == '=' || e[n] == '\0')) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* cfg_env_name_ok checks that an env entry is NAME=value with a sane NAME. */
 static bool
 cfg_env_ok(const char *e)
@@ -155,7 +172,7 @@ cfg_env_ok(const char *e)
 			return false;
 		}
 	}
-	return strncmp(e, "SUPERVISE_", 10) != 0;
+	return !svd_env_reserved(e);
 }
 
 /* ---- the group ------------------------------------------------------------
@@ -385,9 +402,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 				if (!cfg_env_ok(g->env[k])) {
 					err = cfg_fail(c, e, key,
 					    "entry \"%s\" is not NAME=value "
-					    "(names "
-					    "starting with SUPERVISE_ are "
-					    "reserved)",
+					    "(the SUPERVISE_ names the "
+					    "daemon sets are reserved)",
 					    g->env[k]);
 				}
 			}

@@ -8,6 +8,7 @@
 #ifndef SVD_CONFIG_H
 #define SVD_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,13 @@ sv_err svd_config_load(
  * (docs/config.md), with the given stop timeout. Never fails.
  */
 void svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms);
+
+/*
+ * svd_env_reserved tells whether "NAME=value" (or "NAME") names one of the
+ * variables the daemon sets for each worker (SUPERVISE_URL, ...): a group
+ * may not set them, and the daemon's own values of them are not passed on.
+ */
+bool svd_env_reserved(const char *e);
 
 /* svd_config_free frees a configuration. NULL is ignored. */
 void svd_config_free(svd_config *cfg);

@@ -145,8 +145,7 @@ env_overridden(const svd_group_config *cfg, const char *e)
 {
 	size_t n = env_name_len(e);
 
-	if (strncmp(e, "SUPERVISE_", 10) == 0
-	    || strncmp(e, "NOTIFY_SOCKET=", 14) == 0) {
+	if (svd_env_reserved(e)) {
 		return true;
 	}
 	for (size_t i = 0; i < cfg->nenv; i++) {

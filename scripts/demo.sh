@@ -3,9 +3,12 @@
 # bounded identities.
 #
 # It installs the Debian packages it needs (scripts/install-deps.sh), builds
-# into build/, then runs supervised in the foreground with two groups:
-#   web    3 C workers    (examples/whoami_worker.c, libsupervise client)
-#   shell  1 shell worker (examples/whoami_worker.sh, env + supervisectl)
+# into build/, then runs supervised in the foreground with five groups:
+#   web    3 C workers      (examples/whoami_worker.c, libsupervise client)
+#   shell  1 shell worker   (examples/whoami_worker.sh, env + supervisectl)
+#   py     2 Python workers (bindings/python, ctypes over libsupervise)
+#   rb     2 Ruby workers   (bindings/ruby, ruby-ffi over libsupervise)
+#   lua    1 Lua worker     (bindings/lua, a C module for Lua 5.4)
 # Every worker prints who it is. The demo then kills web[1] with SIGKILL and
 # shows its replacement come back as ordinal 1, generation 1; scales web to 4;
 # and stops the daemon with SIGTERM (every worker exits 0, nothing is left).
@@ -49,10 +52,33 @@ groups = (
     count = 1;
     purpose = "show identity from a shell script";
     env = [ "PATH=$BIN/cli:/usr/local/bin:/usr/bin:/bin" ];
+  },
+  {
+    name = "py";
+    argv = [ "/usr/bin/python3", "$ROOT/bindings/python/examples/whoami_worker.py" ];
+    count = 2;
+    purpose = "show identity from Python";
+    env = [ "PYTHONPATH=$ROOT/bindings/python" ];
+  },
+  {
+    name = "rb";
+    argv = [ "ruby", "-I", "$ROOT/bindings/ruby/lib", "$ROOT/bindings/ruby/examples/whoami_worker.rb" ];
+    count = 2;
+    purpose = "show identity from Ruby";
+  },
+  {
+    name = "lua";
+    argv = [ "lua5.4", "$ROOT/bindings/lua/examples/whoami_worker.lua" ];
+    count = 1;
+    purpose = "show identity from Lua";
+    env = [ "LUA_CPATH=$BIN/bindings/lua/?.so;;" ];
   }
 );
 CONF
 export SUPERVISE_URL="ipc://$TMP/run/control.sock"
+# The bindings find the library of this build (not installed) through this
+# variable, which the daemon passes on to its workers.
+export SUPERVISE_LIBRARY="$BIN/libsupervise.so.0"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -78,7 +104,7 @@ step "starting supervised --config $TMP/demo.conf --foreground"
 "$BIN/daemon/supervised" --config "$TMP/demo.conf" --foreground &
 DPID=$!
 wait_for "$CTL" hello
-wait_for running 4
+wait_for running 9
 sleep 0.3 # let the workers' own lines reach the terminal first
 step "supervisectl status"
 "$CTL" status
@@ -91,7 +117,7 @@ sleep 0.3
 
 step "supervisectl scale web 4: ordinal 3 appears"
 "$CTL" scale web 4
-wait_for running 5
+wait_for running 10
 sleep 0.3
 "$CTL" status web
 

@@ -91,6 +91,7 @@ typedef struct shell {
 	bool            ticket_out;
 	sv_spawn_ticket ticket;
 	int64_t         lastgen[MAX_GIDS][MAX_ORDS];
+	uint64_t        notbefore[MAX_GIDS][MAX_ORDS]; /* model test */
 } shell;
 
 /* grow makes room for one more element in a dynamic array. */
@@ -267,6 +268,8 @@ sh_pull(shell *sh)
 	assert_false(sv_core_shutting_down(sh->c));
 	assert_true(t.group_id < MAX_GIDS && t.ordinal < MAX_ORDS);
 	assert_true((int64_t) t.generation > sh->lastgen[t.group_id][t.ordinal]);
+	/* never before the delay a RESTART_SCHEDULED announced */
+	assert_true(sh->now >= sh->notbefore[t.group_id][t.ordinal]);
 	sh->lastgen[t.group_id][t.ordinal] = (int64_t) t.generation;
 	sh->spawns = grow(sh->spawns, &sh->capspawns, sh->nspawns,
 	    sizeof(*sh->spawns));
@@ -1976,6 +1979,396 @@ test_start_one_while_spawning(void **state)
 	sh_fini(&sh);
 }
 
+/* ---- randomized model test -----------------------------------------------
+ *
+ * Random sequences of events with fixed seeds. After every step: the
+ * invariants of check_core (counts recomputed from the seats, at most one
+ * current process per seat and `old` only abandoned, pending seats really
+ * startable, the core knows every live process and nothing more), the
+ * generation of every spawn ticket above the seat's previous one (in
+ * sh_pull), nothing spawned once shutting down (sh_pull), held ordinals
+ * == [0, N) right after scale(N), and never more than max_restarts
+ * RESTART_SCHEDULED events of a group within any window (since its last
+ * reset). Each sequence ends with a shutdown and must reach
+ * sv_core_done once every process has been reaped.
+ */
+
+#define MODEL_GROUPS 8 /* groups a sequence may create */
+
+typedef struct model {
+	shell           sh;
+	unsigned        seed;
+	uint32_t        ids[MODEL_GROUPS];
+	size_t          nids;
+	sv_group_policy pol[MAX_GIDS];
+	uint64_t       *rs[MAX_GIDS]; /* RESTART_SCHEDULED times since reset */
+	size_t          nrs[MAX_GIDS], caprs[MAX_GIDS];
+	size_t          evmark;
+	unsigned long   stats[8]; /* spawns, exits, restarts, failed, ... */
+} model;
+
+static uint32_t
+rnd(model *m, uint32_t n)
+{
+	return n == 0 ? 0 : (uint32_t) rand_r(&m->seed) % n;
+}
+
+/* pol_random draws a group policy. */
+static sv_group_policy
+pol_random(model *m)
+{
+	sv_group_policy p = pol_plain();
+
+	p.restart = (sv_restart_type) rnd(m, 3);
+	if (rnd(m, 2) == 0) {
+		p.backoff = (sv_backoff_policy) {300, 50, 400, 2.0};
+	}
+	p.max_restarts     = rnd(m, 5); /* 0: unlimited */
+	p.max_window_ms    = 200 + rnd(m, 2000);
+	p.stop_timeout_ms  = rnd(m, 3) == 0 ? 0 : 100 + rnd(m, 400);
+	p.on_unresponsive  = (sv_on_unresponsive) rnd(m, 2);
+	p.need_ready       = rnd(m, 2) == 0;
+	p.sequential       = p.need_ready && rnd(m, 2) == 0;
+	p.start_timeout_ms = rnd(m, 2) == 0 ? 0 : 100 + rnd(m, 300);
+	p.on_start_timeout = (sv_on_start_timeout) rnd(m, 2);
+	p.watchdog_ms      = rnd(m, 3) == 0 ? 150 + rnd(m, 300) : 0;
+	return p;
+}
+
+/* model_add adds a random group. */
+static void
+model_add(model *m)
+{
+	sv_group_policy p   = pol_random(m);
+	uint32_t        max = 1 + rnd(m, 6), id = 0;
+	char            name[16];
+
+	if (m->nids == MODEL_GROUPS) {
+		return;
+	}
+	snprintf(name, sizeof(name), "g%zu", m->nids);
+	assert_int_equal(sv_core_add_group(m->sh.c, name, &p, rnd(m, max + 1),
+	                     max, &id),
+	    SV_OK);
+	assert_true(id < MAX_GIDS);
+	m->pol[id]         = p;
+	m->ids[m->nids++] = id;
+	m->nrs[id]         = 0;
+	sh_drain(&m->sh);
+}
+
+/* model_events checks the new events: restart intensity is never
+ * exceeded, as seen on the event stream. */
+static void
+model_events(model *m)
+{
+	for (; m->evmark < m->sh.nevs; m->evmark++) {
+		const fev      *e   = &m->sh.evs[m->evmark];
+		uint32_t        gid = e->ev.group_id;
+		sv_group_policy p;
+		size_t          n = 0;
+
+		if (e->ev.kind == SV_EV_EXITED) {
+			m->stats[1]++;
+		}
+		if (e->ev.kind == SV_EV_GROUP_FAILED) {
+			m->stats[3]++;
+		}
+		if (e->ev.kind != SV_EV_RESTART_SCHEDULED) {
+			continue;
+		}
+		m->stats[2]++;
+		assert_true(gid < MAX_GIDS && e->ev.ordinal < MAX_ORDS);
+		m->sh.notbefore[gid][e->ev.ordinal] = e->at + e->ev.delay_ms;
+		p = m->pol[gid];
+		if (p.max_restarts == 0) {
+			continue;
+		}
+		m->rs[gid] = grow(m->rs[gid], &m->caprs[gid], m->nrs[gid],
+		    sizeof(uint64_t));
+		m->rs[gid][m->nrs[gid]++] = e->at;
+		for (size_t i = 0; i < m->nrs[gid]; i++) {
+			if (e->at - m->rs[gid][i] < p.max_window_ms) {
+				n++;
+			}
+		}
+		assert_true(n <= p.max_restarts);
+	}
+}
+
+/* model_clear forgets the announced delays of a seat (UINT32_MAX: of the
+ * whole group) after an operator request that may start it at once. */
+static void
+model_clear(model *m, uint32_t gid, uint32_t ordinal)
+{
+	for (uint32_t o = 0; gid < MAX_GIDS && o < MAX_ORDS; o++) {
+		if (ordinal == UINT32_MAX || o == ordinal) {
+			m->sh.notbefore[gid][o] = 0;
+		}
+	}
+}
+
+/* model_gid picks one of the sequence's groups (maybe deleted). */
+static uint32_t
+model_gid(model *m)
+{
+	return m->nids == 0 ? 999 : m->ids[rnd(m, (uint32_t) m->nids)];
+}
+
+/* model_alive picks a live fake process (0 if none); signalled ones are
+ * preferred half of the time. */
+static int64_t
+model_alive(model *m, bool prefer_signalled)
+{
+	int64_t cand[64];
+	size_t  n = 0, ns = 0;
+	int64_t sig[64];
+
+	for (size_t i = m->sh.nprocs; i-- > 0 && n < 64;) {
+		if (m->sh.procs[i].alive) {
+			cand[n++] = PID_BASE + (int64_t) i;
+			if (m->sh.procs[i].lastsig != 0 && ns < 64) {
+				sig[ns++] = PID_BASE + (int64_t) i;
+			}
+		}
+	}
+	if (prefer_signalled && ns > 0 && rnd(m, 2) == 0) {
+		return sig[rnd(m, (uint32_t) ns)];
+	}
+	return n == 0 ? 0 : cand[rnd(m, (uint32_t) n)];
+}
+
+/* model_exit_status draws how a process ends. */
+static sv_exit
+model_exit_status(model *m)
+{
+	switch (rnd(m, 4)) {
+	case 0:
+		return x_code(0);
+	case 1:
+		return x_code(1 + (int) rnd(m, 100));
+	case 2:
+		return x_sig(SIGKILL);
+	default:
+		return x_sig(SIGTERM);
+	}
+}
+
+/* model_step performs one random event. */
+static void
+model_step(model *m, int step, int nsteps)
+{
+	shell   *sh = &m->sh;
+	uint32_t r  = rnd(m, 1000), gid, o, cnt;
+	int64_t  pid;
+	sv_err   err;
+
+	if (step >= nsteps - 30 && !sv_core_shutting_down(sh->c)
+	    && rnd(m, 10) == 0) {
+		sv_core_shutdown(sh->c, sh->now);
+		sh_drain(sh);
+		return;
+	}
+	if (r < 150) {
+		if (!sh->ticket_out && sh_pull(sh)) {
+			m->stats[0]++;
+		}
+	} else if (r < 300) {
+		if (sh->ticket_out) {
+			(void) sh_answer(sh, rnd(m, 8) != 0);
+		}
+	} else if (r < 450) {
+		if ((pid = model_alive(m, true)) != 0) {
+			sh_exit_pid(sh, pid, model_exit_status(m));
+		}
+	} else if (r < 570) {
+		long i = sh_next_due(sh, UINT64_MAX);
+		if (i >= 0) {
+			sh_fire(sh, (size_t) i);
+		}
+	} else if (r < 610) {
+		if (sh->nstale > 0) {
+			size_t n = sh->nstale < NSTALE ? sh->nstale : NSTALE;
+			ftimer t = sh->stale[rnd(m, (uint32_t) n)];
+			sv_core_timer(sh->c, t.kind, t.key, t.guard, sh->now);
+			sh_drain(sh);
+		}
+	} else if (r < 690) {
+		sh->now += rnd(m, 300);
+	} else if (r < 750) {
+		if ((pid = model_alive(m, false)) != 0) {
+			err = sv_core_ready(sh->c, sh_proc(sh, pid)->key, sh->now);
+			assert_int_equal(err, SV_OK);
+			sh_drain(sh);
+		}
+	} else if (r < 790) {
+		if ((pid = model_alive(m, false)) != 0) {
+			err = sv_core_heartbeat(
+			    sh->c, sh_proc(sh, pid)->key, sh->now);
+			assert_int_equal(err, SV_OK);
+			sh_drain(sh);
+		}
+	} else if (r < 830) {
+		const sv_cgroup *g;
+		gid = model_gid(m);
+		g   = sv_core_group(sh->c, gid);
+		cnt = rnd(m, g != NULL ? g->max_count + 2 : 3);
+		err = sv_core_scale(sh->c, gid, cnt, NULL, sh->now);
+		sh_drain(sh);
+		if (err == SV_OK) {
+			model_clear(m, gid, UINT32_MAX);
+			g = sv_core_group(sh->c, gid);
+			/* held ordinals are exactly [0, N) */
+			for (uint32_t i = 0; i < g->max_count; i++) {
+				assert_int_equal(
+				    sv_ordinals_is_held(&g->ords, i), i < cnt);
+			}
+			assert_int_equal(sv_core_group_count(g), cnt);
+		} else {
+			assert_true(err == SV_EEXHAUSTED || err == SV_ENOTFOUND
+			    || err == SV_EBUSY);
+		}
+	} else if (r < 870) {
+		const sv_cgroup *g;
+		bool             has = rnd(m, 2) == 0;
+		uint64_t         exp = 0;
+		gid                  = model_gid(m);
+		g                    = sv_core_group(sh->c, gid);
+		o   = rnd(m, g != NULL ? g->max_count + 1 : 2);
+		if (g != NULL && o < g->max_count) {
+			exp = g->seats[o].tok.generation + (rnd(m, 3) == 0);
+		}
+		err = sv_core_restart(sh->c, gid, o, has, exp, sh->now);
+		sh_drain(sh);
+		if (err == SV_OK) {
+			model_clear(m, gid, o);
+		}
+		assert_true(err == SV_OK || err == SV_ENOTFOUND
+		    || err == SV_ECONFLICT || err == SV_EBUSY);
+	} else if (r < 900) {
+		gid = model_gid(m);
+		err = sv_core_reset(sh->c, gid, sh->now);
+		if (err == SV_OK) {
+			m->nrs[gid] = 0;
+			model_clear(m, gid, UINT32_MAX);
+		}
+		sh_drain(sh);
+	} else if (r < 930) {
+		gid = model_gid(m);
+		err = sv_core_start_one(sh->c, gid, &o, sh->now);
+		sh_drain(sh);
+		if (err == SV_OK) {
+			model_clear(m, gid, o);
+		}
+		assert_true(err == SV_OK || err == SV_ENOTFOUND
+		    || err == SV_EEXHAUSTED || err == SV_EBUSY);
+	} else if (r < 960) {
+		const sv_cgroup *g;
+		gid = model_gid(m);
+		g   = sv_core_group(sh->c, gid);
+		o   = rnd(m, g != NULL ? g->max_count : 2);
+		err = sv_core_terminate_one(sh->c, gid, o, sh->now);
+		sh_drain(sh);
+		if (err == SV_OK) {
+			model_clear(m, gid, o);
+		}
+		assert_true(
+		    err == SV_OK || err == SV_ENOTFOUND || err == SV_EBUSY);
+	} else if (r < 975) {
+		if (!sv_core_shutting_down(sh->c)) {
+			model_add(m);
+		}
+	} else if (r < 985) {
+		(void) sv_core_delete_group(sh->c, model_gid(m), sh->now);
+		sh_drain(sh);
+	} else if (r < 990 && sv_core_shutting_down(sh->c)) {
+		sv_core_shutdown(sh->c, sh->now); /* again: SIGKILL */
+		sh_drain(sh);
+	}
+}
+
+/* model_finish shuts down and lets every process end; the core must be
+ * done, with nothing spawned on the way. */
+static void
+model_finish(model *m)
+{
+	shell *sh = &m->sh;
+
+	sv_core_shutdown(sh->c, sh->now);
+	sh_drain(sh);
+	check_core(sh);
+	for (int round = 0; round < 1000 && !sv_core_done(sh->c); round++) {
+		int64_t pid;
+		long    i;
+		if (sh->ticket_out) {
+			(void) sh_answer(sh, rnd(m, 4) != 0);
+		} else if ((pid = model_alive(m, false)) != 0 && rnd(m, 3) != 0) {
+			sh_exit_pid(sh, pid, model_exit_status(m));
+		} else if ((i = sh_next_due(sh, UINT64_MAX)) >= 0) {
+			sh_fire(sh, (size_t) i);
+		}
+		assert_false(sh_pull(sh));
+		model_events(m);
+		check_core(sh);
+	}
+	assert_true(sv_core_done(sh->c));
+	assert_int_equal(sv_core_live(sh->c), 0);
+	for (size_t i = 0; i < sh->nprocs; i++) {
+		assert_false(sh->procs[i].alive);
+	}
+	/* nothing but stale timers could remain; none may start anything */
+	while (sh->ntimers > 0) {
+		sh_fire(sh, 0);
+		assert_false(sh_pull(sh));
+	}
+	assert_true(sv_core_done(sh->c));
+}
+
+static void
+model_run(unsigned seed, int nsteps, unsigned long *stats)
+{
+	model m;
+
+	memset(&m, 0, sizeof(m));
+	m.seed = seed;
+	sh_init(&m.sh, (sv_strategy) rnd(&m, 3));
+	for (uint32_t n = 1 + rnd(&m, 3); n > 0; n--) {
+		model_add(&m);
+	}
+	for (int step = 0; step < nsteps; step++) {
+		model_step(&m, step, nsteps);
+		model_events(&m);
+		check_core(&m.sh);
+	}
+	model_finish(&m);
+	for (size_t i = 0; i < 8; i++) {
+		stats[i] += m.stats[i];
+	}
+	for (size_t i = 0; i < MAX_GIDS; i++) {
+		free(m.rs[i]);
+	}
+	sh_fini(&m.sh);
+}
+
+/* 2,000 sequences of 300 random steps each. */
+static void
+test_model(void **state)
+{
+	unsigned long stats[8] = {0};
+
+	(void) state;
+	for (unsigned seed = 1; seed <= 2000; seed++) {
+		model_run(seed, 300, stats);
+	}
+	print_message("model: %lu spawns, %lu exits, %lu restarts scheduled, "
+	              "%lu groups failed\n",
+	    stats[0], stats[1], stats[2], stats[3]);
+	/* the sequences exercise what they claim to */
+	assert_true(stats[0] > 10000);
+	assert_true(stats[2] > 1000);
+	assert_true(stats[3] > 10);
+}
+
 int
 main(void)
 {
@@ -2001,6 +2394,7 @@ main(void)
 	    cmocka_unit_test(test_restart_while_spawning),
 	    cmocka_unit_test(test_plan_while_spawning),
 	    cmocka_unit_test(test_start_one_while_spawning),
+	    cmocka_unit_test(test_model),
 	};
 	return cmocka_run_group_tests_name("supervision", tests, NULL, NULL);
 }

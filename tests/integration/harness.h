@@ -78,10 +78,18 @@ struct it_group {
 	int         stop_timeout_ms; /* 0: the top-level value */
 	bool ignore_term; /* worker ignores SIGTERM (SV_TEST_IGNORE_TERM) */
 	const char *program; /* NULL: sv-testworker; else this argv[0] */
-	int         backoff_ms; /* 0: no backoff (min_uptime_ms = 0); else
-	                         * min_uptime_ms 60000, backoff doubling from
-	                         * this value up to 4 times it */
+	const char *const *args; /* NULL or NULL-terminated: argv[1..] */
+	const char        *extra; /* NULL or config lines inside the group
+	                           * (restart, max_restarts, ...); a key
+	                           * may appear once, so not min_uptime_ms */
+	int backoff_ms; /* 0: no backoff (min_uptime_ms = 0); else
+	                 * min_uptime_ms 60000, backoff doubling from
+	                 * this value up to 4 times it */
 };
+
+/* Lines added at the top level of every generated config (for instance
+ * "strategy = ..."); NULL: none. */
+extern const char *it_config_top;
 
 /* One supervisor under test and the sockets the test uses to watch it. */
 typedef struct it_ctx {

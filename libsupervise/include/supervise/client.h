@@ -1,8 +1,31 @@
 /*
- * client.h — the libsupervise C client: talk to a supervisor over nng.
+ * client.h — the libsupervise C client: talk to a supervisor over its
+ * control socket.
  *
  * A worker uses it to ask "which worker am I"; supervisectl uses it for
  * administration; the Ruby, Python and Lua bindings wrap exactly this header.
+ *
+ * Transport: the supervisor listens with an nng REP socket on ipc://PATH.
+ * The client speaks that wire protocol (SP REQ v0 over the ipc transport)
+ * itself, on one AF_UNIX stream socket per handle: it starts no thread and
+ * does not call nng, so nothing in it breaks in a child after fork().
+ * Descriptors are close-on-exec and no write raises SIGPIPE.
+ *
+ * fork(): a handle may be used in a child at once, as prefork servers
+ * (Unicorn, Puma, gunicorn) do after loading the application. The handle
+ * records getpid() when it is opened. The first call made in another
+ * process drops the inherited descriptor without writing to it (the
+ * parent's connection goes on untouched), re-initialises the handle's lock
+ * and connects anew within that call's deadline; the supervisor then sees
+ * the child's own credentials (sv_client_whoami answers for the child).
+ * Re-initialising the lock is sound because in the child only the thread
+ * that called fork() exists: any other holder of the lock is gone, and the
+ * state the lock protects (the connection) is discarded rather than
+ * trusted. The check itself runs under a library lock that
+ * pthread_atfork() handlers keep free across fork(), so threads the child
+ * starts later cannot race it. sv_client_close in a child likewise closes
+ * only the child's copy. Each process keeps using its own connection; the
+ * handle is never shared live between processes.
  *
  * Design:
  *   - Every object is an opaque handle read through accessor functions, so a
@@ -12,6 +35,13 @@
  *     SV_TIMEOUT_INFINITE (-1) waits forever. For sv_client_open, 0 tries
  *     to connect once without waiting; for a request, 0 leaves no time for
  *     the reply and is only useful to test for SV_ETIMEDOUT.
+ *   - A request reconnects first when it has no connection (after fork, or
+ *     after the supervisor closed it); waiting for a supervisor that does
+ *     not listen ends in SV_ETIMEDOUT, a socket that cannot be reached at
+ *     all in SV_ECONNECT. When the connection is lost after the request was
+ *     sent, a request that is safe to repeat (all but sv_client_restart) is
+ *     sent again within the same deadline; sv_client_restart reports
+ *     SV_ECLOSED instead, since the worker may have been restarted.
  *   - Errors are sv_err values (supervise.h). A typed error sent by the
  *     supervisor comes back as the same code (SV_ENOTFOUND, SV_ENOTWORKER...),
  *     and the supervisor's one-line message is kept in the client until its
@@ -63,10 +93,15 @@ typedef enum sv_state {
 /*
  * sv_client_open connects to the supervisor at url ("ipc:///path"). A NULL
  * or empty url means the value of $SUPERVISE_URL. The call retries the
- * connection until timeout_ms has passed. On SV_OK *clientp is a new handle
- * that the caller closes with sv_client_close().
- * Errors: SV_EINVAL (no url, or url too long), SV_ECONNECT (nobody listening
- * before the deadline), SV_ENOMEM, SV_ESYSTEM.
+ * connection until timeout_ms has passed, and the supervisor must answer
+ * the connection before then too; with 0 it tries once and does not wait
+ * for that answer (the first call checks it). On SV_OK *clientp is a new
+ * handle that the caller closes with sv_client_close().
+ * Errors: SV_EINVAL (no url, url too long, or not an ipc:// URL: the
+ * supervisor listens only on ipc://), SV_ECONNECT (nobody listening or
+ * answering before the deadline, or the socket is not a supervisor's),
+ * SV_ENOMEM, SV_ESYSTEM. As there is no handle then, the reason is read with
+ * sv_client_error_message(NULL).
  */
 SV_API sv_err sv_client_open(
     sv_client **clientp, const char *url, int timeout_ms);
@@ -87,7 +122,9 @@ SV_API void sv_client_close(sv_client *client);
  * sv_client_error_message returns the detail of the last failed call on
  * client: the supervisor's message for a typed error, or a local
  * description. The string belongs to client and is valid until its next
- * call; it is "" after a successful call.
+ * call; it is "" after a successful call. With client NULL it returns why
+ * the calling thread's last sv_client_open failed ("" if it succeeded),
+ * valid until that thread's next sv_client_open.
  */
 SV_API const char *sv_client_error_message(const sv_client *client);
 

@@ -1,0 +1,1288 @@
+/*
+ * supervise.c — the Lua 5.4 binding of libsupervise: `require "supervise"`.
+ *
+ * Debian ships no FFI for PUC Lua 5.4, so this is a C module over the public
+ * C client (supervise/client.h) and nothing else: every request goes through
+ * libsupervise, which owns the protocol, deadlines and (soon) fork safety.
+ *
+ * Design:
+ *   - Errors follow Lua's idiom: a call that can fail at run time returns
+ *     nil, err where err is an error object (a table with the metatable
+ *     "supervise.Error": code, name, message, op). Bugs in the caller (wrong
+ *     argument type, a number out of range, a string with a NUL byte or over
+ *     its bound) raise a Lua error instead. supervise.check() turns nil, err
+ *     into a raised error object for code that prefers pcall.
+ *   - Results are plain tables (identity, hello, worker entries) copied out
+ *     of the C handles, which are freed before returning: nothing Lua holds
+ *     points into C memory except the client userdata.
+ *   - A client is a full userdata ("supervise.Client") with __gc and __close;
+ *     close is idempotent, and a call on a closed client returns ECLOSED.
+ *   - The module-level functions (supervise.whoami, supervise.list, ...) use
+ *     a default client, opened lazily on first use from $SUPERVISE_URL (else
+ *     the default socket) and kept in the registry; one deadline covers the
+ *     open and the request.
+ *   - Every call that talks to the supervisor takes a timeout in ms
+ *     (default LSV_DEFAULT_TIMEOUT_MS, -1 waits forever).
+ *   - supervise.scope() runs a function under pcall with a scope object that
+ *     collects cleanups (clients now, leases later) and always runs them.
+ *   - Each request is one lsv_op_* function and one line of lsv_requests,
+ *     which makes it both a client method and a module-level function; the
+ *     later ones (leases, drain, activity) slot in the same way.
+ *
+ * Divisions: constants and helpers; error objects; argument checks; result
+ * tables; the client object; the requests (client methods and module-level
+ * calls); the default client; from_env; scope; miscellany;
+ * luaopen_supervise.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include <supervise/client.h>
+
+#if LUA_VERSION_NUM < 504
+#error "supervise.c needs Lua 5.4 (to-be-closed variables)"
+#endif
+
+#define LSV_VERSION            "0.1.0"
+#define LSV_CLIENT_MT          "supervise.Client"
+#define LSV_ERROR_MT           "supervise.Error"
+#define LSV_IDENTITY_MT        "supervise.Identity"
+#define LSV_SCOPE_MT           "supervise.Scope"
+#define LSV_DEFAULT_KEY        "supervise.default_client"
+#define LSV_DEFAULT_TIMEOUT_MS 5000
+/* Bounds of caller-supplied strings (the protocol's own bounds, section 4). */
+#define LSV_MAX_URL  512
+#define LSV_MAX_NAME 1024
+/* Bound of a context chain copied into Lua (v1 has one frame). */
+#define LSV_MAX_FRAMES 64
+
+/* A client userdata. c is NULL once closed. */
+typedef struct lsv_client {
+	sv_client *c;
+	char       url[LSV_MAX_URL + 1];
+} lsv_client;
+
+/* ---- constants and helpers -----------------------------------------------
+ */
+
+/* lsv_now_ms returns a monotonic clock in milliseconds. */
+static int64_t
+lsv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* lsv_push_u64 pushes v as an integer, or as a float above LUA_MAXINTEGER. */
+static void
+lsv_push_u64(lua_State *L, uint64_t v)
+{
+	if (v <= (uint64_t) LUA_MAXINTEGER)
+		lua_pushinteger(L, (lua_Integer) v);
+	else
+		lua_pushnumber(L, (lua_Number) v);
+}
+
+/* lsv_kind_name names a kind the way Lua code compares it. */
+static const char *
+lsv_kind_name(sv_kind kind)
+{
+	switch (kind) {
+	case SV_KIND_PROCESS:
+		return "process";
+	case SV_KIND_THREAD:
+		return "thread";
+	default:
+		return "unspecified";
+	}
+}
+
+/* ---- error objects -------------------------------------------------------
+ */
+
+/* lsv_code_name is sv_err_name(code), "UNKNOWN" for any unknown value. */
+static const char *
+lsv_code_name(lua_Integer code)
+{
+	return code >= 0 && code <= INT_MAX ? sv_err_name((sv_err) code)
+	                                    : "UNKNOWN";
+}
+
+/* lsv_code_text is sv_strerror(code), "unknown error" for unknown values. */
+static const char *
+lsv_code_text(lua_Integer code)
+{
+	return code >= 0 && code <= INT_MAX ? sv_strerror((sv_err) code)
+	                                    : "unknown error";
+}
+
+/*
+ * lsv_new_error pushes an error object {code, name, message, op}. message
+ * is detail when non-empty, else the code's description; op may be NULL.
+ * An unknown code keeps its number, with the name "UNKNOWN".
+ */
+static void
+lsv_new_error(
+    lua_State *L, lua_Integer code, const char *op, const char *detail)
+{
+	lua_createtable(L, 0, 4);
+	lua_pushinteger(L, code);
+	lua_setfield(L, -2, "code");
+	lua_pushstring(L, lsv_code_name(code));
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L,
+	    detail != NULL && detail[0] != '\0' ? detail
+	                                        : lsv_code_text(code));
+	lua_setfield(L, -2, "message");
+	if (op != NULL) {
+		lua_pushstring(L, op);
+		lua_setfield(L, -2, "op");
+	}
+	luaL_setmetatable(L, LSV_ERROR_MT);
+}
+
+/* lsv_fail pushes nil and an error object; returns 2 (for `return`). */
+static int
+lsv_fail(lua_State *L, sv_err err, const char *op, const char *detail)
+{
+	lua_pushnil(L);
+	lsv_new_error(L, err, op, detail);
+	return 2;
+}
+
+/* lsv_has_mt tells whether the value at idx has the metatable name. */
+static int
+lsv_has_mt(lua_State *L, int idx, const char *name)
+{
+	int yes;
+
+	if (!lua_getmetatable(L, idx))
+		return 0;
+	luaL_getmetatable(L, name);
+	yes = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return yes;
+}
+
+/* Error:__tostring: "supervise.OP: NAME (CODE): message". */
+static int
+lsv_error_tostring(lua_State *L)
+{
+	const char *op, *name, *msg;
+	lua_Integer code;
+
+	lua_getfield(L, 1, "op");
+	lua_getfield(L, 1, "name");
+	lua_getfield(L, 1, "code");
+	lua_getfield(L, 1, "message");
+	op   = lua_tostring(L, 2);
+	name = lua_tostring(L, 3);
+	code = lua_tointeger(L, 4);
+	msg  = lua_tostring(L, 5);
+	lua_pushfstring(L, "%s%s%s%s (%I): %s", op != NULL ? "supervise." : "",
+	    op != NULL ? op : "", op != NULL ? ": " : "",
+	    name != NULL ? name : "UNKNOWN", code, msg != NULL ? msg : "");
+	return 1;
+}
+
+/* Error:is(x) compares with a code (integer) or a name ("ENOTFOUND"). */
+static int
+lsv_error_is(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (lua_type(L, 2) == LUA_TNUMBER) {
+		lua_getfield(L, 1, "code");
+		lua_pushboolean(L, lua_rawequal(L, -1, 2));
+	} else {
+		luaL_checkstring(L, 2);
+		lua_getfield(L, 1, "name");
+		lua_pushboolean(L, lua_rawequal(L, -1, 2));
+	}
+	return 1;
+}
+
+/*
+ * supervise.error(code [, message [, op]]) makes an error object, for code
+ * that wants to return errors in the same shape. Raises on a non-integer code.
+ */
+static int
+lsv_error_new(lua_State *L)
+{
+	lua_Integer code = luaL_checkinteger(L, 1);
+	const char *msg  = luaL_optstring(L, 2, NULL);
+	const char *op   = luaL_optstring(L, 3, NULL);
+
+	lsv_new_error(L, code, op, msg);
+	return 1;
+}
+
+/* supervise.is_error(v) is true when v is an error object of this module. */
+static int
+lsv_is_error(lua_State *L)
+{
+	lua_pushboolean(
+	    L, lua_type(L, 1) == LUA_TTABLE && lsv_has_mt(L, 1, LSV_ERROR_MT));
+	return 1;
+}
+
+/*
+ * supervise.check(v, err, ...) returns all its arguments when v is not nil
+ * or false, and otherwise raises err (the error object itself, so pcall
+ * gives it back with its code and name). A missing err raises a string.
+ */
+static int
+lsv_check(lua_State *L)
+{
+	if (lua_toboolean(L, 1))
+		return lua_gettop(L);
+	if (lua_isnoneornil(L, 2))
+		return luaL_error(
+		    L, "supervise.check: call failed without error");
+	lua_settop(L, 2);
+	return lua_error(L);
+}
+
+/* supervise.err_name(code): "ENOTFOUND", or "UNKNOWN" for unknown codes. */
+static int
+lsv_err_name(lua_State *L)
+{
+	lua_Integer code = luaL_checkinteger(L, 1);
+
+	lua_pushstring(L, lsv_code_name(code));
+	return 1;
+}
+
+/* supervise.strerror(code): the library's one-line description. */
+static int
+lsv_strerror(lua_State *L)
+{
+	lua_Integer code = luaL_checkinteger(L, 1);
+
+	lua_pushstring(L, lsv_code_text(code));
+	return 1;
+}
+
+/* ---- argument checks (violations raise: they are bugs in the caller) ------
+ */
+
+/*
+ * lsv_check_text returns the string at idx, which must be a string (not a
+ * number) without NUL bytes of at most max bytes. Optional when opt: nil or
+ * none gives NULL.
+ */
+static const char *
+lsv_check_text(lua_State *L, int idx, size_t max, int opt)
+{
+	const char *s;
+	size_t      len;
+
+	if (opt && lua_isnoneornil(L, idx))
+		return NULL;
+	if (lua_type(L, idx) != LUA_TSTRING)
+		luaL_typeerror(L, idx, opt ? "string or nil" : "string");
+	s = lua_tolstring(L, idx, &len);
+	luaL_argcheck(L, strlen(s) == len, idx, "string contains a NUL byte");
+	luaL_argcheck(L, len <= max, idx, "string too long");
+	return s;
+}
+
+/* lsv_check_u32 returns the integer at idx, which must be in 0..UINT32_MAX. */
+static uint32_t
+lsv_check_u32(lua_State *L, int idx)
+{
+	lua_Integer v = luaL_checkinteger(L, idx);
+
+	luaL_argcheck(L, v >= 0 && v <= (lua_Integer) UINT32_MAX, idx,
+	    "must be in 0..4294967295");
+	return (uint32_t) v;
+}
+
+/* lsv_opt_timeout reads an optional timeout in ms: -1..INT_MAX. */
+static int
+lsv_opt_timeout(lua_State *L, int idx)
+{
+	lua_Integer t = luaL_optinteger(L, idx, LSV_DEFAULT_TIMEOUT_MS);
+
+	luaL_argcheck(L, t >= -1 && t <= INT_MAX, idx,
+	    "timeout must be -1 (infinite) or 0..2147483647 ms");
+	return (int) t;
+}
+
+/* ---- result tables -------------------------------------------------------
+ */
+
+/* lsv_push_frame pushes {kind, ordinal, name}. */
+static void
+lsv_push_frame(lua_State *L, sv_kind kind, uint32_t ordinal, const char *name)
+{
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, lsv_kind_name(kind));
+	lua_setfield(L, -2, "kind");
+	lua_pushinteger(L, ordinal);
+	lua_setfield(L, -2, "ordinal");
+	lua_pushstring(L, name != NULL ? name : "");
+	lua_setfield(L, -2, "name");
+}
+
+/* lsv_push_identity copies id into a new identity table (source "live"). */
+static void
+lsv_push_identity(lua_State *L, const sv_identity *id)
+{
+	size_t      n = sv_identity_frame_count(id);
+	sv_kind     kind;
+	uint32_t    ord;
+	const char *name;
+
+	if (n > LSV_MAX_FRAMES)
+		n = LSV_MAX_FRAMES;
+	lua_createtable(L, 0, 12);
+	lua_pushstring(L, sv_identity_group(id));
+	lua_setfield(L, -2, "group");
+	lua_pushinteger(L, sv_identity_ordinal(id));
+	lua_setfield(L, -2, "ordinal");
+	lsv_push_u64(L, sv_identity_generation(id));
+	lua_setfield(L, -2, "generation");
+	lua_pushstring(L, lsv_kind_name(sv_identity_kind(id)));
+	lua_setfield(L, -2, "kind");
+	lua_pushinteger(L, (lua_Integer) sv_identity_pid(id));
+	lua_setfield(L, -2, "pid");
+	lua_pushstring(L, sv_identity_purpose(id));
+	lua_setfield(L, -2, "purpose");
+	lua_pushstring(L, sv_identity_supervisor_id(id));
+	lua_setfield(L, -2, "supervisor_id");
+	lua_pushinteger(L, sv_identity_group_size(id));
+	lua_setfield(L, -2, "group_size");
+	lua_createtable(L, (int) n, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (sv_identity_frame(id, i, &kind, &ord, &name) != SV_OK)
+			break;
+		lsv_push_frame(L, kind, ord, name);
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+	lua_setfield(L, -2, "context");
+	if (sv_identity_parent(id, &kind, &ord, &name) == SV_OK) {
+		lsv_push_frame(L, kind, ord, name);
+		lua_setfield(L, -2, "parent");
+	}
+	lua_pushliteral(L, "live");
+	lua_setfield(L, -2, "source");
+	luaL_setmetatable(L, LSV_IDENTITY_MT);
+}
+
+/* Identity:__tostring: "group[ordinal] generation G". */
+static int
+lsv_identity_tostring(lua_State *L)
+{
+	lua_getfield(L, 1, "group");
+	lua_getfield(L, 1, "ordinal");
+	lua_getfield(L, 1, "generation");
+	lua_pushfstring(L, "%s[%s] generation %s", luaL_tolstring(L, 2, NULL),
+	    luaL_tolstring(L, 3, NULL), luaL_tolstring(L, 4, NULL));
+	return 1;
+}
+
+/* lsv_push_worker pushes entry i of w as a table. */
+static void
+lsv_push_worker(lua_State *L, const sv_workers *w, size_t i)
+{
+	int32_t code = sv_workers_last_exit_code(w, i);
+	int32_t sig  = sv_workers_last_signal(w, i);
+
+	lua_createtable(L, 0, 10);
+	lua_pushstring(L, sv_workers_group(w, i));
+	lua_setfield(L, -2, "group");
+	lua_pushinteger(L, sv_workers_ordinal(w, i));
+	lua_setfield(L, -2, "ordinal");
+	lsv_push_u64(L, sv_workers_generation(w, i));
+	lua_setfield(L, -2, "generation");
+	lua_pushinteger(L, (lua_Integer) sv_workers_pid(w, i));
+	lua_setfield(L, -2, "pid");
+	lua_pushstring(L, sv_state_name(sv_workers_state(w, i)));
+	lua_setfield(L, -2, "state");
+	lsv_push_u64(L, sv_workers_uptime_ms(w, i));
+	lua_setfield(L, -2, "uptime_ms");
+	lua_pushstring(L, sv_workers_purpose(w, i));
+	lua_setfield(L, -2, "purpose");
+	lsv_push_u64(L, sv_workers_restarts(w, i));
+	lua_setfield(L, -2, "restarts");
+	/* "None" is nil in Lua: -1 exit code, 0 signal. */
+	if (code >= 0) {
+		lua_pushinteger(L, code);
+		lua_setfield(L, -2, "last_exit_code");
+	}
+	if (sig > 0) {
+		lua_pushinteger(L, sig);
+		lua_setfield(L, -2, "last_signal");
+	}
+}
+
+/* lsv_push_workers pushes an array of worker tables; frees nothing. */
+static void
+lsv_push_workers(lua_State *L, const sv_workers *w)
+{
+	size_t n = sv_workers_count(w);
+
+	lua_createtable(L, n <= INT_MAX ? (int) n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		lsv_push_worker(L, w, i);
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+}
+
+/* ---- the client object ---------------------------------------------------
+ */
+
+/* lsv_to_client checks arg 1 is a client; NULL handle when closed. */
+static lsv_client *
+lsv_to_client(lua_State *L)
+{
+	return (lsv_client *) luaL_checkudata(L, 1, LSV_CLIENT_MT);
+}
+
+/* lsv_closed returns the ECLOSED error of a call on a closed client. */
+static int
+lsv_closed(lua_State *L, const char *op)
+{
+	return lsv_fail(L, SV_ECLOSED, op, "the client is closed");
+}
+
+/*
+ * lsv_open_into opens a client on url (NULL: $SUPERVISE_URL) and pushes
+ * the userdata, or pushes nil, err. Returns the number of values pushed.
+ */
+static int
+lsv_open_into(lua_State *L, const char *url, int timeout_ms)
+{
+	lsv_client *u;
+	sv_err      err;
+	char        detail[LSV_MAX_URL + 64];
+	const char *shown
+	    = url != NULL && url[0] != '\0' ? url : getenv(SV_ENV_URL);
+
+	/* Allocate first, so a failing allocation cannot leak a connection. */
+	u    = (lsv_client *) lua_newuserdatauv(L, sizeof(*u), 0);
+	u->c = NULL;
+	snprintf(u->url, sizeof(u->url), "%s", shown != NULL ? shown : "");
+	luaL_setmetatable(L, LSV_CLIENT_MT);
+	if ((err = sv_client_open(&u->c, url, timeout_ms)) != SV_OK) {
+		lua_pop(L, 1);
+		snprintf(detail, sizeof(detail), "%s: %s", sv_strerror(err),
+		    shown != NULL && shown[0] != '\0' ? shown
+		                                      : "$" SV_ENV_URL
+		                                        " is not set");
+		return lsv_fail(L, err, "open", detail);
+	}
+	return 1;
+}
+
+/*
+ * supervise.open([url [, timeout_ms]]) connects to the supervisor at url
+ * ("ipc:///path"; nil means $SUPERVISE_URL) and returns a client, or nil,
+ * err (EINVAL: no url; ECONNECT: nobody listening before the deadline).
+ * The client is closed by :close(), by a <close> variable going out of
+ * scope, or by the garbage collector.
+ */
+static int
+lsv_open(lua_State *L)
+{
+	const char *url     = lsv_check_text(L, 1, LSV_MAX_URL, 1);
+	int         timeout = lsv_opt_timeout(L, 2);
+
+	return lsv_open_into(L, url, timeout);
+}
+
+/* Client:close() disconnects; idempotent. Also __gc and __close. */
+static int
+lsv_client_close(lua_State *L)
+{
+	lsv_client *u = lsv_to_client(L);
+
+	if (u->c != NULL) {
+		sv_client_close(u->c);
+		u->c = NULL;
+	}
+	return 0;
+}
+
+/* Client:closed() is true once the client has been closed. */
+static int
+lsv_client_isclosed(lua_State *L)
+{
+	lua_pushboolean(L, lsv_to_client(L)->c == NULL);
+	return 1;
+}
+
+/* Client:__tostring: "supervise.Client(URL)" or "(closed)". */
+static int
+lsv_client_tostring(lua_State *L)
+{
+	lsv_client *u = lsv_to_client(L);
+
+	if (u->c == NULL)
+		lua_pushliteral(L, "supervise.Client(closed)");
+	else
+		lua_pushfstring(L, "supervise.Client(%s)", u->url);
+	return 1;
+}
+
+/* lsv_call_fail pushes nil, err with the supervisor's or library's detail. */
+static int
+lsv_call_fail(lua_State *L, lsv_client *u, sv_err err, const char *op)
+{
+	return lsv_fail(L, err, op, sv_client_error_message(u->c));
+}
+
+/* ---- the requests: client methods and module-level calls -----------------
+ */
+
+/*
+ * The requests. Each lsv_op_* checks its arguments from stack index x->a on
+ * (after the client, when called as a method; raising on bad ones), its
+ * timeout last, then gets its client from lsv_ready and pushes its result,
+ * or nil, err. Returns the number of values pushed.
+ */
+typedef struct lsv_ctx {
+	lsv_client *u; /* the method's client; NULL: the default client */
+	int         a; /* stack index of the first argument */
+	int64_t     start; /* when the call began (lsv_now_ms) */
+} lsv_ctx;
+
+static int lsv_push_default(lua_State *L, int timeout_ms);
+
+/*
+ * lsv_ready makes x->u an open client: for a module-level call it opens the
+ * default client if needed, with *timeout_ms, and takes the time that took
+ * off *timeout_ms (one deadline for both). Returns 1, or 0 with nil, err
+ * pushed (the open's error, or ECLOSED for a closed client).
+ */
+static int
+lsv_ready(lua_State *L, lsv_ctx *x, const char *op, int *timeout_ms)
+{
+	if (x->u == NULL) {
+		int64_t spent;
+
+		if (lsv_push_default(L, *timeout_ms) != 1)
+			return 0;
+		x->u  = (lsv_client *) lua_touserdata(L, -1);
+		spent = lsv_now_ms() - x->start;
+		if (*timeout_ms > 0)
+			*timeout_ms = spent >= *timeout_ms
+			    ? 0
+			    : (int) (*timeout_ms - spent);
+	}
+	if (x->u->c == NULL) {
+		lsv_closed(L, op);
+		return 0;
+	}
+	return 1;
+}
+
+/* hello([timeout]) -> {version, minor_version, server_name, supervisor_id,
+ * features = {...}} */
+static int
+lsv_op_hello(lua_State *L, lsv_ctx *x)
+{
+	int       timeout = lsv_opt_timeout(L, x->a);
+	sv_hello *h;
+	sv_err    err;
+	size_t    n;
+
+	if (!lsv_ready(L, x, "hello", &timeout))
+		return 2;
+	if ((err = sv_client_hello(x->u->c, timeout, &h)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "hello");
+	n = sv_hello_feature_count(h);
+	lua_createtable(L, 0, 5);
+	lua_pushinteger(L, sv_hello_version(h));
+	lua_setfield(L, -2, "version");
+	lua_pushinteger(L, sv_hello_minor_version(h));
+	lua_setfield(L, -2, "minor_version");
+	lua_pushstring(L, sv_hello_server_name(h));
+	lua_setfield(L, -2, "server_name");
+	lua_pushstring(L, sv_hello_supervisor_id(h));
+	lua_setfield(L, -2, "supervisor_id");
+	lua_createtable(L, n <= INT_MAX ? (int) n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushstring(L, sv_hello_feature(h, i));
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+	lua_setfield(L, -2, "features");
+	sv_hello_free(h);
+	return 1;
+}
+
+/*
+ * whoami([timeout]) -> identity; ENOTWORKER outside a supervised worker.
+ * Module-level without $SUPERVISE_URL: ENOTWORKER with no round trip, as
+ * supervised gives every worker that variable.
+ */
+static int
+lsv_op_whoami(lua_State *L, lsv_ctx *x)
+{
+	int          timeout = lsv_opt_timeout(L, x->a);
+	const char  *env     = getenv(SV_ENV_URL);
+	sv_identity *id;
+	sv_err       err;
+
+	if (x->u == NULL && (env == NULL || env[0] == '\0'))
+		return lsv_fail(L, SV_ENOTWORKER, "whoami",
+		    "$" SV_ENV_URL " is not set: not a supervised worker");
+	if (!lsv_ready(L, x, "whoami", &timeout))
+		return 2;
+	if ((err = sv_client_whoami(x->u->c, timeout, &id)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "whoami");
+	lsv_push_identity(L, id);
+	sv_identity_free(id);
+	return 1;
+}
+
+/* list([group [, timeout]]) -> array of workers; every group when nil. */
+static int
+lsv_op_list(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_workers *w;
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "list", &timeout))
+		return 2;
+	if ((err = sv_client_list(x->u->c, group, timeout, &w)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "list");
+	lsv_push_workers(L, w);
+	sv_workers_free(w);
+	return 1;
+}
+
+/* status(group, ordinal [, timeout]) -> one worker. */
+static int
+lsv_op_status(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	uint32_t    ordinal = lsv_check_u32(L, x->a + 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	sv_workers *w;
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "status", &timeout))
+		return 2;
+	err = sv_client_status(x->u->c, group, ordinal, timeout, &w);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "status");
+	if (sv_workers_count(w) < 1) {
+		sv_workers_free(w);
+		return lsv_fail(L, SV_EPROTO, "status", "empty worker status");
+	}
+	lsv_push_worker(L, w, 0);
+	sv_workers_free(w);
+	return 1;
+}
+
+/* scale(group, count [, timeout]) -> previous size. */
+static int
+lsv_op_scale(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	uint32_t    count   = lsv_check_u32(L, x->a + 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	uint32_t    prev    = 0;
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "scale", &timeout))
+		return 2;
+	err = sv_client_scale(x->u->c, group, count, timeout, &prev);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "scale");
+	lua_pushinteger(L, prev);
+	return 1;
+}
+
+/* stop(group [, timeout]) -> previous size. */
+static int
+lsv_op_stop(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	uint32_t    prev    = 0;
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "stop", &timeout))
+		return 2;
+	if ((err = sv_client_stop(x->u->c, group, timeout, &prev)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "stop");
+	lua_pushinteger(L, prev);
+	return 1;
+}
+
+/* restart(group, ordinal [, timeout]) -> true. Never resent by the library. */
+static int
+lsv_op_restart(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	uint32_t    ordinal = lsv_check_u32(L, x->a + 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "restart", &timeout))
+		return 2;
+	err = sv_client_restart(x->u->c, group, ordinal, timeout);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "restart");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * The request table. A new request (leases, drain, activity) is one
+ * lsv_op_* and one line here; it becomes both a client method and a
+ * module-level function on the default client.
+ */
+struct lsv_request {
+	const char *name;
+	int (*op)(lua_State *L, lsv_ctx *x);
+};
+
+static const struct lsv_request lsv_requests[] = {
+    {"hello", lsv_op_hello},
+    {"whoami", lsv_op_whoami},
+    {"list", lsv_op_list},
+    {"status", lsv_op_status},
+    {"scale", lsv_op_scale},
+    {"stop", lsv_op_stop},
+    {"restart", lsv_op_restart},
+};
+
+#define LSV_NREQUESTS (sizeof(lsv_requests) / sizeof(lsv_requests[0]))
+
+/*
+ * lsv_method is Client:<name>(...) for the request in upvalue 1 (see the
+ * lsv_op_* comments): its result, or nil, err (ECLOSED once closed).
+ */
+static int
+lsv_method(lua_State *L)
+{
+	const struct lsv_request *r
+	    = &lsv_requests[lua_tointeger(L, lua_upvalueindex(1))];
+	lsv_ctx x = {lsv_to_client(L), 2, 0};
+
+	return r->op(L, &x);
+}
+
+/*
+ * lsv_module_call is supervise.<name>(...) for the request in upvalue 1:
+ * the same request on the default client, opened on first use; one
+ * deadline covers opening it and the request.
+ */
+static int
+lsv_module_call(lua_State *L)
+{
+	const struct lsv_request *r
+	    = &lsv_requests[lua_tointeger(L, lua_upvalueindex(1))];
+	lsv_ctx x = {NULL, 1, lsv_now_ms()};
+
+	return r->op(L, &x);
+}
+
+/* ---- the default client ------------------------------------------------
+ */
+
+/*
+ * lsv_push_default pushes the default client, opening it (with timeout_ms)
+ * when there is none yet or it was closed, from $SUPERVISE_URL or else the
+ * default socket, as supervisectl does. On failure it pushes nil, err.
+ * Returns the number of values pushed.
+ */
+static int
+lsv_push_default(lua_State *L, int timeout_ms)
+{
+	char        url[LSV_MAX_URL + 1];
+	const char *env = getenv(SV_ENV_URL);
+	const char *use = NULL;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, LSV_DEFAULT_KEY)
+	        == LUA_TUSERDATA
+	    && ((lsv_client *) lua_touserdata(L, -1))->c != NULL)
+		return 1;
+	lua_pop(L, 1);
+	if ((env == NULL || env[0] == '\0')
+	    && sv_default_url(url, sizeof(url)) == SV_OK)
+		use = url;
+	if (lsv_open_into(L, use, timeout_ms) != 1)
+		return 2;
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, LSV_DEFAULT_KEY);
+	return 1;
+}
+
+/*
+ * supervise.default_client([timeout_ms]) returns the module's default
+ * client, opening it if needed, or nil, err. Closing it is allowed: the
+ * next module-level call opens a new one.
+ */
+static int
+lsv_default_client(lua_State *L)
+{
+	return lsv_push_default(L, lsv_opt_timeout(L, 1));
+}
+
+/* ---- from_env ------------------------------------------------------------
+ */
+
+/*
+ * lsv_env_uint parses the decimal variable name into *v (at most max).
+ * Returns 0, or -1 when missing and -2 when malformed.
+ */
+static int
+lsv_env_uint(const char *name, uint64_t max, uint64_t *v)
+{
+	const char        *s = getenv(name);
+	char              *end;
+	unsigned long long x;
+
+	if (s == NULL || s[0] == '\0')
+		return -1;
+	if (s[0] < '0' || s[0] > '9' || strlen(s) > 20)
+		return -2;
+	errno = 0;
+	x     = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || x > max)
+		return -2;
+	*v = x;
+	return 0;
+}
+
+/*
+ * supervise.from_env() builds an identity from the SUPERVISE_* variables
+ * supervised sets for its workers, with no round trip. It has the fields of
+ * a live identity except pid and group_size (not in the environment), plus
+ * url; source is "env". Errors: ENOTWORKER when the variables are missing,
+ * EINVAL when one is malformed. The variables are a snapshot taken at spawn
+ * and are inherited by every descendant: see README.md.
+ */
+static int
+lsv_from_env(lua_State *L)
+{
+	static const char *const required[]
+	    = {"SUPERVISE_GROUP", "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION"};
+	uint64_t    ordinal = 0, generation = 0;
+	const char *group = NULL, *purpose, *sid, *url;
+	char        detail[128];
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		const char *v = getenv(required[i]);
+
+		if (v == NULL || v[0] == '\0') {
+			snprintf(detail, sizeof(detail),
+			    "$%s is not set: not a supervised worker",
+			    required[i]);
+			return lsv_fail(L, SV_ENOTWORKER, "from_env", detail);
+		}
+		if (i == 0)
+			group = v;
+	}
+	if (group == NULL || strlen(group) > LSV_MAX_NAME)
+		return lsv_fail(
+		    L, SV_EINVAL, "from_env", "$SUPERVISE_GROUP is too long");
+	if (lsv_env_uint("SUPERVISE_ORDINAL", UINT32_MAX, &ordinal) != 0)
+		return lsv_fail(L, SV_EINVAL, "from_env",
+		    "$SUPERVISE_ORDINAL is not a number in 0..4294967295");
+	if (lsv_env_uint(
+	        "SUPERVISE_GENERATION", (uint64_t) LUA_MAXINTEGER, &generation)
+	    != 0)
+		return lsv_fail(L, SV_EINVAL, "from_env",
+		    "$SUPERVISE_GENERATION is not a decimal number");
+	purpose = getenv("SUPERVISE_PURPOSE");
+	sid     = getenv("SUPERVISE_SUPERVISOR_ID");
+	url     = getenv(SV_ENV_URL);
+
+	lua_createtable(L, 0, 10);
+	lua_pushstring(L, group);
+	lua_setfield(L, -2, "group");
+	lua_pushinteger(L, (lua_Integer) ordinal);
+	lua_setfield(L, -2, "ordinal");
+	lua_pushinteger(L, (lua_Integer) generation);
+	lua_setfield(L, -2, "generation");
+	lua_pushstring(L, lsv_kind_name(SV_KIND_PROCESS));
+	lua_setfield(L, -2, "kind");
+	lua_pushstring(L, purpose != NULL ? purpose : "");
+	lua_setfield(L, -2, "purpose");
+	lua_pushstring(L, sid != NULL ? sid : "");
+	lua_setfield(L, -2, "supervisor_id");
+	lua_pushstring(L, url != NULL ? url : "");
+	lua_setfield(L, -2, "url");
+	/* A v1 worker is a top-level process: one frame, no parent. */
+	lua_createtable(L, 1, 0);
+	lsv_push_frame(L, SV_KIND_PROCESS, (uint32_t) ordinal, group);
+	lua_rawseti(L, -2, 1);
+	lua_setfield(L, -2, "context");
+	lua_pushliteral(L, "env");
+	lua_setfield(L, -2, "source");
+	luaL_setmetatable(L, LSV_IDENTITY_MT);
+	return 1;
+}
+
+/* ---- scope ---------------------------------------------------------------
+ */
+
+/*
+ * A scope is a table with the metatable "supervise.Scope" whose field
+ * "_cleanups" is an array of functions, run last-in first-out.
+ */
+
+/* lsv_new_scope pushes a new, empty scope. */
+static void
+lsv_new_scope(lua_State *L)
+{
+	lua_createtable(L, 0, 1);
+	lua_newtable(L);
+	lua_setfield(L, -2, "_cleanups");
+	luaL_setmetatable(L, LSV_SCOPE_MT);
+}
+
+/* lsv_check_scope raises unless argument idx is a scope. */
+static void
+lsv_check_scope(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) != LUA_TTABLE
+	    || !lsv_has_mt(L, idx, LSV_SCOPE_MT))
+		luaL_typeerror(L, idx, LSV_SCOPE_MT);
+}
+
+/*
+ * Scope:defer(fn [, ...]) registers fn to run with the given arguments when
+ * the scope ends, after the cleanups registered later. Returns fn.
+ */
+static int
+lsv_scope_defer(lua_State *L)
+{
+	int nargs = lua_gettop(L) - 2;
+
+	lsv_check_scope(L, 1);
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	lua_getfield(L, 1, "_cleanups");
+	/* Each cleanup is stored as {fn, args...}. */
+	lua_createtable(L, nargs + 1, 0);
+	for (int i = 0; i <= nargs; i++) {
+		lua_pushvalue(L, 2 + i);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_rawseti(L, -2, (lua_Integer) luaL_len(L, -2) + 1);
+	lua_settop(L, 2);
+	return 1;
+}
+
+/*
+ * Scope:open([url [, timeout_ms]]) opens a client that the scope closes when
+ * it ends; returns the client or nil, err.
+ */
+static int
+lsv_scope_open(lua_State *L)
+{
+	const char *url;
+	int         timeout;
+
+	lsv_check_scope(L, 1);
+	url     = lsv_check_text(L, 2, LSV_MAX_URL, 1);
+	timeout = lsv_opt_timeout(L, 3);
+	if (lsv_open_into(L, url, timeout) != 1)
+		return 2;
+	lua_getfield(L, 1, "_cleanups");
+	lua_createtable(L, 2, 0);
+	lua_pushcfunction(L, lsv_client_close);
+	lua_rawseti(L, -2, 1);
+	lua_pushvalue(L, -3);
+	lua_rawseti(L, -2, 2);
+	lua_rawseti(L, -2, (lua_Integer) luaL_len(L, -2) + 1);
+	lua_pop(L, 1);
+	return 1;
+}
+
+/*
+ * lsv_scope_unwind runs every cleanup of the scope at idx, last first, each
+ * under pcall, and empties the list. Returns 1 with the first cleanup error
+ * pushed when one failed, 0 (nothing pushed) otherwise.
+ */
+static int
+lsv_scope_unwind(lua_State *L, int idx)
+{
+	lua_Integer n;
+	int         failed = 0;
+
+	idx = lua_absindex(L, idx);
+	lua_getfield(L, idx, "_cleanups");
+	if (lua_type(L, -1) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	/* Detach the list first: a cleanup that re-enters sees an empty one.
+	 */
+	lua_newtable(L);
+	lua_setfield(L, idx, "_cleanups");
+	n = luaL_len(L, -1);
+	for (lua_Integer i = n; i >= 1; i--) {
+		lua_Integer argc;
+
+		lua_rawgeti(L, -1, i);
+		argc = luaL_len(L, -1);
+		luaL_checkstack(L, (int) argc + 2, "scope cleanup");
+		for (lua_Integer k = 1; k <= argc; k++)
+			lua_rawgeti(L, -(int) k, k);
+		if (lua_pcall(L, (int) argc - 1, 0, 0) != LUA_OK) {
+			if (!failed) {
+				/* Keep the first error below the list. */
+				lua_insert(L, -3);
+				failed = 1;
+			} else {
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1); /* the {fn, args...} entry */
+	}
+	lua_pop(L, 1); /* the list */
+	return failed;
+}
+
+/* Scope:close() runs the cleanups now; also __close of a scope. */
+static int
+lsv_scope_close(lua_State *L)
+{
+	lsv_check_scope(L, 1);
+	if (lsv_scope_unwind(L, 1))
+		return lua_error(L);
+	return 0;
+}
+
+/*
+ * supervise.scope(fn, ...) calls fn(scope, ...) under pcall, then runs the
+ * scope's cleanups (Scope:defer, Scope:open) whatever happened, last
+ * registered first. Returns true, fn's results; or false, err where err is
+ * fn's error, else the first cleanup error. supervise.scope() with no
+ * function returns a scope for a `local s <close> = supervise.scope()`.
+ */
+static int
+lsv_scope(lua_State *L)
+{
+	int nargs, base, ok;
+
+	if (lua_isnoneornil(L, 1)) {
+		lsv_new_scope(L);
+		return 1;
+	}
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	nargs = lua_gettop(L) - 1;
+	lsv_new_scope(L);
+	lua_insert(L, 2); /* fn, scope, args... */
+	lua_pushvalue(L, 2);
+	lua_insert(L, 1); /* scope, fn, scope, args... */
+	base = 1;
+	ok   = lua_pcall(L, nargs + 1, LUA_MULTRET, 0) == LUA_OK;
+	/* Stack: scope, results... (or scope, error). */
+	if (lsv_scope_unwind(L, base)) {
+		if (ok) {
+			/* The body worked but a cleanup failed: report that.
+			 */
+			lua_pushboolean(L, 0);
+			lua_insert(L, -2);
+			return 2;
+		}
+		lua_pop(L, 1); /* the body's error wins */
+	}
+	if (!ok) {
+		lua_pushboolean(L, 0);
+		lua_insert(L, -2);
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	lua_replace(L, base); /* true, results... */
+	return lua_gettop(L);
+}
+
+/* ---- miscellany ----------------------------------------------------------
+ */
+
+/*
+ * supervise.sleep(ms) blocks the whole process (every coroutine) for ms
+ * milliseconds, 0..INT_MAX; signals with a default action (SIGTERM) end it
+ * as they end the process. For workers that have nothing else to wait on.
+ */
+static int
+lsv_sleep(lua_State *L)
+{
+	lua_Integer     ms = luaL_checkinteger(L, 1);
+	struct timespec ts, rem;
+
+	luaL_argcheck(L, ms >= 0 && ms <= INT_MAX, 1, "must be 0..2147483647");
+	ts.tv_sec  = (time_t) (ms / 1000);
+	ts.tv_nsec = (long) (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
+		ts = rem;
+	return 0;
+}
+
+/* supervise.version() is the version of the libsupervise actually linked. */
+static int
+lsv_version(lua_State *L)
+{
+	lua_pushstring(L, sv_version());
+	return 1;
+}
+
+/* supervise.default_url() is the socket URL used without $SUPERVISE_URL. */
+static int
+lsv_default_url(lua_State *L)
+{
+	char   url[LSV_MAX_URL + 1];
+	sv_err err = sv_default_url(url, sizeof(url));
+
+	if (err != SV_OK)
+		return lsv_fail(L, err, "default_url", NULL);
+	lua_pushstring(L, url);
+	return 1;
+}
+
+/* ---- luaopen_supervise ---------------------------------------------------
+ */
+
+static const luaL_Reg lsv_functions[] = {
+    {"open", lsv_open},
+    {"default_client", lsv_default_client},
+    {"from_env", lsv_from_env},
+    {"scope", lsv_scope},
+    {"check", lsv_check},
+    {"error", lsv_error_new},
+    {"is_error", lsv_is_error},
+    {"err_name", lsv_err_name},
+    {"strerror", lsv_strerror},
+    {"sleep", lsv_sleep},
+    {"version", lsv_version},
+    {"default_url", lsv_default_url},
+    {NULL, NULL},
+};
+
+/*
+ * lsv_pin_module keeps this module, and with it libsupervise, loaded until
+ * the process exits. lua_close() unloads C modules, but a thread a library
+ * started (nng's, with the nng-based libsupervise 0.1.0) can outlive every
+ * handle, and unloading its code under it crashes the exit. Failure leaves
+ * the module unpinned.
+ */
+static const char lsv_anchor = 0; /* an address inside this module */
+
+static void
+lsv_pin_module(void)
+{
+	Dl_info info;
+	void   *self;
+
+	if (dladdr(&lsv_anchor, &info) == 0 || info.dli_fname == NULL)
+		return;
+	/* RTLD_NOLOAD: take a reference on the copy already loaded. */
+	self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	(void) self; /* never closed, on purpose */
+}
+
+/*
+ * luaopen_supervise is the module's entry point (`require "supervise"`).
+ * It opens no connection: the default client is opened on first use.
+ */
+SV_API int luaopen_supervise(lua_State *L);
+
+int
+luaopen_supervise(lua_State *L)
+{
+	static const luaL_Reg client_methods[] = {
+	    {"close", lsv_client_close},
+	    {"closed", lsv_client_isclosed},
+	    {NULL, NULL},
+	};
+	static const luaL_Reg error_methods[] = {
+	    {"is", lsv_error_is},
+	    {NULL, NULL},
+	};
+	static const luaL_Reg scope_methods[] = {
+	    {"defer", lsv_scope_defer},
+	    {"open", lsv_scope_open},
+	    {"close", lsv_scope_close},
+	    {NULL, NULL},
+	};
+
+	luaL_checkversion(L);
+	lsv_pin_module();
+
+	/* supervise.Client */
+	luaL_newmetatable(L, LSV_CLIENT_MT);
+	luaL_newlib(L, client_methods);
+	for (size_t i = 0; i < LSV_NREQUESTS; i++) {
+		lua_pushinteger(L, (lua_Integer) i);
+		lua_pushcclosure(L, lsv_method, 1);
+		lua_setfield(L, -2, lsv_requests[i].name);
+	}
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, lsv_client_close);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, lsv_client_close);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, lsv_client_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pushliteral(L, "supervise.Client");
+	lua_setfield(L, -2, "__name");
+	lua_pop(L, 1);
+
+	/* supervise.Error */
+	luaL_newmetatable(L, LSV_ERROR_MT);
+	luaL_newlib(L, error_methods);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, lsv_error_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+
+	/* supervise.Identity */
+	luaL_newmetatable(L, LSV_IDENTITY_MT);
+	lua_pushcfunction(L, lsv_identity_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+
+	/* supervise.Scope */
+	luaL_newmetatable(L, LSV_SCOPE_MT);
+	luaL_newlib(L, scope_methods);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, lsv_scope_close);
+	lua_setfield(L, -2, "__close");
+	lua_pop(L, 1);
+
+	luaL_newlib(L, lsv_functions);
+	for (size_t i = 0; i < LSV_NREQUESTS; i++) {
+		lua_pushinteger(L, (lua_Integer) i);
+		lua_pushcclosure(L, lsv_module_call, 1);
+		lua_setfield(L, -2, lsv_requests[i].name);
+	}
+	/* Error codes by name: supervise.ENOTFOUND == 4, ... */
+#define LSV_ERR_CONST_(name, value, msg) \
+	lua_pushinteger(L, value);       \
+	lua_setfield(L, -2, #name);
+	SV_ERR_MAP(LSV_ERR_CONST_)
+#undef LSV_ERR_CONST_
+	lua_pushinteger(L, SV_TIMEOUT_INFINITE);
+	lua_setfield(L, -2, "TIMEOUT_INFINITE");
+	lua_pushinteger(L, LSV_DEFAULT_TIMEOUT_MS);
+	lua_setfield(L, -2, "DEFAULT_TIMEOUT_MS");
+	lua_pushinteger(L, SV_PROTOCOL_VERSION);
+	lua_setfield(L, -2, "PROTOCOL_VERSION");
+	lua_pushliteral(L, "supervise-lua " LSV_VERSION);
+	lua_setfield(L, -2, "_VERSION");
+	return 1;
+}

@@ -1,0 +1,42 @@
+-- supervise-scm-1.rockspec — the Lua 5.4 binding of libsupervise.
+--
+-- A C module built by luarocks' builtin backend against an installed (or
+-- built) libsupervise. No dependency but Lua itself, so luarocks never needs
+-- a server: install with
+--   luarocks --lua-version=5.4 make --deps-mode=none supervise-scm-1.rockspec \
+--     SUPERVISE_INCDIR=/prefix/include SUPERVISE_LIBDIR=/prefix/lib
+-- (both default to luarocks' search of /usr/local and /usr).
+rockspec_format = "3.0"
+package = "supervise"
+version = "scm-1"
+source = {
+   url = "git+file:///dev/null", -- built from a checkout with `luarocks make`
+}
+description = {
+   summary = "Lua binding of libsupervise: durable, bounded worker identity",
+   detailed = [[
+      A worker started by supervised asks "which worker am I?" and gets its
+      group, an ordinal in 0..N-1 and a generation, live over the
+      supervise.v1 protocol or from its environment with no round trip.
+   ]],
+}
+dependencies = {
+   "lua >= 5.4",
+}
+external_dependencies = {
+   SUPERVISE = {
+      header = "supervise/client.h",
+      library = "supervise",
+   },
+}
+build = {
+   type = "builtin",
+   modules = {
+      supervise = {
+         sources = { "src/supervise.c" },
+         libraries = { "supervise" },
+         incdirs = { "$(SUPERVISE_INCDIR)" },
+         libdirs = { "$(SUPERVISE_LIBDIR)" },
+      },
+   },
+}

@@ -1,0 +1,69 @@
+"""supervise: the Python binding of libsupervise ("which worker am I?").
+
+A process started by ``supervised`` asks for its durable, bounded identity::
+
+    import supervise
+    me = supervise.whoami()              # live, over the control socket
+    me = supervise.whoami(live=False)    # from SUPERVISE_*, no round trip
+    print(me.group, me.ordinal, me.generation)
+
+The package wraps the C client library libsupervise.so.0 with ctypes
+(``_lib``: loading; ``errors``: one exception class per sv_err code;
+``identity``: Identity and Frame; ``client``: Client and the default client).
+Later protocol features (leases, drain, activity, sub-workers) get one module
+each beside these. Timeouts are in seconds; ``None`` waits forever.
+"""
+
+import os
+
+from ._lib import ENV_LIBRARY, SONAME, LibraryNotFound, library_version
+from .client import (DEFAULT_TIMEOUT, Client, Hello, State, WorkerStatus,
+                     default_client, default_url)
+from .errors import CLASS_NAMES, Error, error_class, error_for
+# One class per sv_err code (errors._TABLE).
+from .errors import (BadRequest, Busy, Conflict, ConnectError,
+                     ConnectionClosed, Exhausted, InternalError, InvalidArgument, NotAWorker,
+                     NotFound, OutOfMemory, PermissionDenied, ProtocolError,
+                     SystemFailure, Timeout, TooLarge, UnknownMessage,
+                     UnsupportedVersion)
+from .identity import ENV_URL, Frame, Identity, Kind
+
+__version__ = "0.1.0"
+
+_UNSET = object()
+
+
+def whoami(live=True, timeout=_UNSET):
+    """Returns this process's Identity.
+
+    live=True asks the supervisor through the default client (one round
+    trip; the supervisor identifies the caller by the kernel's credentials).
+    live=False reads SUPERVISE_* (``Identity.from_env()``). Raises NotAWorker
+    outside a supervised worker (or a descendant of one); timeout in seconds,
+    by default the default client's (5 s).
+    """
+    if not live:
+        return Identity.from_env()
+    if not os.environ.get(ENV_URL):
+        raise NotAWorker("%s is not set: this process was not started by "
+                         "a supervisor" % ENV_URL)
+    client = default_client()
+    if timeout is _UNSET:
+        return client.whoami()
+    return client.whoami(timeout=timeout)
+
+
+def hello(timeout=_UNSET):
+    """Hello through the default client: returns a Hello."""
+    client = default_client()
+    if timeout is _UNSET:
+        return client.hello()
+    return client.hello(timeout=timeout)
+
+
+__all__ = [
+    "Client", "DEFAULT_TIMEOUT", "ENV_LIBRARY", "Error", "Frame", "Hello",
+    "Identity", "Kind", "LibraryNotFound", "SONAME", "State", "WorkerStatus",
+    "default_client", "default_url", "error_class", "error_for", "hello",
+    "library_version", "whoami",
+] + list(CLASS_NAMES)

@@ -1,0 +1,189 @@
+"""Loading libsupervise.so.0 and declaring its C functions for ctypes.
+
+Design: the shared library is loaded lazily, on the first call that needs it,
+so that ``import supervise`` and the zero-round-trip ``Identity.from_env()``
+work on a machine without the library. ``lib()`` returns the loaded
+``ctypes.CDLL`` with every prototype of ``supervise/client.h`` and
+``supervise/supervise.h`` declared (argument and result types), so no call
+goes through ctypes' default ``int`` conversion.
+
+Where the library comes from, in order:
+
+1. ``$SUPERVISE_LIBRARY``: a path to the .so, for an uninstalled build
+   (``build/libsupervise.so.0``);
+2. the installed soname ``libsupervise.so.0``, found by the dynamic loader.
+
+Failing both raises ``LibraryNotFound``, one exception whose message names
+both ways, instead of a ctypes traceback.
+
+Opaque handles (``sv_client *``, ``sv_identity *``...) are ``c_void_p``:
+client.h has no struct layout for ctypes to know, by design.
+"""
+
+import ctypes
+import os
+import threading
+
+ENV_LIBRARY = "SUPERVISE_LIBRARY"
+SONAME = "libsupervise.so.0"
+# The library major version this binding speaks (the soname's number).
+ABI_MAJOR = 0
+
+
+class LibraryNotFound(ImportError):
+    """libsupervise could not be loaded (or is not a compatible version)."""
+
+    __module__ = "supervise"
+
+
+_lock = threading.Lock()
+_lib = None
+
+
+def _reset_lock_in_child():
+    # Another thread may have held the lock at fork(); the child has only
+    # the forking thread, so a fresh lock is the correct state.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_lock_in_child)
+
+_vp = ctypes.c_void_p
+_pvp = ctypes.POINTER(ctypes.c_void_p)
+_cp = ctypes.c_char_p
+_int = ctypes.c_int
+_u32 = ctypes.c_uint32
+_u64 = ctypes.c_uint64
+_i32 = ctypes.c_int32
+_i64 = ctypes.c_int64
+_size = ctypes.c_size_t
+_pu32 = ctypes.POINTER(ctypes.c_uint32)
+_pint = ctypes.POINTER(ctypes.c_int)
+_pcp = ctypes.POINTER(ctypes.c_char_p)
+
+# name: (restype, argtypes). Enums (sv_err, sv_kind, sv_state) are C ints.
+_PROTOTYPES = {
+    # supervise.h
+    "sv_strerror": (_cp, [_int]),
+    "sv_err_name": (_cp, [_int]),
+    "sv_version": (_cp, []),
+    # client.h: open / close
+    "sv_client_open": (_int, [_pvp, _cp, _int]),
+    "sv_default_url": (_int, [ctypes.c_char_p, _size]),
+    "sv_client_close": (None, [_vp]),
+    "sv_client_error_message": (_cp, [_vp]),
+    # hello
+    "sv_client_hello": (_int, [_vp, _int, _pvp]),
+    "sv_hello_version": (_u32, [_vp]),
+    "sv_hello_minor_version": (_u32, [_vp]),
+    "sv_hello_server_name": (_cp, [_vp]),
+    "sv_hello_supervisor_id": (_cp, [_vp]),
+    "sv_hello_feature_count": (_size, [_vp]),
+    "sv_hello_feature": (_cp, [_vp, _size]),
+    "sv_hello_free": (None, [_vp]),
+    # whoami
+    "sv_client_whoami": (_int, [_vp, _int, _pvp]),
+    "sv_identity_group": (_cp, [_vp]),
+    "sv_identity_ordinal": (_u32, [_vp]),
+    "sv_identity_generation": (_u64, [_vp]),
+    "sv_identity_kind": (_int, [_vp]),
+    "sv_identity_pid": (_i64, [_vp]),
+    "sv_identity_purpose": (_cp, [_vp]),
+    "sv_identity_supervisor_id": (_cp, [_vp]),
+    "sv_identity_group_size": (_u32, [_vp]),
+    "sv_identity_frame_count": (_size, [_vp]),
+    "sv_identity_frame": (_int, [_vp, _size, _pint, _pu32, _pcp]),
+    "sv_identity_parent": (_int, [_vp, _pint, _pu32, _pcp]),
+    "sv_identity_free": (None, [_vp]),
+    # list / status
+    "sv_client_list": (_int, [_vp, _cp, _int, _pvp]),
+    "sv_client_status": (_int, [_vp, _cp, _u32, _int, _pvp]),
+    "sv_workers_count": (_size, [_vp]),
+    "sv_workers_group": (_cp, [_vp, _size]),
+    "sv_workers_ordinal": (_u32, [_vp, _size]),
+    "sv_workers_generation": (_u64, [_vp, _size]),
+    "sv_workers_pid": (_i64, [_vp, _size]),
+    "sv_workers_state": (_int, [_vp, _size]),
+    "sv_workers_uptime_ms": (_u64, [_vp, _size]),
+    "sv_workers_purpose": (_cp, [_vp, _size]),
+    "sv_workers_restarts": (_u64, [_vp, _size]),
+    "sv_workers_last_exit_code": (_i32, [_vp, _size]),
+    "sv_workers_last_signal": (_i32, [_vp, _size]),
+    "sv_workers_free": (None, [_vp]),
+    "sv_state_name": (_cp, [_int]),
+    # administration
+    "sv_client_scale": (_int, [_vp, _cp, _u32, _int, _pu32]),
+    "sv_client_stop": (_int, [_vp, _cp, _int, _pu32]),
+    "sv_client_restart": (_int, [_vp, _cp, _u32, _int]),
+}
+
+
+def _declare(cdll, where):
+    """Declares every prototype on cdll; a missing symbol is LibraryNotFound."""
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        try:
+            fn = getattr(cdll, name)
+        except AttributeError:
+            raise LibraryNotFound(
+                "%s has no symbol %s: not a compatible libsupervise %d.x"
+                % (where, name, ABI_MAJOR)
+            ) from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+    version = cdll.sv_version().decode("ascii", "replace")
+    if version.split(".")[0] != str(ABI_MAJOR):
+        raise LibraryNotFound(
+            "%s is libsupervise %s; this binding needs %d.x"
+            % (where, version, ABI_MAJOR)
+        )
+
+
+def _load():
+    """Loads the library the documented way; raises LibraryNotFound."""
+    path = os.environ.get(ENV_LIBRARY, "")
+    if path:
+        where = "%s=%s" % (ENV_LIBRARY, path)
+        target = path
+    else:
+        where = SONAME
+        target = SONAME
+    try:
+        cdll = ctypes.CDLL(target)
+    except OSError as e:
+        raise LibraryNotFound(
+            "cannot load libsupervise from %s (%s). Either install "
+            "libsupervise so that the dynamic loader finds %s "
+            "(cmake --install, then ldconfig), or set %s to the path of "
+            "an uninstalled build's library, e.g. build/%s"
+            % (where, e, SONAME, ENV_LIBRARY, SONAME)
+        ) from None
+    _declare(cdll, where)
+    return cdll
+
+
+def lib():
+    """Returns the loaded, declared library (loading it on first use).
+
+    Raises LibraryNotFound when it cannot be loaded. A failed load is not
+    cached: setting SUPERVISE_LIBRARY and calling again retries.
+    """
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is None:
+            _lib = _load()
+        return _lib
+
+
+def text(raw):
+    """Decodes a C string from the library (None stays None)."""
+    if raw is None:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def library_version():
+    """Returns sv_version() of the loaded library ("0.1.0")."""
+    return text(lib().sv_version())

@@ -1,0 +1,454 @@
+"""Client: a connection to the supervisor, over the C client (client.h).
+
+Design:
+
+- A Client wraps one ``sv_client *`` handle. It connects lazily on its first
+  call (or at once with ``open()`` / ``with Client() as c``), and every
+  result is copied into an immutable Python value with the C result handle
+  freed in the same function, so nothing returned holds C memory.
+- Timeouts are in **seconds** (int or float), like ``socket.settimeout`` and
+  ``subprocess``; ``None`` waits forever. Each method takes ``timeout=``,
+  defaulting to the client's ``timeout`` (5 s unless given). The timeout is one
+  deadline for the whole method: connecting (when the handle is opened
+  lazily) and the request share it. It is converted to the C API's
+  milliseconds, rounded up, at most 2**31-1.
+- Errors raise the class of their sv_err code (errors.py), with the
+  supervisor's message from ``sv_client_error_message``.
+- Threads: a Python lock guards the handle (opening, closing, forgetting);
+  the C handle serialises its calls anyway. ctypes releases the GIL during
+  each C call, so a blocked call does not stop other threads.
+- fork(): the handle belongs to the process that opened it. In a child, the
+  client forgets the inherited handle without closing it (closing would
+  touch the parent's connection and, with an nng transport, abort the
+  child) and opens its own on the next call, so each child gets its own
+  connection and the supervisor sees the child's credentials. This happens
+  in an ``os.register_at_fork`` hook, which also replaces the lock (a thread
+  of the parent may have held it), and, as a backstop for a fork the hook
+  did not see (a C extension calling fork()), by comparing ``os.getpid()``
+  with the owner's pid on every call. The cost in each child is the
+  abandoned handle's memory and descriptor, once per client per fork. A
+  finalizer closes the handle when the Client is collected, but only in the
+  process that owns it.
+
+Leases, drain and activity will be further modules using the same Client.
+"""
+
+import ctypes
+import enum
+import math
+import os
+import threading
+import time
+import weakref
+from typing import NamedTuple, Tuple
+
+from . import _lib
+from .errors import ConnectionClosed, InvalidArgument, error_for
+from .identity import ENV_URL, MAX_NAME, MAX_URL, Identity
+
+DEFAULT_TIMEOUT = 5.0
+# The largest C timeout (int milliseconds).
+_MAX_MS = 2 ** 31 - 1
+_UNSET = object()
+
+
+class State(enum.IntEnum):
+    """State of a worker slot (sv_state)."""
+
+    UNSPECIFIED = 0
+    RUNNING = 1
+    STOPPING = 2
+    BACKOFF = 3
+
+
+class Hello(NamedTuple):
+    """The supervisor's HelloReply."""
+
+    version: int
+    minor_version: int
+    server_name: str
+    supervisor_id: str
+    features: Tuple[str, ...]
+
+
+class WorkerStatus(NamedTuple):
+    """One worker slot, as ``list`` and ``status`` report it."""
+
+    group: str
+    ordinal: int
+    generation: int
+    pid: int
+    state: State
+    uptime_ms: int
+    purpose: str
+    restarts: int
+    last_exit_code: int
+    last_signal: int
+
+
+def timeout_ms(timeout):
+    """Converts a timeout in seconds (None: forever) to C milliseconds.
+
+    Raises InvalidArgument for a negative, NaN or non-numeric value.
+    """
+    if timeout is None:
+        return -1
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise InvalidArgument("timeout must be a number of seconds or None, "
+                              "not %r" % (timeout,))
+    if math.isnan(timeout) or timeout < 0:
+        raise InvalidArgument("timeout must be >= 0 seconds, not %r"
+                              % (timeout,))
+    if math.isinf(timeout):
+        return -1
+    return min(int(math.ceil(timeout * 1000)), _MAX_MS)
+
+
+def _name_arg(name, what="group"):
+    """Encodes a group name for C; bounds it and refuses NUL bytes."""
+    if not isinstance(name, str):
+        raise InvalidArgument("%s must be a str, not %r" % (what, name))
+    raw = name.encode("utf-8", "surrogateescape")
+    if b"\0" in raw or not 1 <= len(raw) <= MAX_NAME:
+        raise InvalidArgument("%s must be 1..%d characters of "
+                              "[A-Za-z0-9_.-]" % (what, MAX_NAME))
+    return raw
+
+
+def _u32_arg(value, what):
+    """Checks an int in 0..2**32-1 (ctypes would truncate silently)."""
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= 2 ** 32 - 1:
+        raise InvalidArgument("%s must be an int in 0..4294967295, not %r"
+                              % (what, value))
+    return value
+
+
+def default_url():
+    """The default control socket URL (sv_default_url), as supervised uses."""
+    buf = ctypes.create_string_buffer(MAX_URL + 1)
+    err = _lib.lib().sv_default_url(buf, len(buf))
+    if err != 0:
+        raise error_for(err, "cannot compute the default socket URL")
+    return _lib.text(buf.value)
+
+
+class _Conn:
+    """The mutable part of a Client, shared with its finalizer."""
+
+    __slots__ = ("handle", "pid", "lock", "closed")
+
+    def __init__(self):
+        self.handle = None
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def forget_after_fork(self):
+        """In a child: drop the parent's handle (never close it)."""
+        self.handle = None
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+
+    def close(self):
+        """Closes the handle if this process opened it."""
+        handle, self.handle = self.handle, None
+        if handle is not None and self.pid == os.getpid():
+            _lib.lib().sv_client_close(handle)
+
+
+# Every live Client, so that the fork hook can reset them.
+_clients = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    for client in list(_clients):
+        client._conn.forget_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class Client:
+    """A connection to a supervisor (sv_client), a context manager.
+
+    url: "ipc:///path/control.sock"; None means $SUPERVISE_URL, else the
+    default socket (``default_url()``). timeout: the default timeout of
+    every method, in seconds (None: forever). Creating a Client does not
+    connect; the first call does (or ``open()``).
+    """
+
+    def __init__(self, url=None, timeout=DEFAULT_TIMEOUT):
+        if url is None:
+            url = os.environ.get(ENV_URL) or default_url()
+        if not isinstance(url, str):
+            raise InvalidArgument("url must be a str, not %r" % (url,))
+        raw = url.encode("utf-8", "surrogateescape")
+        if b"\0" in raw or not 0 < len(raw) <= MAX_URL:
+            raise InvalidArgument("url must be 1..%d bytes without NUL"
+                                  % MAX_URL)
+        timeout_ms(timeout)  # validate now rather than at the first call
+        self.url = url
+        self.timeout = timeout
+        self._url = raw
+        self._conn = _Conn()
+        self._finalizer = weakref.finalize(self, _Conn.close, self._conn)
+        _clients.add(self)
+
+    def __repr__(self):
+        return "<supervise.Client %s%s>" % (
+            self.url, " closed" if self._conn.closed else "")
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- connection -------------------------------------------------------
+
+    def _deadline(self, timeout):
+        """Absolute monotonic deadline for a call (None: forever)."""
+        if timeout is _UNSET:
+            timeout = self.timeout
+        timeout_ms(timeout)
+        if timeout is None or math.isinf(timeout):
+            return None
+        return time.monotonic() + timeout
+
+    @staticmethod
+    def _left_ms(deadline):
+        """Milliseconds left until deadline, for the C API (-1: forever)."""
+        if deadline is None:
+            return -1
+        left = deadline - time.monotonic()
+        return timeout_ms(left) if left > 0 else 0
+
+    def _handle_locked(self, cdll, deadline):
+        """The handle of this process, opened if needed (lock held)."""
+        conn = self._conn
+        if conn.closed:
+            raise ConnectionClosed("the client was closed")
+        if conn.handle is None:
+            out = ctypes.c_void_p()
+            err = cdll.sv_client_open(ctypes.byref(out), self._url,
+                                      self._left_ms(deadline))
+            if err != 0:
+                raise error_for(err, "cannot connect to %s" % self.url)
+            conn.handle = out.value
+            conn.pid = os.getpid()
+        return conn.handle
+
+    def _call(self, timeout, request):
+        """Runs request(cdll, handle, ms) under the lock; raises on error.
+
+        request returns an sv_err; a non-zero one raises its class with the
+        client's error message.
+        """
+        cdll = _lib.lib()
+        deadline = self._deadline(timeout)
+        conn = self._conn
+        if conn.pid != os.getpid():
+            conn.forget_after_fork()  # a fork the hook did not see
+        with conn.lock:
+            handle = self._handle_locked(cdll, deadline)
+            err = request(cdll, handle, self._left_ms(deadline))
+            if err != 0:
+                raise error_for(err, _lib.text(
+                    cdll.sv_client_error_message(handle)))
+
+    def open(self, timeout=_UNSET):
+        """Connects now (a no-op when this process is connected already).
+
+        Raises ConnectError when nobody listens before the timeout,
+        ConnectionClosed after close().
+        """
+        self._call(timeout, lambda cdll, handle, ms: 0)
+
+    def close(self):
+        """Disconnects. Idempotent; later calls raise ConnectionClosed."""
+        conn = self._conn
+        if conn.pid != os.getpid():
+            conn.forget_after_fork()
+        with conn.lock:
+            conn.closed = True
+            conn.close()
+
+    @property
+    def closed(self):
+        """True after close()."""
+        return self._conn.closed
+
+    # ---- requests ---------------------------------------------------------
+
+    def hello(self, timeout=_UNSET):
+        """Exchanges Hello: protocol version, server name, supervisor id,
+        features. Returns a Hello."""
+        result = []
+
+        def request(cdll, handle, ms):
+            out = ctypes.c_void_p()
+            err = cdll.sv_client_hello(handle, ms, ctypes.byref(out))
+            if err == 0:
+                try:
+                    h = out.value
+                    n = min(cdll.sv_hello_feature_count(h), 256)
+                    result.append(Hello(
+                        version=cdll.sv_hello_version(h),
+                        minor_version=cdll.sv_hello_minor_version(h),
+                        server_name=_lib.text(cdll.sv_hello_server_name(h)),
+                        supervisor_id=_lib.text(
+                            cdll.sv_hello_supervisor_id(h)),
+                        features=tuple(_lib.text(cdll.sv_hello_feature(h, i))
+                                       for i in range(n))))
+                finally:
+                    cdll.sv_hello_free(out.value)
+            return err
+
+        self._call(timeout, request)
+        return result[0]
+
+    def whoami(self, timeout=_UNSET):
+        """Asks the supervisor which worker this process is (live).
+
+        The supervisor answers from the kernel's credentials of the
+        connection: this process or its nearest supervised ancestor.
+        Raises NotAWorker for any other process.
+        """
+        result = []
+
+        def request(cdll, handle, ms):
+            out = ctypes.c_void_p()
+            err = cdll.sv_client_whoami(handle, ms, ctypes.byref(out))
+            if err == 0:
+                try:
+                    result.append(Identity._from_handle(cdll, out.value))
+                finally:
+                    cdll.sv_identity_free(out.value)
+            return err
+
+        self._call(timeout, request)
+        return result[0]
+
+    def _workers(self, timeout, start):
+        """Runs a list/status request and copies the sv_workers out."""
+        result = []
+
+        def request(cdll, handle, ms):
+            out = ctypes.c_void_p()
+            err = start(cdll, handle, ms, ctypes.byref(out))
+            if err == 0:
+                try:
+                    w = out.value
+                    for i in range(min(cdll.sv_workers_count(w), 65536)):
+                        result.append(_worker(cdll, w, i))
+                finally:
+                    cdll.sv_workers_free(out.value)
+            return err
+
+        self._call(timeout, request)
+        return result
+
+    def list(self, group=None, timeout=_UNSET):
+        """Lists the workers of group, or of every group when None.
+
+        Returns a list of WorkerStatus. Raises NotFound for an unknown group.
+        """
+        raw = None if group is None else _name_arg(group)
+        return self._workers(timeout, lambda cdll, h, ms, out:
+                             cdll.sv_client_list(h, raw, ms, out))
+
+    def status(self, group, ordinal, timeout=_UNSET):
+        """Reads one worker slot. Returns a WorkerStatus.
+
+        Raises NotFound for an unknown group or no worker at ordinal.
+        """
+        raw = _name_arg(group)
+        ordinal = _u32_arg(ordinal, "ordinal")
+        return self._workers(timeout, lambda cdll, h, ms, out:
+                             cdll.sv_client_status(h, raw, ordinal, ms,
+                                                   out))[0]
+
+    def scale(self, group, count, timeout=_UNSET):
+        """Sets the number of workers of group; returns the previous one.
+
+        Raises NotFound, Exhausted (count above max_count), Busy.
+        """
+        raw = _name_arg(group)
+        count = _u32_arg(count, "count")
+        previous = ctypes.c_uint32()
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_scale(
+            h, raw, count, ms, ctypes.byref(previous)))
+        return previous.value
+
+    def stop(self, group, timeout=_UNSET):
+        """Stops every worker of group; returns the previous target size.
+
+        ``scale`` starts the group again. Raises NotFound, Busy.
+        """
+        raw = _name_arg(group)
+        previous = ctypes.c_uint32()
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_stop(
+            h, raw, ms, ctypes.byref(previous)))
+        return previous.value
+
+    def restart(self, group, ordinal, timeout=_UNSET):
+        """Restarts one worker: same ordinal, next generation.
+
+        Not idempotent: a connection lost mid-request raises
+        ConnectionClosed and is not retried. Raises NotFound, Busy.
+        """
+        raw = _name_arg(group)
+        ordinal = _u32_arg(ordinal, "ordinal")
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_restart(
+            h, raw, ordinal, ms))
+
+
+def _worker(cdll, w, i):
+    """Copies entry i of an sv_workers into a WorkerStatus."""
+    state = cdll.sv_workers_state(w, i)
+    try:
+        state = State(state)
+    except ValueError:
+        pass
+    return WorkerStatus(
+        group=_lib.text(cdll.sv_workers_group(w, i)),
+        ordinal=cdll.sv_workers_ordinal(w, i),
+        generation=cdll.sv_workers_generation(w, i),
+        pid=cdll.sv_workers_pid(w, i),
+        state=state,
+        uptime_ms=cdll.sv_workers_uptime_ms(w, i),
+        purpose=_lib.text(cdll.sv_workers_purpose(w, i)),
+        restarts=cdll.sv_workers_restarts(w, i),
+        last_exit_code=cdll.sv_workers_last_exit_code(w, i),
+        last_signal=cdll.sv_workers_last_signal(w, i))
+
+
+# ---- the module-level default client ---------------------------------------
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def _reset_default_lock():
+    global _default_lock
+    _default_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_default_lock)
+
+
+def default_client():
+    """The process's shared Client, created on first use from $SUPERVISE_URL.
+
+    It connects lazily and reconnects on its own in a forked child.
+    """
+    global _default
+    client = _default
+    if client is None:
+        with _default_lock:
+            if _default is None:
+                _default = Client()
+            client = _default
+    return client

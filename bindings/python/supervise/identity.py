@@ -1,0 +1,201 @@
+"""Identity: which worker am I (group, ordinal, generation, context...).
+
+Design: an Identity is a plain, immutable Python value. A live answer is
+copied out of the C sv_identity handle at once and the handle freed in the
+same function, so an Identity owns no C memory, survives fork(), and can be
+pickled or compared. Two sources fill it:
+
+- ``Identity.from_env()`` reads the SUPERVISE_* variables the supervisor set
+  at spawn: zero round trips, no library needed. They are a snapshot that
+  every descendant inherits, so fields the environment does not carry are
+  None: ``pid`` (the worker's pid is not in the environment, and a
+  descendant's own pid would be wrong) and ``group_size`` (changes with
+  scale). ``source`` is "env".
+- ``Identity._from_handle()`` (used by ``Client.whoami``) reads a live
+  answer, which the supervisor established from the kernel's credentials of
+  the connection. ``source`` is "live".
+
+``Identity.key`` is the tuple (supervisor_id, group, ordinal, generation)
+that names one process lifetime (docs/protocol.md section 7); the env and
+live identities of one worker have the same key.
+
+Every value read from the environment is bounded and checked like the
+protocol bounds it: a group name of 1..64 characters of [A-Za-z0-9_.-], an
+ordinal that fits uint32, a generation that fits uint64, text up to 1024
+bytes. A bad value raises InvalidArgument naming the variable.
+"""
+
+import ctypes
+import enum
+import os
+import re
+from typing import NamedTuple, Optional, Tuple
+
+from . import _lib
+from .errors import InvalidArgument, NotAWorker, error_for
+
+ENV_URL = "SUPERVISE_URL"
+ENV_GROUP = "SUPERVISE_GROUP"
+ENV_ORDINAL = "SUPERVISE_ORDINAL"
+ENV_GENERATION = "SUPERVISE_GENERATION"
+ENV_PURPOSE = "SUPERVISE_PURPOSE"
+ENV_SUPERVISOR_ID = "SUPERVISE_SUPERVISOR_ID"
+
+# Bounds of the protocol (docs/protocol.md): names and free text.
+MAX_NAME = 64
+MAX_TEXT = 1024
+MAX_URL = 511
+_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}\Z")
+_DECIMAL_RE = re.compile(r"[0-9]{1,20}\Z")
+
+
+class Kind(enum.IntEnum):
+    """Kind of a worker or of a context frame (sv_kind)."""
+
+    UNSPECIFIED = 0
+    PROCESS = 1
+    THREAD = 2
+
+
+def _kind(value):
+    """Kind for a C value; an unknown (newer) value stays a plain int."""
+    try:
+        return Kind(value)
+    except ValueError:
+        return int(value)
+
+
+class Frame(NamedTuple):
+    """One level of a worker's context: kind, ordinal, name (group)."""
+
+    kind: Kind
+    ordinal: int
+    name: str
+
+    def __str__(self):
+        kind = "thread" if self.kind == Kind.THREAD else "process"
+        return "%s:%s/%d" % (kind, self.name, self.ordinal)
+
+
+class Identity(NamedTuple):
+    """The answer to "which worker am I".
+
+    group, ordinal (0..group_size-1, durable across restarts), generation
+    (0 for the first process of the ordinal, +1 at every spawn), kind,
+    pid (the worker's pid; None from the environment), purpose,
+    supervisor_id, context (frames, outermost first, the worker last),
+    parent (the frame above the worker, None for a top-level process),
+    group_size (None from the environment), source ("env" or "live").
+    """
+
+    group: str
+    ordinal: int
+    generation: int
+    kind: Kind
+    pid: Optional[int]
+    purpose: str
+    supervisor_id: str
+    context: Tuple[Frame, ...]
+    parent: Optional[Frame]
+    group_size: Optional[int]
+    source: str
+
+    @property
+    def key(self):
+        """(supervisor_id, group, ordinal, generation): one process lifetime."""
+        return (self.supervisor_id, self.group, self.ordinal, self.generation)
+
+    def describe(self):
+        """One line: "web[1] generation 0 pid 42 of 3, purpose ..."."""
+        return "%s[%d] generation %d pid %s of %s, purpose \"%s\", " \
+            "context %s, parent %s" % (
+                self.group, self.ordinal, self.generation,
+                "?" if self.pid is None else self.pid,
+                "?" if self.group_size is None else self.group_size,
+                self.purpose, " > ".join(str(f) for f in self.context),
+                "none" if self.parent is None else str(self.parent))
+
+    @classmethod
+    def from_env(cls, environ=None):
+        """Reads the identity from SUPERVISE_* variables: no round trip.
+
+        environ defaults to os.environ. Raises NotAWorker when the variables
+        are absent (not started by a supervisor), InvalidArgument when one is
+        malformed or over its bound.
+        """
+        env = os.environ if environ is None else environ
+        missing = [name for name in (ENV_GROUP, ENV_ORDINAL, ENV_GENERATION,
+                                     ENV_PURPOSE, ENV_SUPERVISOR_ID)
+                   if not env.get(name)]
+        if missing:
+            raise NotAWorker("%s not set: this process was not started by "
+                             "a supervisor" % ", ".join(missing))
+        group = env[ENV_GROUP]
+        if not _NAME_RE.match(group):
+            raise InvalidArgument("%s must be 1..%d characters of "
+                                  "[A-Za-z0-9_.-]" % (ENV_GROUP, MAX_NAME))
+        ordinal = _env_uint(env, ENV_ORDINAL, 2 ** 32 - 1)
+        generation = _env_uint(env, ENV_GENERATION, 2 ** 64 - 1)
+        purpose = _env_text(env, ENV_PURPOSE)
+        supervisor_id = _env_text(env, ENV_SUPERVISOR_ID)
+        frame = Frame(Kind.PROCESS, ordinal, group)
+        return cls(group=group, ordinal=ordinal, generation=generation,
+                   kind=Kind.PROCESS, pid=None, purpose=purpose,
+                   supervisor_id=supervisor_id, context=(frame,),
+                   parent=None, group_size=None, source="env")
+
+    @classmethod
+    def _from_handle(cls, cdll, handle):
+        """Copies a live sv_identity (not freed here) into an Identity."""
+        text = _lib.text
+        frames = []
+        count = cdll.sv_identity_frame_count(handle)
+        # The protocol bounds a reply; bound the walk all the same.
+        for i in range(min(count, 64)):
+            frame = _read_frame(cdll.sv_identity_frame, handle, i)
+            if frame is not None:
+                frames.append(frame)
+        parent = _read_frame(cdll.sv_identity_parent, handle)
+        return cls(group=text(cdll.sv_identity_group(handle)),
+                   ordinal=cdll.sv_identity_ordinal(handle),
+                   generation=cdll.sv_identity_generation(handle),
+                   kind=_kind(cdll.sv_identity_kind(handle)),
+                   pid=cdll.sv_identity_pid(handle),
+                   purpose=text(cdll.sv_identity_purpose(handle)),
+                   supervisor_id=text(cdll.sv_identity_supervisor_id(handle)),
+                   context=tuple(frames), parent=parent,
+                   group_size=cdll.sv_identity_group_size(handle),
+                   source="live")
+
+
+def _read_frame(fn, handle, *index):
+    """Reads a frame through sv_identity_frame/_parent; None if absent."""
+    kind = ctypes.c_int()
+    ordinal = ctypes.c_uint32()
+    name = ctypes.c_char_p()
+    err = fn(handle, *index, ctypes.byref(kind), ctypes.byref(ordinal),
+             ctypes.byref(name))
+    if err == 4 and not index:  # SV_ENOTFOUND: a top-level process
+        return None
+    if err != 0:
+        if index:
+            return None
+        raise error_for(err, "cannot read the parent frame")
+    return Frame(_kind(kind.value), ordinal.value, _lib.text(name.value))
+
+
+def _env_uint(env, name, maximum):
+    """A decimal variable in 0..maximum, else InvalidArgument."""
+    raw = env[name]
+    if not _DECIMAL_RE.match(raw) or int(raw) > maximum:
+        raise InvalidArgument("%s must be a decimal number in 0..%d"
+                              % (name, maximum))
+    return int(raw)
+
+
+def _env_text(env, name):
+    """A text variable of at most MAX_TEXT bytes, else InvalidArgument."""
+    raw = env[name]
+    if len(raw.encode("utf-8", "surrogateescape")) > MAX_TEXT:
+        raise InvalidArgument("%s is longer than %d bytes" % (name, MAX_TEXT))
+    return raw

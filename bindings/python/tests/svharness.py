@@ -1,0 +1,198 @@
+"""Test fixture: a real supervised with a temporary config and socket_dir.
+
+Design: each Supervisor writes a libconfig file (docs/config.md) into its own
+temporary directory under /tmp (short, so the ipc:// path stays far below
+the 107-byte sun_path limit), starts ``supervised --foreground`` with its
+stdout and stderr (and so its workers' output) going to a log file, and
+waits until the control socket answers Hello, bounded by a deadline. stop()
+sends SIGTERM to that one pid and waits for it with a deadline; only if it
+does not exit in time does it get SIGKILL, and the test fails. Nothing else
+is ever signalled.
+
+Workers are Python scripts run by this same interpreter with the binding on
+PYTHONPATH and the library under test in SUPERVISE_LIBRARY. Waiting for
+something a worker writes (a file, a log line) polls with a deadline:
+there is no change notification to wait on.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BINDING_DIR = os.path.dirname(HERE)
+REPO_ROOT = os.path.dirname(os.path.dirname(BINDING_DIR))
+PROBE = os.path.join(HERE, "probe.py")
+EXAMPLE = os.path.join(BINDING_DIR, "examples", "whoami_worker.py")
+BUILD_DIRS = ("build-py", "build")
+
+
+def find_program(env_name, relpath):
+    """Path from $env_name, else the first build dir holding relpath."""
+    path = os.environ.get(env_name)
+    if path:
+        return path
+    for build in BUILD_DIRS:
+        candidate = os.path.join(REPO_ROOT, build, relpath)
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def wait_until(predicate, timeout, what):
+    """Polls predicate() until it returns a true value or timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.1f s waiting for %s"
+                                 % (timeout, what))
+        time.sleep(0.02)
+
+
+def _quote(text):
+    """A libconfig string literal."""
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def worker_env():
+    """Environment entries for Python workers using the binding."""
+    return ["PYTHONPATH=" + BINDING_DIR, "PYTHONDONTWRITEBYTECODE=1"]
+
+
+def python_argv(script, *args):
+    """argv of a Python worker that loads the library under test.
+
+    supervised reserves the SUPERVISE_ prefix: a group's env may not set
+    SUPERVISE_LIBRARY, and the daemon does not pass its own SUPERVISE_*
+    variables on. env(1) in argv sets it for the worker itself.
+    """
+    argv = [sys.executable, script] + list(args)
+    lib = os.environ.get("SUPERVISE_LIBRARY")
+    if lib:
+        argv = ["/usr/bin/env", "SUPERVISE_LIBRARY=" + lib] + argv
+    return argv
+
+
+class Group:
+    """One group of the config: name, argv, count, purpose, env entries
+    (default: worker_env(), the binding from this source tree)."""
+
+    def __init__(self, name, argv, count, purpose, env=None):
+        self.name = name
+        self.argv = argv
+        self.count = count
+        self.purpose = purpose
+        self.env = worker_env() if env is None else env
+
+    def render(self):
+        return ("  {\n    name = %s;\n    argv = [ %s ];\n    count = %d;\n"
+                "    purpose = %s;\n    env = [ %s ];\n"
+                "    stop_timeout_ms = 3000;\n  }" % (
+                    _quote(self.name),
+                    ", ".join(_quote(a) for a in self.argv), self.count,
+                    _quote(self.purpose),
+                    ", ".join(_quote(e) for e in self.env)))
+
+
+class Supervisor:
+    """A supervised of our own; use as a context manager."""
+
+    def __init__(self, daemon, groups):
+        self.daemon = daemon
+        self.groups = groups
+        self.dir = tempfile.mkdtemp(prefix="svpy-")
+        self.socket_dir = os.path.join(self.dir, "s")
+        self.out = os.path.join(self.dir, "out")
+        os.mkdir(self.out)
+        self.url = "ipc://%s/control.sock" % self.socket_dir
+        self.config = os.path.join(self.dir, "test.conf")
+        self.log_path = os.path.join(self.dir, "supervised.log")
+        self.proc = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        try:
+            self.stop()
+        finally:
+            if exc_type is not None:
+                sys.stderr.write("---- supervised log ----\n%s\n" % self.log())
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def start(self, timeout=10.0):
+        with open(self.config, "w") as f:
+            f.write("socket_dir = %s;\nstop_timeout_ms = 3000;\n"
+                    "groups = (\n%s\n);\n" % (
+                        _quote(self.socket_dir),
+                        ",\n".join(g.render() for g in self.groups)))
+        log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [self.daemon, "--config", self.config, "--foreground"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        finally:
+            log.close()
+        import supervise
+        deadline = time.monotonic() + timeout
+        client = supervise.Client(self.url, timeout=0.2)
+        try:
+            while True:
+                try:
+                    self.hello = client.hello()
+                    return
+                except supervise.Error:
+                    if self.proc.poll() is not None or \
+                            time.monotonic() >= deadline:
+                        break
+        finally:
+            client.close()
+        status = self.stop()
+        raise AssertionError("supervised (exit status %s) did not answer "
+                             "Hello:\n%s" % (status, self.log()))
+
+    def stop(self, timeout=15.0):
+        """SIGTERM, wait with a deadline; returns the exit status."""
+        if self.proc is None or self.proc.returncode is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=timeout)
+            raise AssertionError("supervised did not exit within %.0f s of "
+                                 "SIGTERM" % timeout)
+
+    def log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def reports(self):
+        """The JSON reports probe workers wrote, keyed by (ordinal, gen)."""
+        found = {}
+        for name in os.listdir(self.out):
+            if name.startswith("id-") and name.endswith(".json"):
+                with open(os.path.join(self.out, name)) as f:
+                    data = json.load(f)
+                found[(data["live"]["ordinal"],
+                       data["live"]["generation"])] = data
+        return found
+
+    def wait_reports(self, keys, timeout=15.0):
+        """Waits until a report exists for every (ordinal, generation)."""
+        keys = set(keys)
+        return wait_until(lambda: (lambda r: r if keys <= set(r) else None)(
+            self.reports()), timeout, "worker reports %s" % sorted(keys))

@@ -1,0 +1,23 @@
+# frozen_string_literal: true
+
+# supervise.rb: the Ruby binding of libsupervise (the C client, client.h).
+#
+# A worker started by `supervised` asks "which worker am I?" and gets a
+# durable, bounded identity: Supervise.whoami (live, one round trip) or
+# Supervise::Identity.from_env (from the SUPERVISE_* variables, none).
+# Supervise::Client wraps the rest of the protocol (hello, list, status,
+# scale, stop, restart); every error is a Supervise::Error subclass.
+#
+# One file per concept under lib/supervise/: native (library loading),
+# errors, deadline (timeouts), identity, hello, workers, client,
+# default_client. Later concepts of the protocol (leases, drain, activity,
+# sub-workers) get their own files and are required here.
+require_relative "supervise/version"
+require_relative "supervise/native"
+require_relative "supervise/errors"
+require_relative "supervise/deadline"
+require_relative "supervise/identity"
+require_relative "supervise/hello"
+require_relative "supervise/workers"
+require_relative "supervise/client"
+require_relative "supervise/default_client"

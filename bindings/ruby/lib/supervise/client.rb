@@ -1,0 +1,252 @@
+# frozen_string_literal: true
+
+# client.rb: Supervise::Client, a connection to a supervisor (sv_client).
+#
+# Design:
+#   - Each call takes `timeout:` in seconds (nil waits forever) and defaults
+#     to the client's own timeout (5 s unless given). The deadline covers the
+#     whole call, including a (re)connect the call has to make first.
+#   - Results are frozen Ruby values; the C handles they were read from are
+#     freed before the call returns. Errors raise Supervise::Error subclasses
+#     carrying the supervisor's message (sv_client_error_message).
+#   - Threads: one Ruby Mutex serialises the calls of a client (the C handle
+#     does the same) and guards its connection against close(). The C calls
+#     that wait release Ruby's global lock, so other threads keep running.
+#   - Fork safety: the connection belongs to the process that opened it. A
+#     client remembers that pid; when it is used in another process (a child
+#     after Process.fork), it abandons the inherited C handle without
+#     touching it (not even to close it: its lock may have been held by a
+#     thread that does not exist in the child, and the transport's state is
+#     the parent's) and opens a fresh connection within the call's deadline.
+#     The finalizer that closes a handle runs only in the process that opened
+#     it, so a child that exits normally never touches its parent's handle.
+#     The abandoned handle is one small allocation (and, depending on the
+#     transport, one file descriptor) per client per child; the parent's
+#     connection is unaffected.
+module Supervise
+  # A connection to one supervisor.
+  class Client
+    # Default timeout of every call, in seconds.
+    DEFAULT_TIMEOUT = 5.0
+    # Longest URL the C client accepts, in bytes (CL_MAX_URL - 1).
+    MAX_URL = 511
+
+    # The C handle and the pid of the process that opened it. Shared with
+    # the finalizer, which must not reference the Client itself.
+    class Handle
+      attr_accessor :address, :pid
+
+      # release closes the C handle if this process opened it, and forgets
+      # it either way.
+      def release
+        addr = @address
+        @address = nil
+        Native.sv_client_close(FFI::Pointer.new(addr)) if addr && @pid == Process.pid
+      end
+
+      # finalizer returns the proc ObjectSpace runs when the client is
+      # collected (or at exit).
+      def self.finalizer(handle)
+        proc { handle.release }
+      end
+    end
+
+    class << self
+      # open creates a client (see #initialize). With a block, it yields the
+      # client, closes it when the block ends (even by an exception) and
+      # returns the block's value; without, it returns the client.
+      def open(url = nil, **opts)
+        client = new(url, **opts)
+        return client unless block_given?
+
+        begin
+          yield client
+        ensure
+          client.close
+        end
+      end
+
+      # resolve_url picks the URL: url when given and non-empty, else
+      # $SUPERVISE_URL, else the default socket (sv_default_url), like
+      # supervisectl. Raises ArgumentError for a URL over MAX_URL bytes.
+      def resolve_url(url)
+        url = url.to_s
+        url = ENV.fetch("SUPERVISE_URL", "") if url.empty?
+        if url.empty?
+          Native.load!
+          buf = FFI::MemoryPointer.new(:char, MAX_URL + 1)
+          err = Native.sv_default_url(buf, buf.size)
+          raise Errors.from_code(err, "cannot build the default socket URL") unless err.zero?
+
+          url = buf.read_string
+        end
+        raise ArgumentError, "URL longer than #{MAX_URL} bytes" if url.bytesize > MAX_URL
+        raise ArgumentError, "URL contains a NUL byte" if url.include?("\0")
+
+        url.dup.freeze
+      end
+    end
+
+    # The URL this client connects to, and its default timeout in seconds.
+    attr_reader :url, :timeout
+
+    # initialize loads the library and, unless connect: false, connects to
+    # url (nil: $SUPERVISE_URL, else the default socket) within timeout
+    # seconds. With connect: false the first call connects. Raises
+    # Supervise::ConnectFailed, Supervise::InvalidArgument, ArgumentError,
+    # Supervise::LibraryNotFound. Close it with #close (or use Client.open
+    # with a block); an unclosed client is closed when collected.
+    def initialize(url = nil, timeout: DEFAULT_TIMEOUT, connect: true)
+      Native.load!
+      Deadline.new(timeout) # validates
+      @url = self.class.resolve_url(url)
+      @timeout = timeout
+      @lock = Mutex.new
+      @closed = false
+      @handle = Handle.new
+      ObjectSpace.define_finalizer(self, Handle.finalizer(@handle))
+      @lock.synchronize { handle(Deadline.new(timeout)) } if connect
+    end
+
+    # close disconnects; later calls raise IOError. Closing twice is fine.
+    # In a forked child it only forgets the parent's connection.
+    def close
+      @lock.synchronize do
+        @closed = true
+        @handle.release
+      end
+      nil
+    end
+
+    # closed? tells whether #close was called.
+    def closed?
+      @closed
+    end
+
+    # hello exchanges Hello: returns a Supervise::Hello.
+    def hello(timeout: @timeout)
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_hello(c, ms, out) }
+      owned(out, :sv_hello_free) { |p| Hello.from_native(p) }
+    end
+
+    # whoami asks the supervisor who this process is (by the kernel's
+    # credentials of the connection): returns a Supervise::Identity. Raises
+    # Supervise::NotAWorker when this process is not (a descendant of) one
+    # of its workers.
+    def whoami(timeout: @timeout)
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_whoami(c, ms, out) }
+      owned(out, :sv_identity_free) { |p| Identity.from_native(p) }
+    end
+
+    # list returns the workers of group (nil: every group) as an Array of
+    # Supervise::Worker. Raises Supervise::NotFound for an unknown group.
+    def list(group = nil, timeout: @timeout)
+      group = group.nil? ? nil : text(group)
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_list(c, group, ms, out) }
+      owned(out, :sv_workers_free) { |p| Worker.list_from_native(p) }
+    end
+
+    # status returns the Supervise::Worker at ordinal of group. Raises
+    # Supervise::NotFound for an unknown group or an empty ordinal.
+    def status(group, ordinal, timeout: @timeout)
+      group = text(group)
+      ordinal = u32(ordinal, "ordinal")
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_status(c, group, ordinal, ms, out) }
+      owned(out, :sv_workers_free) { |p| Worker.list_from_native(p).first }
+    end
+
+    # scale sets the number of workers of group to count; returns the
+    # previous target. Raises Supervise::NotFound, Supervise::Exhausted
+    # (above the group's max_count), Supervise::Busy.
+    def scale(group, count, timeout: @timeout)
+      group = text(group)
+      count = u32(count, "count")
+      prev = FFI::MemoryPointer.new(:uint32)
+      call(timeout) { |c, ms| Native.sv_client_scale(c, group, count, ms, prev) }
+      prev.read_uint32
+    end
+
+    # stop stops every worker of group; returns the previous target. The
+    # group can be started again with #scale. Errors as #scale.
+    def stop(group, timeout: @timeout)
+      group = text(group)
+      prev = FFI::MemoryPointer.new(:uint32)
+      call(timeout) { |c, ms| Native.sv_client_stop(c, group, ms, prev) }
+      prev.read_uint32
+    end
+
+    # restart stops the worker at ordinal of group; the supervisor starts its
+    # replacement with the same ordinal and the next generation. Not retried
+    # on a lost connection (it is not idempotent). Returns nil.
+    def restart(group, ordinal, timeout: @timeout)
+      group = text(group)
+      ordinal = u32(ordinal, "ordinal")
+      call(timeout) { |c, ms| Native.sv_client_restart(c, group, ordinal, ms) }
+      nil
+    end
+
+    def inspect
+      "#<#{self.class} #{@url}#{@closed ? ' (closed)' : ''}>"
+    end
+
+    private
+
+    # call runs the block with this process's C handle and the milliseconds
+    # left, under the client's lock; a non-zero sv_err raises.
+    def call(timeout)
+      deadline = Deadline.new(timeout)
+      @lock.synchronize do
+        ptr = handle(deadline)
+        err = yield(ptr, deadline.remaining_ms)
+        raise Errors.from_code(err, Native.sv_client_error_message(ptr)) unless err.zero?
+      end
+    end
+
+    # handle returns this process's C handle, connecting first when there is
+    # none yet or the one held was opened by another process (fork).
+    def handle(deadline)
+      raise IOError, "closed #{self.class}" if @closed
+
+      if @handle.address.nil? || @handle.pid != Process.pid
+        @handle.address = nil # inherited across fork: abandoned, never used
+        out = FFI::MemoryPointer.new(:pointer)
+        err = Native.sv_client_open(out, @url, deadline.remaining_ms)
+        raise Errors.from_code(err, "connecting to #{@url}") unless err.zero?
+
+        @handle.pid = Process.pid
+        @handle.address = out.read_pointer.address
+      end
+      FFI::Pointer.new(@handle.address)
+    end
+
+    # owned reads the handle a successful call stored in out, yields it and
+    # frees it with free_fn whatever the block does.
+    def owned(out, free_fn)
+      ptr = out.read_pointer
+      begin
+        yield ptr
+      ensure
+        Native.public_send(free_fn, ptr)
+      end
+    end
+
+    def text(value)
+      raise ArgumentError, "expected a String, got #{value.class}" unless value.is_a?(String) || value.is_a?(Symbol)
+
+      s = value.to_s
+      raise ArgumentError, "string contains a NUL byte" if s.include?("\0")
+
+      s
+    end
+
+    def u32(value, what)
+      raise ArgumentError, "#{what} must be an Integer in 0..#{2**32 - 1}" unless value.is_a?(Integer) && value.between?(0, 2**32 - 1)
+
+      value
+    end
+  end
+end

@@ -1,0 +1,88 @@
+# frozen_string_literal: true
+
+# default_client.rb: the module-level API, Supervise.whoami and friends, over
+# one process-wide default Client.
+#
+# Design: the default client is created on first use, connected to
+# $SUPERVISE_URL (else the default socket, like supervisectl) by the first
+# call, within that call's deadline. It is a plain Client, so after
+# Process.fork each child that uses it connects on its own (see client.rb):
+# a prefork server may call Supervise.whoami in the master, fork, and call it
+# again in every child.
+module Supervise
+  @default_lock = Mutex.new
+  @default_client = nil
+
+  class << self
+    # client returns the process-wide default Client (created lazily, not
+    # closed by the caller).
+    def client
+      c = @default_client
+      return c if c && !c.closed?
+
+      @default_lock.synchronize do
+        if @default_client.nil? || @default_client.closed?
+          @default_client = Client.new(nil, connect: false)
+        end
+        @default_client
+      end
+    end
+
+    # close_default_client closes the default client; the next call opens a
+    # new one.
+    def close_default_client
+      @default_lock.synchronize do
+        @default_client&.close
+        @default_client = nil
+      end
+    end
+
+    # whoami asks the supervisor, live, who this process is; returns an
+    # Identity. Raises Supervise::NotAWorker when $SUPERVISE_URL is not set
+    # (without a round trip) or the supervisor does not know this process.
+    # timeout in seconds, nil for none.
+    def whoami(timeout: Client::DEFAULT_TIMEOUT)
+      if ENV.fetch("SUPERVISE_URL", "").empty?
+        raise NotAWorker, "SUPERVISE_URL is not set: this process was not started by a supervisor"
+      end
+
+      client.whoami(timeout: timeout)
+    end
+
+    # identity_from_env is Identity.from_env (zero round trips).
+    def identity_from_env(env = ENV)
+      Identity.from_env(env)
+    end
+
+    # hello, list, status, scale, stop and restart call the method of the
+    # same name on the default client (see Client).
+    def hello(timeout: Client::DEFAULT_TIMEOUT)
+      client.hello(timeout: timeout)
+    end
+
+    def list(group = nil, timeout: Client::DEFAULT_TIMEOUT)
+      client.list(group, timeout: timeout)
+    end
+
+    def status(group, ordinal, timeout: Client::DEFAULT_TIMEOUT)
+      client.status(group, ordinal, timeout: timeout)
+    end
+
+    def scale(group, count, timeout: Client::DEFAULT_TIMEOUT)
+      client.scale(group, count, timeout: timeout)
+    end
+
+    def stop(group, timeout: Client::DEFAULT_TIMEOUT)
+      client.stop(group, timeout: timeout)
+    end
+
+    def restart(group, ordinal, timeout: Client::DEFAULT_TIMEOUT)
+      client.restart(group, ordinal, timeout: timeout)
+    end
+
+    # library_version returns sv_version() of the loaded C library.
+    def library_version
+      Native.load!.sv_version
+    end
+  end
+end

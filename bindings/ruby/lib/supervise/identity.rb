@@ -1,0 +1,119 @@
+# frozen_string_literal: true
+
+# identity.rb: who a worker is. Supervise::Identity and Supervise::Frame.
+#
+# Design:
+#   - An Identity is an immutable value (a frozen Struct) copied out of the C
+#     sv_identity handle, which is freed before the caller sees anything: no
+#     Ruby object ever points into C memory.
+#   - Two sources: Identity.live (one WhoAmI round trip through a Client, the
+#     supervisor's answer from the kernel's credentials of the connection)
+#     and Identity.from_env (zero round trips, the SUPERVISE_* variables the
+#     supervisor set when it spawned the worker; they are inherited by every
+#     descendant, even one that outlived its worker).
+#   - The environment does not carry the worker's pid nor the group's current
+#     size: from_env leaves #pid and #group_size nil. Everything else is equal
+#     to the live answer for the worker itself; #key compares the part that
+#     tells two processes apart (see docs/protocol.md section 7).
+#   - Sub-workers (threads, forked children) will add frames to #context; the
+#     structure already holds any number of them.
+module Supervise
+  # One level of a worker's context: kind (:process or :thread), the ordinal
+  # at that level, and a name (for a process frame, the group).
+  Frame = Struct.new(:kind, :ordinal, :name, keyword_init: true) do
+    def to_s
+      "#{kind}:#{name}/#{ordinal}"
+    end
+  end
+
+  # The identity of a supervised worker.
+  Identity = Struct.new(:group, :ordinal, :generation, :kind, :pid, :purpose,
+                        :supervisor_id, :context, :parent, :group_size,
+                        keyword_init: true) do
+    # key is [supervisor_id, group, ordinal, generation]: unique in time for
+    # one process; the ordinal alone is shared by a process and its
+    # replacement while they overlap.
+    def key
+      [supervisor_id, group, ordinal, generation]
+    end
+
+    # context_s renders the context like the C example:
+    # "process:web/1" (frames joined by " > ").
+    def context_s
+      context.map(&:to_s).join(" > ")
+    end
+  end
+
+  class Identity
+    # Bounds on what the environment may hold (the protocol's own bounds:
+    # a group name is at most 64 bytes, free text at most 1024).
+    MAX_GROUP = 64
+    MAX_TEXT = 1024
+    MAX_U32 = 2**32 - 1
+    MAX_U64 = 2**64 - 1
+    ENV_NAMES = %w[SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION
+                   SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID].freeze
+
+    class << self
+      # from_env reads the identity from env (ENV by default) with no round
+      # trip. Raises Supervise::NotAWorker when a variable is missing or
+      # malformed (the process was not started by a supervisor).
+      def from_env(env = ENV)
+        group = env_text(env, "SUPERVISE_GROUP", MAX_GROUP)
+        ordinal = env_uint(env, "SUPERVISE_ORDINAL", MAX_U32)
+        generation = env_uint(env, "SUPERVISE_GENERATION", MAX_U64)
+        purpose = env_text(env, "SUPERVISE_PURPOSE", MAX_TEXT)
+        supervisor_id = env_text(env, "SUPERVISE_SUPERVISOR_ID", MAX_TEXT)
+        env_text(env, "SUPERVISE_URL", MAX_TEXT)
+        frame = Frame.new(kind: :process, ordinal: ordinal, name: group).freeze
+        new(group: group, ordinal: ordinal, generation: generation, kind: :process,
+            pid: nil, purpose: purpose, supervisor_id: supervisor_id,
+            context: [frame].freeze, parent: nil, group_size: nil).freeze
+      end
+
+      # from_native copies a C sv_identity (a non-NULL FFI::Pointer) into a
+      # frozen Identity. The caller still owns and frees the handle.
+      def from_native(ptr)
+        n = Native
+        kind = FFI::MemoryPointer.new(:int)
+        ord = FFI::MemoryPointer.new(:uint32)
+        name = FFI::MemoryPointer.new(:pointer)
+        frames = Array.new(n.sv_identity_frame_count(ptr)) do |i|
+          raise ProtocolError, "frame #{i} unreadable" unless n.sv_identity_frame(ptr, i, kind, ord, name).zero?
+
+          frame_from(kind, ord, name)
+        end
+        parent = (frame_from(kind, ord, name) if n.sv_identity_parent(ptr, kind, ord, name).zero?)
+        new(group: n.sv_identity_group(ptr), ordinal: n.sv_identity_ordinal(ptr),
+            generation: n.sv_identity_generation(ptr),
+            kind: Native::KINDS.fetch(n.sv_identity_kind(ptr), :unspecified),
+            pid: n.sv_identity_pid(ptr), purpose: n.sv_identity_purpose(ptr),
+            supervisor_id: n.sv_identity_supervisor_id(ptr), context: frames.freeze,
+            parent: parent, group_size: n.sv_identity_group_size(ptr)).freeze
+      end
+
+      private
+
+      def frame_from(kind, ord, name)
+        str = name.read_pointer
+        Frame.new(kind: Native::KINDS.fetch(kind.read_int, :unspecified), ordinal: ord.read_uint32,
+                  name: str.null? ? "" : str.read_string.freeze).freeze
+      end
+
+      def env_text(env, var, max)
+        v = env[var]
+        raise NotAWorker, "#{var} is not set: this process was not started by a supervisor" if v.nil? || v.empty?
+        raise NotAWorker, "#{var} is longer than #{max} bytes" if v.bytesize > max
+
+        v.dup.freeze
+      end
+
+      def env_uint(env, var, max)
+        v = env_text(env, var, 20)
+        raise NotAWorker, "#{var} is not a number in 0..#{max}: #{v.inspect}" unless v.match?(/\A\d+\z/) && v.to_i <= max
+
+        v.to_i
+      end
+    end
+  end
+end

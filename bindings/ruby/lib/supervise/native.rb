@@ -1,0 +1,144 @@
+# frozen_string_literal: true
+
+require "ffi"
+
+# native.rb: loading libsupervise.so.0 and declaring its C functions.
+#
+# Design:
+#   - The library is loaded lazily, on the first call that needs it, so that
+#     `require "supervise"` and Identity.from_env (zero round trips) work on
+#     a machine without the shared library.
+#   - Where it comes from: $SUPERVISE_LIBRARY (a path, for an uninstalled
+#     build) when set and non-empty, else the installed soname
+#     libsupervise.so.0 through the dynamic loader. An explicit path that
+#     does not load is an error; there is no silent fallback to another copy.
+#     Either failure raises one Supervise::LibraryNotFound naming both ways.
+#   - The library is opened with RTLD_NODELETE: ruby-ffi dlclose()s its
+#     libraries when Ruby frees every object at exit, while the transport's
+#     threads (nng) may still be running code of the library; unmapping it
+#     under them crashes the process at exit. RTLD_NOW resolves every
+#     declared symbol at load time, so a library missing one fails at once.
+#   - Only the C client API (client.h) and the error table (supervise.h) are
+#     declared: every object is an opaque pointer read through accessors, so
+#     no struct layout is mirrored here.
+#   - Calls that talk to the supervisor are declared `blocking: true`: Ruby
+#     releases its global lock while they wait, so other threads run. Every
+#     one of them carries a timeout (see Supervise::Deadline).
+module Supervise
+  # Raised when libsupervise.so.0 cannot be loaded. It is a LoadError, like
+  # any other missing native library, so a plain `rescue` does not hide it.
+  class LibraryNotFound < LoadError; end
+
+  # The raw C functions. Not a public API: use Supervise::Client.
+  module Native
+    extend FFI::Library
+
+    # Name of the environment variable holding the path of the library.
+    ENV_LIBRARY = "SUPERVISE_LIBRARY"
+    # The installed soname.
+    SONAME = "libsupervise.so.0"
+
+    # Values of sv_kind and sv_state, as Ruby symbols.
+    KINDS = { 0 => :unspecified, 1 => :process, 2 => :thread }.freeze
+    STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff }.freeze
+
+    # [name, argument types, return type, blocking?]
+    FUNCTIONS = [
+      [:sv_strerror, [:int], :string, false],
+      [:sv_err_name, [:int], :string, false],
+      [:sv_version, [], :string, false],
+      [:sv_default_url, %i[pointer size_t], :int, false],
+      [:sv_client_open, %i[pointer string int], :int, true],
+      [:sv_client_close, [:pointer], :void, true],
+      [:sv_client_error_message, [:pointer], :string, false],
+      [:sv_client_hello, %i[pointer int pointer], :int, true],
+      [:sv_hello_version, [:pointer], :uint32, false],
+      [:sv_hello_minor_version, [:pointer], :uint32, false],
+      [:sv_hello_server_name, [:pointer], :string, false],
+      [:sv_hello_supervisor_id, [:pointer], :string, false],
+      [:sv_hello_feature_count, [:pointer], :size_t, false],
+      [:sv_hello_feature, %i[pointer size_t], :string, false],
+      [:sv_hello_free, [:pointer], :void, false],
+      [:sv_client_whoami, %i[pointer int pointer], :int, true],
+      [:sv_identity_group, [:pointer], :string, false],
+      [:sv_identity_ordinal, [:pointer], :uint32, false],
+      [:sv_identity_generation, [:pointer], :uint64, false],
+      [:sv_identity_kind, [:pointer], :int, false],
+      [:sv_identity_pid, [:pointer], :int64, false],
+      [:sv_identity_purpose, [:pointer], :string, false],
+      [:sv_identity_supervisor_id, [:pointer], :string, false],
+      [:sv_identity_group_size, [:pointer], :uint32, false],
+      [:sv_identity_frame_count, [:pointer], :size_t, false],
+      [:sv_identity_frame, %i[pointer size_t pointer pointer pointer], :int, false],
+      [:sv_identity_parent, %i[pointer pointer pointer pointer], :int, false],
+      [:sv_identity_free, [:pointer], :void, false],
+      [:sv_client_list, %i[pointer string int pointer], :int, true],
+      [:sv_client_status, %i[pointer string uint32 int pointer], :int, true],
+      [:sv_workers_count, [:pointer], :size_t, false],
+      [:sv_workers_group, %i[pointer size_t], :string, false],
+      [:sv_workers_ordinal, %i[pointer size_t], :uint32, false],
+      [:sv_workers_generation, %i[pointer size_t], :uint64, false],
+      [:sv_workers_pid, %i[pointer size_t], :int64, false],
+      [:sv_workers_state, %i[pointer size_t], :int, false],
+      [:sv_workers_uptime_ms, %i[pointer size_t], :uint64, false],
+      [:sv_workers_purpose, %i[pointer size_t], :string, false],
+      [:sv_workers_restarts, %i[pointer size_t], :uint64, false],
+      [:sv_workers_last_exit_code, %i[pointer size_t], :int32, false],
+      [:sv_workers_last_signal, %i[pointer size_t], :int32, false],
+      [:sv_workers_free, [:pointer], :void, false],
+      [:sv_client_scale, %i[pointer string uint32 int pointer], :int, true],
+      [:sv_client_stop, %i[pointer string int pointer], :int, true],
+      [:sv_client_restart, %i[pointer string uint32 int], :int, true]
+    ].freeze
+
+    @load_lock = Mutex.new
+    @loaded = false
+
+    class << self
+      # load! loads the library and attaches FUNCTIONS once per process;
+      # later calls return at once. Raises Supervise::LibraryNotFound.
+      def load!
+        return self if @loaded
+
+        @load_lock.synchronize do
+          next if @loaded
+
+          open_library
+          FUNCTIONS.each do |name, args, ret, blocking|
+            attach_function(name, args, ret, blocking: blocking)
+          end
+          @loaded = true
+        end
+        self
+      end
+
+      # loaded? tells whether load! has succeeded in this process.
+      def loaded?
+        @loaded
+      end
+
+      # path describes where the library was loaded from (for messages).
+      attr_reader :path
+
+      private
+
+      def open_library
+        explicit = ENV.fetch(ENV_LIBRARY, "")
+        target = explicit.empty? ? SONAME : explicit
+        @ffi_lib_flags = FFI::DynamicLibrary::RTLD_NOW | FFI::DynamicLibrary::RTLD_LOCAL |
+                         FFI::DynamicLibrary::RTLD_NODELETE
+        begin
+          ffi_lib(target)
+        rescue LoadError => e
+          tried = explicit.empty? ? "#{ENV_LIBRARY} is not set, and the installed #{SONAME}" \
+                                  : "#{ENV_LIBRARY}=#{explicit}"
+          raise LibraryNotFound,
+                "cannot load libsupervise: tried #{tried} (#{e.message.lines.first&.strip}). " \
+                "Set #{ENV_LIBRARY} to the path of libsupervise.so of an uninstalled build, " \
+                "or install libsupervise so that the loader finds #{SONAME}"
+        end
+        @path = target
+      end
+    end
+  end
+end
