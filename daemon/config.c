@@ -595,6 +595,35 @@ svd_config_load(
 	return SV_OK;
 }
 
+sv_err
+svd_config_load_text(const char *label, const char *text, svd_config **cfgp,
+    char *errbuf, size_t errlen)
+{
+	config_t    lc;
+	svd_config *cfg;
+	cfg_ctx     c = {label, errbuf, errlen};
+	sv_err      err;
+
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
+		return cfg_oom(&c);
+	}
+	config_init(&lc);
+	if (config_read_string(&lc, text) != CONFIG_TRUE) {
+		snprintf(errbuf, errlen, "%s:%d: syntax error: %s", label,
+		    config_error_line(&lc), config_error_text(&lc));
+		err = SV_EINVAL;
+	} else {
+		err = cfg_top(&c, config_root_setting(&lc), cfg);
+	}
+	config_destroy(&lc);
+	if (err != SV_OK) {
+		svd_config_free(cfg);
+		return err;
+	}
+	*cfgp = cfg;
+	return SV_OK;
+}
+
 /* cfg_free_strv frees a NULL-terminated vector. */
 static void
 cfg_free_strv(char **v)

@@ -57,6 +57,15 @@ sv_err svd_config_load(
     const char *path, svd_config **cfgp, char *errbuf, size_t errlen);
 
 /*
+ * svd_config_load_text is svd_config_load for a configuration held in text
+ * (groups created at runtime are checked this way, by the same rules);
+ * label names it in error lines ("label:LINE: KEY: what"). socket_dir stays
+ * NULL when the text has none. Ownership and errors as svd_config_load.
+ */
+sv_err svd_config_load_text(const char *label, const char *text,
+    svd_config **cfgp, char *errbuf, size_t errlen);
+
+/*
  * svd_default_policy fills p with the documented defaults of a group
  * (docs/config.md), with the given stop timeout. Never fails.
  */

@@ -66,6 +66,8 @@ struct svd_gsh {
 	svd_proc               *procs; /* [2 * max_count]: two per seat */
 	sv_timer               *seat_timers; /* [max_count] */
 	uint64_t               *seat_guards; /* [max_count] */
+	svd_config             *owned; /* a group created at runtime: its
+	                                * own config (cfg points into it) */
 };
 
 /* A request handed from an nng thread to the loop thread. */
@@ -82,7 +84,7 @@ struct svd_sup {
 	const svd_config *cfg;
 	sv_loop          *loop;
 	sv_core          *core;
-	svd_gsh          *gsh; /* [ngsh] */
+	svd_gsh         **gsh; /* [ngsh], start order; each its own block */
 	size_t            ngsh;
 	sv_pidmap         pids;
 	svd_events       *events;
@@ -190,14 +192,15 @@ static void proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
 static void proc_timer_cb(sv_loop *loop, sv_timer *t);
 static void seat_timer_cb(sv_loop *loop, sv_timer *t);
 static void sup_run_effects(svd_sup *s);
+static void gsh_remove(svd_sup *s, uint32_t id);
 
 /* gsh_find returns the shell group of a core group id. */
 static svd_gsh *
 gsh_find(svd_sup *s, uint32_t id)
 {
 	for (size_t i = 0; i < s->ngsh; i++) {
-		if (s->gsh[i].id == id) {
-			return &s->gsh[i];
+		if (s->gsh[i]->id == id) {
+			return s->gsh[i];
 		}
 	}
 	return NULL;
@@ -307,6 +310,7 @@ fx_timer(svd_sup *s, const sv_fx *fx)
 }
 
 static void sup_event(svd_sup *s, const sv_event *ev);
+static void sup_event_after(svd_sup *s, const sv_event *ev);
 
 /* sup_drain_effects carries out every effect the core has queued. Request
  * handlers call it; only those whose reply shows a new process also run
@@ -327,6 +331,7 @@ sup_drain_effects(svd_sup *s)
 			break;
 		case SV_FX_EVENT:
 			sup_event(s, &fx.ev);
+			sup_event_after(s, &fx.ev);
 			break;
 		}
 	}
@@ -557,6 +562,20 @@ sup_event(svd_sup *s, const sv_event *ev)
 	svd_events_publish(s->events, &e, worker);
 }
 
+/* sup_event_after does what must follow an event once it is out: a
+ * deleted group's shell side goes. */
+static void
+sup_event_after(svd_sup *s, const sv_event *ev)
+{
+	if (ev->kind == SV_EV_GROUP_DELETED) {
+		svd_log("%s: deleted",
+		    gsh_find(s, ev->group_id) != NULL
+		        ? gsh_find(s, ev->group_id)->cfg->name
+		        : "?");
+		gsh_remove(s, ev->group_id);
+	}
+}
+
 /* ---- spawning and reaping -------------------------------------------------
  */
 
@@ -755,7 +774,76 @@ sup_run_effects(svd_sup *s)
  * -----------------------------------------------------------------
  */
 
-/* gsh_init prepares the shell side of one configured group. */
+/* gsh_free frees the shell side of a group (its processes are gone, or
+ * the daemon is exiting). NULL is ignored. */
+static void
+gsh_free(svd_gsh *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	if (g->procs != NULL) {
+		for (uint32_t o = 0; o < 2 * g->cfg->max_count; o++) {
+			if (g->procs[o].pidfd >= 0) {
+				close(g->procs[o].pidfd);
+			}
+		}
+	}
+	free(g->procs);
+	free(g->seat_timers);
+	free(g->seat_guards);
+	free(g->envbase);
+	svd_config_free(g->owned);
+	free(g);
+}
+
+/* gsh_remove takes a deleted group's shell side out and frees it. */
+static void
+gsh_remove(svd_sup *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->ngsh; i++) {
+		if (s->gsh[i]->id == id) {
+			svd_gsh *g = s->gsh[i];
+			memmove(&s->gsh[i], &s->gsh[i + 1],
+			    (s->ngsh - i - 1) * sizeof(*s->gsh));
+			s->ngsh--;
+			for (uint32_t t = 0; t < g->cfg->max_count; t++) {
+				sv_loop_timer_stop(
+				    s->loop, &g->seat_timers[t]);
+			}
+			gsh_free(g);
+			return;
+		}
+	}
+}
+
+static sv_err gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg);
+
+/* gsh_add creates the shell side of a group and adds the group to the
+ * core. owned (may be NULL) is the config cfg belongs to, which the group
+ * then owns. On failure nothing is left behind (owned is not freed). */
+static sv_err
+gsh_add(svd_sup *s, const svd_group_config *cfg, svd_config *owned)
+{
+	svd_gsh *g;
+	sv_err   err;
+
+	if (s->ngsh >= SV_CORE_MAX_GROUPS) {
+		return SV_EEXHAUSTED;
+	}
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		return SV_ENOMEM;
+	}
+	if ((err = gsh_init(s, g, cfg)) != SV_OK) {
+		gsh_free(g);
+		return err;
+	}
+	g->owned          = owned;
+	s->gsh[s->ngsh++] = g;
+	return SV_OK;
+}
+
+/* gsh_init prepares the shell side of one group and adds it to the core. */
 static sv_err
 gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg)
 {
@@ -922,14 +1010,12 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	if ((err = sv_loop_add_io(s->loop, &s->wake_io, EPOLLIN)) != SV_OK) {
 		goto fail;
 	}
-	if ((s->gsh = calloc(cfg->ngroups, sizeof(*s->gsh))) == NULL) {
+	if ((s->gsh = calloc(SV_CORE_MAX_GROUPS, sizeof(*s->gsh))) == NULL) {
 		err = SV_ENOMEM;
 		goto fail;
 	}
 	for (size_t i = 0; i < cfg->ngroups; i++) {
-		s->ngsh++;
-		if ((err = gsh_init(s, &s->gsh[i], &cfg->groups[i]))
-		    != SV_OK) {
+		if ((err = gsh_add(s, &cfg->groups[i], NULL)) != SV_OK) {
 			goto fail;
 		}
 	}
@@ -961,18 +1047,7 @@ svd_sup_destroy(svd_sup *s)
 		return;
 	}
 	for (size_t i = 0; i < s->ngsh; i++) {
-		svd_gsh *g = &s->gsh[i];
-		if (g->procs != NULL) {
-			for (uint32_t o = 0; o < 2 * g->cfg->max_count; o++) {
-				if (g->procs[o].pidfd >= 0) {
-					close(g->procs[o].pidfd);
-				}
-			}
-		}
-		free(g->procs);
-		free(g->seat_timers);
-		free(g->seat_guards);
-		free(g->envbase);
+		gsh_free(s->gsh[i]);
 	}
 	free(s->gsh);
 	while ((r = s->qhead) != NULL) {
@@ -1689,6 +1764,207 @@ req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi)
 	return SV_OK;
 }
 
+/* spec_quote writes str to f as a libconfig string literal. */
+static void
+spec_quote(FILE *f, const char *str)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *) str; *p != 0;
+	     p++) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p);
+		} else {
+			fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* spec_literal tells whether an option value can be written as is: an
+ * integer, a decimal number, true or false. */
+static bool
+spec_literal(const char *v)
+{
+	size_t digits = 0, dots = 0;
+
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+		return true;
+	}
+	for (const char *p = v + (*v == '-'); *p != '\0'; p++) {
+		if (*p >= '0' && *p <= '9') {
+			digits++;
+		} else if (*p == '.' && dots == 0) {
+			dots++;
+		} else {
+			return false;
+		}
+	}
+	return digits > 0 && digits <= 20;
+}
+
+/* spec_render writes a GroupSpec as the text of a config file with one
+ * group, so that svd_config_load_text checks it by the file's rules.
+ * Returns a malloc'ed string (the caller frees it) or NULL, with a message
+ * in c for what cannot even be written. */
+static char *
+spec_render(req_ctx *c, const Supervise__V1__GroupSpec *sp)
+{
+	static const char *const typed[] = {"name", "argv", "count", "purpose",
+	    "env", "cwd", "max_count", "groups"};
+	char                    *text    = NULL;
+	size_t                   len     = 0;
+	FILE                    *f       = open_memstream(&text, &len);
+
+	if (f == NULL) {
+		req_err(c, SV_EINTERNAL, "out of memory");
+		return NULL;
+	}
+	fprintf(f, "stop_timeout_ms = %" PRIu64 ";\ngroups = ( {\n  name = ",
+	    c->s->cfg->stop_timeout_ms);
+	spec_quote(f, sp->name);
+	fprintf(f, ";\n  argv = [");
+	for (size_t i = 0; i < sp->n_argv; i++) {
+		fputs(i > 0 ? ", " : " ", f);
+		spec_quote(f, sp->argv[i]);
+	}
+	fprintf(f, " ];\n  count = %" PRIu32 ";\n  purpose = ", sp->count);
+	spec_quote(f, sp->purpose);
+	fputs(";\n", f);
+	if (sp->n_env > 0) {
+		fputs("  env = [", f);
+		for (size_t i = 0; i < sp->n_env; i++) {
+			fputs(i > 0 ? ", " : " ", f);
+			spec_quote(f, sp->env[i]);
+		}
+		fputs(" ];\n", f);
+	}
+	if (sp->cwd[0] != '\0') {
+		fputs("  cwd = ", f);
+		spec_quote(f, sp->cwd);
+		fputs(";\n", f);
+	}
+	if (sp->max_count > 0) {
+		fprintf(f, "  max_count = %" PRIu32 ";\n", sp->max_count);
+	}
+	for (size_t i = 0; i < sp->n_options; i++) {
+		const char *k  = sp->options[i]->key;
+		size_t      n  = strlen(k);
+		bool        ok = n > 0 && n <= 32;
+		for (size_t j = 0; ok && j < n; j++) {
+			ok = (k[j] >= 'a' && k[j] <= 'z') || k[j] == '_';
+		}
+		for (size_t j = 0; ok && j < sizeof(typed) / sizeof(typed[0]);
+		     j++) {
+			ok = strcmp(k, typed[j]) != 0;
+		}
+		if (!ok) {
+			fclose(f);
+			free(text);
+			req_err(c, SV_EBADREQ,
+			    "option \"%.40s\": not a key of a group, or one "
+			    "that GroupSpec has a field for",
+			    k);
+			return NULL;
+		}
+		fprintf(f, "  %s = ", k);
+		if (spec_literal(sp->options[i]->value)) {
+			fputs(sp->options[i]->value, f);
+		} else {
+			spec_quote(f, sp->options[i]->value);
+		}
+		fputs(";\n", f);
+	}
+	fputs("} );\n", f);
+	if (fclose(f) != 0) {
+		free(text);
+		req_err(c, SV_EINTERNAL, "out of memory");
+		return NULL;
+	}
+	return text;
+}
+
+/* req_create_group checks a GroupSpec by the config file's rules and adds
+ * the group. */
+static sv_err
+req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
+{
+	const Supervise__V1__GroupSpec *sp  = c->req->create_group->spec;
+	svd_config                     *cfg = NULL;
+	char                           *text;
+	char                            msg[SVW_MAX_TEXT];
+	sv_err                          err;
+
+	if ((err = req_admin(c)) != SV_OK) {
+		return err;
+	}
+	if (sp == NULL) {
+		return req_err(c, SV_EBADREQ, "CreateGroup needs a spec");
+	}
+	if ((text = spec_render(c, sp)) == NULL) {
+		return SV_EBADREQ;
+	}
+	err = svd_config_load_text("spec", text, &cfg, msg, sizeof(msg));
+	free(text);
+	if (err != SV_OK) {
+		return req_err(c, err == SV_ENOMEM ? SV_EINTERNAL : SV_EBADREQ,
+		    "%s", msg);
+	}
+	if (sv_core_group_named(c->s->core, cfg->groups[0].name) != NULL) {
+		svd_config_free(cfg);
+		return req_err(
+		    c, SV_EBADREQ, "a group named \"%s\" exists", sp->name);
+	}
+	if ((err = gsh_add(c->s, &cfg->groups[0], cfg)) != SV_OK) {
+		svd_config_free(cfg);
+		return req_err(c, err == SV_EEXHAUSTED ? err : SV_EINTERNAL,
+		    err == SV_EEXHAUSTED ? "at most %d groups"
+		                         : "cannot create the group (%d)",
+		    SV_CORE_MAX_GROUPS);
+	}
+	sup_drain_effects(c->s);
+	group_info(c->s, sv_core_group_named(c->s->core, sp->name), gi);
+	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO;
+	c->rep.group_info = gi;
+	return SV_OK;
+}
+
+/* req_delete_group stops a group's workers and removes it once they are
+ * reaped. The reply describes the group as it was taken (copied, since the
+ * group may be gone by the time the reply is encoded). */
+static sv_err
+req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
+{
+	const sv_cgroup *g = NULL;
+	sv_err           err;
+
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, c->req->delete_group->group, &g))
+	        != SV_OK) {
+		return err;
+	}
+	group_info(c->s, g, gi);
+	c->arena[0] = strdup(gi->name);
+	c->arena[1] = strdup(gi->purpose);
+	c->arena[2] = strdup(gi->failure_reason);
+	if (c->arena[0] == NULL || c->arena[1] == NULL
+	    || c->arena[2] == NULL) {
+		return req_err(c, SV_EINTERNAL, "out of memory");
+	}
+	gi->name           = c->arena[0];
+	gi->purpose        = c->arena[1];
+	gi->failure_reason = c->arena[2];
+	if ((err = sv_core_delete_group(c->s->core, g->id, sv_loop_now_ms()))
+	    != SV_OK) {
+		return req_core_err(c, err, g, 0);
+	}
+	sup_drain_effects(c->s);
+	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO;
+	c->rep.group_info = gi;
+	return SV_OK;
+}
+
 /* req_handle routes a decoded request to its handler and encodes the
  * answer. */
 static sv_err
@@ -1746,6 +2022,12 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		break;
 	case SUPERVISE__V1__ENVELOPE__BODY_READY:
 		err = req_ready_heartbeat(c, true, &ack);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP:
+		err = req_create_group(c, &gi);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_DELETE_GROUP:
+		err = req_delete_group(c, &gi);
 		break;
 	case SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT:
 		err = req_ready_heartbeat(c, false, &ack);

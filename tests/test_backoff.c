@@ -28,9 +28,9 @@ policy(uint64_t healthy, uint64_t initial, uint64_t max, double factor)
 static void
 test_sequence(void **state)
 {
-	sv_backoff_policy p = policy(1000, 100, 30000, 2.0);
+	sv_backoff_policy p      = policy(1000, 100, 30000, 2.0);
 	const uint64_t    want[] = {0, 100, 200, 400, 800, 1600, 3200, 6400,
-	           12800, 25600, 30000, 30000, 30000};
+	       12800, 25600, 30000, 30000, 30000};
 
 	(void) state;
 	for (uint32_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
@@ -160,7 +160,8 @@ test_no_overflow(void **state)
 	/* The result is monotonic in k up to the cap. */
 	p = policy(1000, 3, 1000000007, 1.7);
 	for (uint32_t k = 1; k < 200; k++) {
-		assert_true(sv_backoff_delay(&p, k) <= sv_backoff_delay(&p, k + 1));
+		assert_true(
+		    sv_backoff_delay(&p, k) <= sv_backoff_delay(&p, k + 1));
 		assert_true(sv_backoff_delay(&p, k) <= p.max_ms);
 	}
 }

@@ -171,12 +171,12 @@ static void
 test_model(void **state)
 {
 	enum { MAXR = 7, N = 20000 };
-	uint64_t    *acc = calloc(N, sizeof(*acc));
-	size_t       nacc = 0, lo = 0;
-	sv_intensity in;
-	unsigned     seed = 4242;
-	uint64_t     t    = 0;
-	const uint64_t w  = 50;
+	uint64_t      *acc  = calloc(N, sizeof(*acc));
+	size_t         nacc = 0, lo = 0;
+	sv_intensity   in;
+	unsigned       seed = 4242;
+	uint64_t       t    = 0;
+	const uint64_t w    = 50;
 
 	(void) state;
 	assert_non_null(acc);

@@ -48,7 +48,7 @@ check_runs(const sv_pidmap *m)
 		}
 		n++;
 		for (size_t j = home(m->slots[i].pid, m->cap); j != i;
-		     j = (j + 1) & (m->cap - 1)) {
+		     j        = (j + 1) & (m->cap - 1)) {
 			assert_int_not_equal(m->slots[j].pid, 0);
 		}
 	}
@@ -133,8 +133,8 @@ test_growth(void **state)
 	(void) state;
 	sv_pidmap_init(&m);
 	for (int64_t p = 1; p <= N; p++) {
-		assert_int_equal(sv_pidmap_put(&m, p * 7, wkey(1, (uint32_t) p,
-		                                              (uint64_t) p)),
+		assert_int_equal(sv_pidmap_put(&m, p * 7,
+		                     wkey(1, (uint32_t) p, (uint64_t) p)),
 		    SV_OK);
 	}
 	assert_int_equal(sv_pidmap_count(&m), N);
@@ -179,7 +179,8 @@ test_wrap_delete(void **state)
 	}
 	for (size_t i = 0; i < 4; i++) {
 		assert_int_equal(
-		    sv_pidmap_put(&m, last[i], wkey(1, (uint32_t) i, 0)), SV_OK);
+		    sv_pidmap_put(&m, last[i], wkey(1, (uint32_t) i, 0)),
+		    SV_OK);
 	}
 	check_runs(&m);
 	assert_true(sv_pidmap_del(&m, last[0]));
@@ -249,7 +250,8 @@ test_model(void **state)
 			}
 			in[i] = false;
 		} else {
-			assert_int_equal(sv_pidmap_get(&m, pool[i], &k), in[i]);
+			assert_int_equal(
+			    sv_pidmap_get(&m, pool[i], &k), in[i]);
 		}
 		assert_int_equal(sv_pidmap_count(&m), count);
 		if (step % 8 == 0 || (op >= 5 && op < 9)) {

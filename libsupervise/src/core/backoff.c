@@ -17,8 +17,10 @@ sv_backoff_delay(const sv_backoff_policy *p, uint32_t k)
 	} else if (f > SV_BACKOFF_MAX_FACTOR) {
 		f = SV_BACKOFF_MAX_FACTOR;
 	}
-	/* Grows until the cap; the loop ends within 64 steps once d > 0. */
-	for (uint32_t i = 1; i < k && d < (double) p->max_ms; i++) {
+	/* Grows until the cap. With a factor close to 1 that could take many
+	 * steps: after 10,000 the delay is what it is (still capped). */
+	for (uint32_t i = 1; i < k && i < 10000 && d < (double) p->max_ms;
+	     i++) {
 		d *= f;
 		if (f == 1.0 || d == 0) {
 			break;

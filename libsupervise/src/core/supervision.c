@@ -486,7 +486,13 @@ seat_after_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why,
 		return;
 	}
 	if (sv_intensity_record(&g->intensity, now_ms)) {
+		/* The seat has no process: it comes to rest here, unless it is
+		 * in a plan (group_fail rests those). */
+		bool rested = s->in_plan;
 		group_fail(c, g, now_ms);
+		if (!rested) {
+			seat_rest(c, g, s, SV_WHY_FAILED, false);
+		}
 		return;
 	}
 	s->restarts++;
@@ -543,17 +549,16 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	}
 	if (in_plan) {
 		/* Stopped by a strategy restart, or failed during one: the
-		 * plan starts it again. A failure still counts. */
-		if (why == SV_WHY_NONE
-		    && sv_intensity_record(&g->intensity, now_ms)) {
-			group_fail(c, g, now_ms);
-		}
-		if (g->pol.restart == SV_RESTART_TEMPORARY || !s->wanted
-		    || g->failed) {
+		 * plan starts it again. A failure still counts, except for a
+		 * temporary worker, which is done. group_fail rests this seat
+		 * with the others (it is still in the plan). */
+		if (g->pol.restart == SV_RESTART_TEMPORARY || !s->wanted) {
 			seat_rest(c, g, s,
 			    !s->wanted ? SV_WHY_UNWANTED : SV_WHY_COMPLETED,
-			    !s->wanted
-			        || g->pol.restart == SV_RESTART_TEMPORARY);
+			    true);
+		} else if (why == SV_WHY_NONE
+		    && sv_intensity_record(&g->intensity, now_ms)) {
+			group_fail(c, g, now_ms);
 		}
 	} else {
 		seat_after_exit(c, g, s, why, &x, uptime, 0, now_ms);
