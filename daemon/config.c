@@ -144,7 +144,7 @@ svd_env_reserved(const char *e)
 {
 	static const char *const names[] = {"SUPERVISE_URL", "SUPERVISE_GROUP",
 	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
-	    "SUPERVISE_SUPERVISOR_ID"};
+	    "SUPERVISE_SUPERVISOR_ID", "NOTIFY_SOCKET"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(names[i]);

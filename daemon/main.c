@@ -210,6 +210,7 @@ main(int argc, char **argv)
 	svd_sup    *sup;
 	svd_server *srv;
 	svd_events *events = NULL;
+	svd_notify *notify = NULL;
 	char     err[1024], url[600], logpath[600], pidpath[600], evurl[700];
 	int      c, readyfd = -1, sigfd;
 	sigset_t set;
@@ -295,6 +296,15 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	svd_sup_set_events(sup, events);
+	/* systemd-style readiness for programs that speak sd_notify. */
+	snprintf(evurl, sizeof(evurl), "%s/notify.sock", cfg->socket_dir);
+	if (svd_notify_open(evurl, &notify, err, sizeof(err)) != SV_OK) {
+		svd_server_stop(srv);
+		svd_events_close(events);
+		svd_sup_destroy(sup);
+		goto fail;
+	}
+	svd_sup_set_notify(sup, notify);
 	/* Written only once we own the socket, so it names the live daemon. */
 	snprintf(
 	    pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
@@ -309,6 +319,7 @@ main(int argc, char **argv)
 	svd_server_stop(srv);
 	svd_events_close(events);
 	svd_sup_destroy(sup);
+	svd_notify_close(notify);
 	/* Let nng's reaper finish with closed pipes and listeners, so nothing
 	 * is left allocated at exit (LeakSanitizer checks this in CI). */
 	nng_fini();

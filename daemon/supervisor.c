@@ -29,6 +29,7 @@
 #include "core/pidmap.h"
 #include "core/supervision.h"
 #include "events.h"
+#include "notify.h"
 #include "shell/loop.h"
 #include "shell/spawn.h"
 #include "supervisor.h"
@@ -54,6 +55,7 @@ typedef struct svd_proc {
 	sv_io    io;
 	sv_timer timer;
 	uint64_t guard; /* guard of the armed timer */
+	char     status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
 } svd_proc;
 
 /* The shell's side of a group: its config and per-seat records. */
@@ -88,6 +90,9 @@ struct svd_sup {
 	size_t            ngsh;
 	sv_pidmap         pids;
 	svd_events       *events;
+	svd_notify       *notify;
+	sv_io             notify_io;
+	unsigned long     notify_drops; /* datagrams refused */
 	uint64_t          seq; /* last event sequence number */
 	char              id[33];
 	char              url[600];
@@ -193,6 +198,7 @@ static void proc_timer_cb(sv_loop *loop, sv_timer *t);
 static void seat_timer_cb(sv_loop *loop, sv_timer *t);
 static void sup_run_effects(svd_sup *s);
 static void gsh_remove(svd_sup *s, uint32_t id);
+static void sup_notify_drain(svd_sup *s);
 
 /* gsh_find returns the shell group of a core group id. */
 static svd_gsh *
@@ -576,6 +582,123 @@ sup_event_after(svd_sup *s, const sv_event *ev)
 	}
 }
 
+/* sup_status_text records a worker's status line and, when it changed,
+ * logs and publishes it. */
+static void
+sup_status_text(svd_sup *s, sv_wkey key, const char *text)
+{
+	svd_proc                       *p = proc_find(s, key);
+	svd_gsh                        *g = gsh_find(s, key.group_id);
+	Supervise__V1__Event            e = SUPERVISE__V1__EVENT__INIT;
+	Supervise__V1__WorkerStatusText st
+	    = SUPERVISE__V1__WORKER_STATUS_TEXT__INIT;
+	char            nm[96];
+	struct timespec ts;
+
+	if (p == NULL || g == NULL || strcmp(p->status, text) == 0) {
+		return;
+	}
+	snprintf(p->status, sizeof(p->status), "%s", text);
+	svd_log("%s: status: %s", key_name(s, key, nm, sizeof(nm)), p->status);
+	s->seq++;
+	if (s->events == NULL) {
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e.seq           = s->seq;
+	e.supervisor_id = s->id;
+	e.time_unix_ms
+	    = (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+	e.group       = (char *) g->cfg->name;
+	e.ordinal     = key.ordinal;
+	e.generation  = key.generation;
+	e.pid         = p->pid;
+	st.text       = p->status;
+	e.kind_case   = SUPERVISE__V1__EVENT__KIND_STATUS_TEXT;
+	e.status_text = &st;
+	svd_events_publish(s->events, &e, 1);
+}
+
+/* sup_notify_one applies one datagram from the notify socket. Only the
+ * worker process itself is heard (the kernel's credentials name it; its
+ * pid cannot be reused while we have not reaped it). */
+static void
+sup_notify_one(svd_sup *s, const svd_notify_msg *m)
+{
+	sv_wkey  key;
+	uint64_t now = sv_loop_now_ms();
+
+	if (!sv_pidmap_get(&s->pids, m->pid, &key)) {
+		if (s->notify_drops++ % 100 == 0) {
+			svd_log("notify datagram from pid %d, which is not a "
+			        "worker: dropped (%lu so far)",
+			    (int) m->pid, s->notify_drops);
+		}
+		return;
+	}
+	if (m->has_status) {
+		sup_status_text(s, key, m->status);
+	}
+	if (m->has_extend) {
+		(void) sv_core_extend(
+		    s->core, key, m->extend_usec / 1000, now);
+	}
+	if (m->ready) {
+		(void) sv_core_ready(s->core, key, now);
+	}
+	if (m->watchdog) {
+		(void) sv_core_heartbeat(s->core, key, now);
+	}
+}
+
+/* sup_notify_drain reads every queued notify datagram (at most a batch). */
+static void
+sup_notify_drain(svd_sup *s)
+{
+	svd_notify_msg m;
+
+	for (int i = 0; s->notify != NULL && i < 256; i++) {
+		sv_err err = svd_notify_recv(s->notify, &m);
+		if (err == SV_OK) {
+			sup_notify_one(s, &m);
+		} else if (err == SV_EBADREQ) {
+			if (s->notify_drops++ % 100 == 0) {
+				svd_log(
+				    "notify datagram from pid %d refused: %s "
+				    "(%lu so far)",
+				    (int) m.pid, m.why != NULL ? m.why : "?",
+				    s->notify_drops);
+			}
+		} else {
+			break;
+		}
+	}
+}
+
+/* sup_notify_cb: the notify socket is readable. */
+static void
+sup_notify_cb(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	svd_sup *s = io->arg;
+
+	(void) loop;
+	(void) events;
+	sup_notify_drain(s);
+	sup_run_effects(s);
+}
+
+void
+svd_sup_set_notify(svd_sup *s, svd_notify *n)
+{
+	s->notify    = n;
+	s->notify_io = (sv_io) {svd_notify_fd(n), sup_notify_cb, s};
+	if (sv_loop_add_io(s->loop, &s->notify_io, EPOLLIN) != SV_OK) {
+		svd_log("cannot watch the notify socket; NOTIFY_SOCKET is not "
+		        "given to workers");
+		s->notify = NULL;
+	}
+}
+
 /* ---- spawning and reaping -------------------------------------------------
  */
 
@@ -598,7 +721,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 {
 	svd_gsh     *g = gsh_find(s, t.group_id);
 	char         v_url[700], v_group[96], v_ord[48], v_gen[64], v_id[64];
-	char         v_purpose[SVD_MAX_PURPOSE + 32], nm[96];
+	char         v_purpose[SVD_MAX_PURPOSE + 32], nm[96], v_notify[160];
 	const char **envp;
 	size_t       k;
 	sv_spawn_req req;
@@ -612,7 +735,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		return;
 	}
 	k    = g->nenvbase;
-	envp = malloc((k + 7) * sizeof(*envp));
+	envp = malloc((k + 8) * sizeof(*envp));
 	if (envp == NULL) {
 		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
 		return;
@@ -633,7 +756,12 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	envp[k++] = v_gen;
 	envp[k++] = v_purpose;
 	envp[k++] = v_id;
-	envp[k]   = NULL;
+	if (s->notify != NULL) {
+		snprintf(v_notify, sizeof(v_notify), "NOTIFY_SOCKET=%s",
+		    svd_notify_path(s->notify));
+		envp[k++] = v_notify;
+	}
+	envp[k] = NULL;
 
 	req.path = g->cfg->argv[0];
 	req.argv = g->cfg->argv;
@@ -685,6 +813,9 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	char         nm[96];
 
 	(void) events;
+	/* Datagrams the worker sent before it died are still credited to
+	 * its pid, which cannot be reused before the reap below. */
+	sup_notify_drain(s);
 	switch (sv_reap(p->pidfd, &xi)) {
 	case SV_OK:
 		break;
@@ -1046,6 +1177,10 @@ svd_sup_destroy(svd_sup *s)
 	if (s == NULL) {
 		return;
 	}
+	/* The loop first: destroying it touches timers that may still be
+	 * armed, and those live in the groups. */
+	sv_loop_destroy(s->loop);
+	s->loop = NULL;
 	for (size_t i = 0; i < s->ngsh; i++) {
 		gsh_free(s->gsh[i]);
 	}
@@ -1060,7 +1195,6 @@ svd_sup_destroy(svd_sup *s)
 	}
 	sv_core_destroy(s->core);
 	sv_pidmap_fini(&s->pids);
-	sv_loop_destroy(s->loop);
 	pthread_mutex_destroy(&s->qmtx);
 	free(s);
 }
@@ -1216,7 +1350,8 @@ static const char *const req_features[]
     = {"identity", "admin.list", "admin.status", "admin.scale", "admin.stop",
         "admin.restart", "admin.restart.expected_generation", "admin.reset",
         "admin.groups", "admin.start_worker", "admin.terminate_worker",
-        "admin.list.pages", "ready", "heartbeat", "events"};
+        "admin.list.pages", "ready", "heartbeat", "events",
+        "admin.create_group", "admin.delete_group"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -1364,6 +1499,16 @@ req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
 		    p->pid, g->name, s->ordinal);
 	}
 	key = (sv_wkey) {g->id, s->ordinal, p->generation};
+	if (ready && c->req->ready->status[0] != '\0') {
+		char text[SVD_NOTIFY_STATUS_MAX + 1];
+		snprintf(text, sizeof(text), "%s", c->req->ready->status);
+		for (char *q = text; *q != '\0'; q++) {
+			if ((unsigned char) *q < 0x20) {
+				*q = '?';
+			}
+		}
+		sup_status_text(c->s, key, text);
+	}
 	err = ready ? sv_core_ready(c->s->core, key, sv_loop_now_ms())
 	            : sv_core_heartbeat(c->s->core, key, sv_loop_now_ms());
 	if (err != SV_OK) {
@@ -1422,6 +1567,13 @@ seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
 		    = st->last_exit.exited ? st->last_exit.code : -1;
 		w->last_signal
 		    = st->last_exit.exited ? 0 : st->last_exit.signo;
+	}
+	if (st->cur.state != SV_PROC_NONE) {
+		sv_wkey   key = {g->id, st->ordinal, st->cur.generation};
+		svd_proc *p   = proc_find(s, key);
+		if (p != NULL) {
+			w->status_text = p->status;
+		}
 	}
 	w->state         = worker_state(ss);
 	w->ready         = st->cur.ready;

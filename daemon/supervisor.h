@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "events.h"
+#include "notify.h"
 #include "supervise/supervise.h"
 
 typedef struct svd_sup svd_sup;
@@ -58,6 +59,13 @@ sv_err svd_sup_run(svd_sup *s, int sigfd);
  * it borrows; NULL: none). Call before svd_sup_run.
  */
 void svd_sup_set_events(svd_sup *s, svd_events *ev);
+
+/*
+ * svd_sup_set_notify makes the supervisor listen to systemd notify
+ * datagrams on n (which it borrows) and give its path to workers as
+ * NOTIFY_SOCKET. Call before svd_sup_run.
+ */
+void svd_sup_set_notify(svd_sup *s, svd_notify *n);
 
 /*
  * svd_done_cb receives the reply to a submitted request (NULL: none could

@@ -22,6 +22,7 @@
  *   - every request but Hello has a feature string that supervised sends,
  *     and every feature it sends is accounted for;
  *   - every reply body sent as a request is refused with BAD_REQUEST;
+ *   - a RestartWorker with check_generation sent twice restarts once;
  *   - an ErrorCode this library does not know keeps its number.
  *
  * The supervisor runs one group whose program does not exist and its loop
@@ -75,7 +76,8 @@ static const range_rule ranges[] = {
     {70, 89, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {90, 109, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {110, 129, RANGE_RESERVED, KIND_REQ},
-    {130, 169, RANGE_RESERVED, KIND_REQ | KIND_REP},
+    {130, 131, RANGE_OPEN, KIND_REQ | KIND_REP},
+    {132, 169, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {170, 199, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {200, 229, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {230, 499, RANGE_FUTURE, KIND_REQ | KIND_REP},
@@ -117,6 +119,8 @@ static const body_rule bodies[] = {
     {50, "ready", true, "ready", 52, SV_ENOTWORKER},
     {51, "heartbeat", true, "heartbeat", 52, SV_ENOTWORKER},
     {52, "ack", false, NULL, 0, SV_OK},
+    {130, "create_group", true, "admin.create_group", 41, SV_EBADREQ},
+    {131, "delete_group", true, "admin.delete_group", 41, SV_OK},
 };
 #define NBODIES (sizeof(bodies) / sizeof(bodies[0]))
 
@@ -259,6 +263,39 @@ dispatch(svd_sup *s, nng_msg *m)
 	assert_int_equal(env->version, SV_PROTOCOL_VERSION);
 	assert_int_equal(env->request_id, 4242);
 	return env;
+}
+
+/*
+ * sup_free stops the group, then frees the supervisor. svd_sup_destroy
+ * expects a supervisor at rest (svd_sup_run has returned); stopping the
+ * group cancels the restarts that failed spawns have scheduled, so no timer
+ * is left armed.
+ */
+static void
+sup_free(svd_sup *s)
+{
+	svw_env                  env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__StopGroup st  = SUPERVISE__V1__STOP_GROUP__INIT;
+	nng_msg                 *m   = NULL;
+	svw_env                 *rep;
+
+	st.group       = "web";
+	env.version    = SV_PROTOCOL_VERSION;
+	env.request_id = 4242;
+	env.body_case  = SUPERVISE__V1__ENVELOPE__BODY_STOP_GROUP;
+	env.stop_group = &st;
+	assert_int_equal(svw_encode(&env, SVW_MAX_REPLY, &m), SV_OK);
+	rep = dispatch(s, m);
+	nng_msg_free(m);
+	/* NOT_FOUND: a DeleteGroup test removed the group already. */
+	if (rep->body_case != SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE) {
+		assert_int_equal(
+		    rep->body_case, SUPERVISE__V1__ENVELOPE__BODY_ERROR);
+		assert_int_equal(
+		    svw_code_to_err(rep->error->code), SV_ENOTFOUND);
+	}
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	svd_sup_destroy(s);
 }
 
 /* is_not_a_request tells whether rep is Error{BAD_REQUEST "not a
@@ -431,11 +468,12 @@ test_requests_have_handlers(void **state)
 			    svw_code_to_err(rep->error->code), b->refusal);
 		}
 		supervise__v1__envelope__free_unpacked(rep, NULL);
-		svd_sup_destroy(s);
+		sup_free(s);
 		n++;
 	}
-	/* Hello, WhoAmI, 9 administration requests, Ready, Heartbeat. */
-	assert_int_equal(n, 13);
+	/* Hello, WhoAmI, 9 administration requests, Ready, Heartbeat,
+	 * CreateGroup, DeleteGroup. */
+	assert_int_equal(n, 15);
 }
 
 /* ---- rule: every reply sent as a request is refused -----------------------
@@ -466,8 +504,69 @@ test_replies_refused(void **state)
 		supervise__v1__envelope__free_unpacked(rep, NULL);
 		n++;
 	}
-	assert_int_equal(n, NBODIES - 13);
-	svd_sup_destroy(s);
+	assert_int_equal(n, NBODIES - 15);
+	sup_free(s);
+}
+
+/* ---- rule: a retried compare-and-swap restart restarts once ---------------
+ */
+
+/* restart_cas sends RestartWorker{web, 0, check_generation, expected}. */
+static svw_env *
+restart_cas(svd_sup *s, uint64_t expected)
+{
+	svw_env                      env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__RestartWorker rw  = SUPERVISE__V1__RESTART_WORKER__INIT;
+	nng_msg                     *m   = NULL;
+	svw_env                     *rep;
+
+	rw.group               = "web";
+	rw.ordinal             = 0;
+	rw.check_generation    = true;
+	rw.expected_generation = expected;
+	env.version            = SV_PROTOCOL_VERSION;
+	env.request_id         = 4242;
+	env.body_case          = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
+	env.restart_worker     = &rw;
+	assert_int_equal(svw_encode(&env, SVW_MAX_REPLY, &m), SV_OK);
+	rep = dispatch(s, m);
+	nng_msg_free(m);
+	return rep;
+}
+
+/* The same request twice: the first restarts (here: a start that fails, so
+ * the slot waits in BACKOFF under the next generation), the copy gets
+ * CONFLICT. The slot never gets a process in this test. */
+static void
+test_restart_retry_conflicts(void **state)
+{
+	svd_sup *s = sup_new();
+	svw_env *rep;
+	uint64_t gen;
+
+	(void) state;
+	rep = restart_cas(s, 0);
+	assert_int_equal(
+	    rep->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS);
+	assert_int_equal(rep->worker_status->state,
+	    SUPERVISE__V1__WORKER_STATE__WORKER_STATE_BACKOFF);
+	gen = rep->worker_status->generation;
+	assert_true(gen > 0);
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	rep = restart_cas(s, 0);
+	assert_int_equal(rep->body_case, SUPERVISE__V1__ENVELOPE__BODY_ERROR);
+	assert_int_equal(svw_code_to_err(rep->error->code), SV_ECONFLICT);
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	/* With the generation now shown, it restarts again, once. */
+	rep = restart_cas(s, gen);
+	assert_int_equal(
+	    rep->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS);
+	assert_true(rep->worker_status->generation > gen);
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	rep = restart_cas(s, gen);
+	assert_int_equal(svw_code_to_err(rep->error->code), SV_ECONFLICT);
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	sup_free(s);
 }
 
 /* ---- rule: features -------------------------------------------------------
@@ -562,7 +661,7 @@ test_features(void **state)
 		}
 	}
 	supervise__v1__envelope__free_unpacked(rep, NULL);
-	svd_sup_destroy(s);
+	sup_free(s);
 }
 
 /* ---- the documents agree with the tables ----------------------------------
@@ -664,7 +763,7 @@ test_plan_and_features_in_doc(void **state)
 	/* No feature missing from the doc (each is sent once). */
 	assert_int_equal(nfeat, rep->hello_reply->n_features);
 	supervise__v1__envelope__free_unpacked(rep, NULL);
-	svd_sup_destroy(s);
+	sup_free(s);
 }
 
 /* ---- rule: error codes ----------------------------------------------------
@@ -736,7 +835,7 @@ test_unknown_error_code(void **state)
 	assert_int_equal(err, 57);
 	assert_true(err <= SV_SERVER_ERR_MAX); /* a refusal, not local */
 	assert_string_equal(sv_err_name(err), "UNKNOWN");
-	assert_non_null(sv_strerror(err));
+	assert_string_equal(sv_strerror(err), "unknown error");
 	svw_free(got);
 }
 
@@ -748,6 +847,7 @@ main(void)
 	    cmocka_unit_test(test_request_reply_pairs),
 	    cmocka_unit_test(test_requests_have_handlers),
 	    cmocka_unit_test(test_replies_refused),
+	    cmocka_unit_test(test_restart_retry_conflicts),
 	    cmocka_unit_test(test_features),
 	    cmocka_unit_test(test_plan_in_proto),
 	    cmocka_unit_test(test_plan_and_features_in_doc),

@@ -19,13 +19,13 @@ import os
 from ._lib import ENV_LIBRARY, SONAME, LibraryNotFound, library_version
 from .client import (DEFAULT_TIMEOUT, Client, Hello, State, WorkerStatus,
                      default_client, default_url)
-from .errors import CLASS_NAMES, Error, error_class, error_for
+from .errors import Error, error_class, error_for
 # One class per sv_err code (errors._TABLE).
 from .errors import (BadRequest, Busy, Conflict, ConnectError,
-                     ConnectionClosed, Exhausted, InternalError, InvalidArgument, NotAWorker,
-                     NotFound, OutOfMemory, PermissionDenied, ProtocolError,
-                     SystemFailure, Timeout, TooLarge, UnknownMessage,
-                     UnsupportedVersion)
+                     ConnectionClosed, Exhausted, InternalError,
+                     InvalidArgument, NotAWorker, NotFound, OutOfMemory,
+                     PermissionDenied, ProtocolError, SystemFailure, Timeout,
+                     TooLarge, UnknownMessage, UnsupportedVersion)
 from .identity import ENV_URL, Frame, Identity, Kind
 
 __version__ = "0.1.0"
@@ -66,4 +66,9 @@ __all__ = [
     "Identity", "Kind", "LibraryNotFound", "SONAME", "State", "WorkerStatus",
     "default_client", "default_url", "error_class", "error_for", "hello",
     "library_version", "whoami",
-] + list(CLASS_NAMES)
+    # One class per sv_err code, in code order (errors.CLASS_NAMES).
+    "BadRequest", "UnsupportedVersion", "UnknownMessage", "NotFound",
+    "PermissionDenied", "Exhausted", "Busy", "TooLarge", "InternalError",
+    "NotAWorker", "Conflict", "InvalidArgument", "OutOfMemory", "Timeout",
+    "ConnectError", "ConnectionClosed", "ProtocolError", "SystemFailure",
+]

@@ -120,7 +120,8 @@ _PROTOTYPES = {
 
 
 def _declare(cdll, where):
-    """Declares every prototype on cdll; a missing symbol is LibraryNotFound."""
+    """Declares every prototype on cdll; a missing symbol raises
+    LibraryNotFound."""
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
             fn = getattr(cdll, name)

@@ -14,21 +14,21 @@ Design:
   milliseconds, rounded up, at most 2**31-1.
 - Errors raise the class of their sv_err code (errors.py), with the
   supervisor's message from ``sv_client_error_message``.
-- Threads: a Python lock guards the handle (opening, closing, forgetting);
+- Threads: a Python lock guards the handle (opening and closing);
   the C handle serialises its calls anyway. ctypes releases the GIL during
   each C call, so a blocked call does not stop other threads.
-- fork(): the handle belongs to the process that opened it. In a child, the
-  client forgets the inherited handle without closing it (closing would
-  touch the parent's connection and, with an nng transport, abort the
-  child) and opens its own on the next call, so each child gets its own
-  connection and the supervisor sees the child's credentials. This happens
-  in an ``os.register_at_fork`` hook, which also replaces the lock (a thread
-  of the parent may have held it), and, as a backstop for a fork the hook
-  did not see (a C extension calling fork()), by comparing ``os.getpid()``
-  with the owner's pid on every call. The cost in each child is the
-  abandoned handle's memory and descriptor, once per client per fork. A
-  finalizer closes the handle when the Client is collected, but only in the
-  process that owns it.
+- fork(): the C client is fork-safe (client.h): a handle used in a child
+  drops the inherited descriptor without writing to it (the parent's
+  connection goes on untouched) and connects anew within that call's
+  deadline, so the supervisor sees the child's own credentials, and
+  sv_client_close in a child closes only the child's copy. The binding keeps
+  its own state correct across fork(): an ``os.register_at_fork`` hook gives
+  every Client (the default client included) a fresh lock in the child, as
+  a thread of the parent may have held the old one and only the forking
+  thread exists in the child. A fork the hook did not see (a C extension
+  calling fork()) is caught by comparing ``os.getpid()`` with the pid the
+  lock belongs to, on every call. A finalizer closes the handle when the
+  Client is collected.
 
 Leases, drain and activity will be further modules using the same Client.
 """
@@ -144,16 +144,15 @@ class _Conn:
         self.lock = threading.Lock()
         self.closed = False
 
-    def forget_after_fork(self):
-        """In a child: drop the parent's handle (never close it)."""
-        self.handle = None
+    def after_fork(self):
+        """In a child: a fresh lock; the C handle reconnects by itself."""
         self.pid = os.getpid()
         self.lock = threading.Lock()
 
     def close(self):
-        """Closes the handle if this process opened it."""
+        """Closes the handle (in a child, only the child's copy)."""
         handle, self.handle = self.handle, None
-        if handle is not None and self.pid == os.getpid():
+        if handle is not None:
             _lib.lib().sv_client_close(handle)
 
 
@@ -163,7 +162,7 @@ _clients = weakref.WeakSet()
 
 def _after_fork_in_child():
     for client in list(_clients):
-        client._conn.forget_after_fork()
+        client._conn.after_fork()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -235,9 +234,10 @@ class Client:
             err = cdll.sv_client_open(ctypes.byref(out), self._url,
                                       self._left_ms(deadline))
             if err != 0:
-                raise error_for(err, "cannot connect to %s" % self.url)
+                detail = _lib.text(cdll.sv_client_error_message(None))
+                raise error_for(err, "cannot connect to %s%s" % (
+                    self.url, ": " + detail if detail else ""))
             conn.handle = out.value
-            conn.pid = os.getpid()
         return conn.handle
 
     def _call(self, timeout, request):
@@ -250,7 +250,7 @@ class Client:
         deadline = self._deadline(timeout)
         conn = self._conn
         if conn.pid != os.getpid():
-            conn.forget_after_fork()  # a fork the hook did not see
+            conn.after_fork()  # a fork the hook did not see
         with conn.lock:
             handle = self._handle_locked(cdll, deadline)
             err = request(cdll, handle, self._left_ms(deadline))
@@ -270,7 +270,7 @@ class Client:
         """Disconnects. Idempotent; later calls raise ConnectionClosed."""
         conn = self._conn
         if conn.pid != os.getpid():
-            conn.forget_after_fork()
+            conn.after_fork()
         with conn.lock:
             conn.closed = True
             conn.close()

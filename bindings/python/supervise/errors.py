@@ -29,7 +29,8 @@ from . import _lib
 # Append only, in step with SV_ERR_MAP in supervise/supervise.h.
 _TABLE = (
     (1, "BadRequest", "EBADREQ", "bad request", None),
-    (2, "UnsupportedVersion", "EVERSION", "unsupported protocol version", None),
+    (2, "UnsupportedVersion", "EVERSION", "unsupported protocol version",
+     None),
     (3, "UnknownMessage", "EUNKNOWNMSG", "unknown message", None),
     (4, "NotFound", "ENOTFOUND", "not found", None),
     (5, "PermissionDenied", "EPERM", "permission denied", None),
@@ -37,9 +38,10 @@ _TABLE = (
     (7, "Busy", "EBUSY", "busy", None),
     (8, "TooLarge", "ETOOLARGE", "too large", None),
     (9, "InternalError", "EINTERNAL", "internal error", None),
-    (10, "NotAWorker", "ENOTWORKER", "caller is not a supervised worker", None),
-    (11, "Conflict", "ECONFLICT", "state changed (expected generation differs)",
+    (10, "NotAWorker", "ENOTWORKER", "caller is not a supervised worker",
      None),
+    (11, "Conflict", "ECONFLICT",
+     "state changed (expected generation differs)", None),
     (100, "InvalidArgument", "EINVAL", "invalid argument", ValueError),
     (101, "OutOfMemory", "ENOMEM", "out of memory", MemoryError),
     (102, "Timeout", "ETIMEDOUT", "timed out", TimeoutError),

@@ -102,7 +102,8 @@ class Identity(NamedTuple):
 
     @property
     def key(self):
-        """(supervisor_id, group, ordinal, generation): one process lifetime."""
+        """(supervisor_id, group, ordinal, generation): names one process
+        lifetime."""
         return (self.supervisor_id, self.group, self.ordinal, self.generation)
 
     def describe(self):

@@ -40,3 +40,16 @@ def no_worker_env(monkeypatch):
     for name in list(os.environ):
         if name.startswith("SUPERVISE_") and name != "SUPERVISE_LIBRARY":
             monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_daemon_left():
+    """After the session, every supervised a test started has exited; one
+    that has not is stopped by its pid and the session fails."""
+    yield
+    left = [p for p in svharness.STARTED if p.poll() is None]
+    for proc in left:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert not left, "supervised left running: pids %s" % [
+        p.pid for p in left]

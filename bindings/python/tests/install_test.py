@@ -64,8 +64,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="svpy-install-")
     try:
         src = os.path.join(tmp, "src")
-        shutil.copytree(svharness.BINDING_DIR, src, ignore=shutil.ignore_patterns(
-            "__pycache__", "build", "*.egg-info", ".pytest_cache"))
+        shutil.copytree(svharness.BINDING_DIR, src,
+                        ignore=shutil.ignore_patterns(
+                            "__pycache__", "build", "*.egg-info",
+                            ".pytest_cache"))
         venv = os.path.join(tmp, "venv")
         run(["/usr/bin/python3", "-m", "venv", "--system-site-packages",
              venv])
@@ -92,14 +94,14 @@ def main():
         example = shutil.copy(os.path.join(src, "examples",
                                            "whoami_worker.py"), exdir)
         argv = [py, example]
+        group_env = ["PYTHONDONTWRITEBYTECODE=1"]
         if env.get("SUPERVISE_LIBRARY"):
-            argv = ["/usr/bin/env", "SUPERVISE_LIBRARY="
-                    + env["SUPERVISE_LIBRARY"]] + argv
+            group_env.append("SUPERVISE_LIBRARY=" + env["SUPERVISE_LIBRARY"])
         line = re.compile(r"^\[py\] I am smoke\[0\] generation 0 pid \d+ of "
                           r"1, .*$", re.M)
         sup = svharness.Supervisor(os.path.abspath(daemon), [
             svharness.Group("smoke", argv, 1, "install smoke test",
-                            env=["PYTHONDONTWRITEBYTECODE=1"])])
+                            env=group_env)])
         os.environ.pop("PYTHONPATH", None)  # the daemon passes it on
         with sup:
             found = svharness.wait_until(lambda: line.search(sup.log()), 30,

@@ -17,7 +17,12 @@ this one, makes the assertions.
       collects answers and exit statuses with a deadline (poll on the pipes
       and on pidfds), SIGKILLs a child that has not finished by then (by its
       pid; reported as "hang"), calls the binding again itself, and writes
-      the whole report to OUTFILE ("-": stdout). With --wait it then waits
+      the whole report to OUTFILE ("-": stdout). In a worker it also checks
+      that a forked process uses a connection of its own: a grandchild
+      orphaned by its parent's exit is no descendant of the worker any more,
+      so its whoami through the inherited default client must be
+      NotAWorker (a reused connection of the worker would answer as the
+      worker). With --wait it then waits
       for SIGTERM (worker mode). Core dumps are disabled so that an aborting
       child leaves no core file.
 """
@@ -104,6 +109,52 @@ def child(go_fd, out_fd, is_worker):
         os._exit(code)
 
 
+def orphan_check():
+    """Forks a child that forks a grandchild and exits; the orphaned
+    grandchild asks whoami and reports through a pipe. Returns its answer,
+    or a description of what went wrong."""
+    r, w = os.pipe()
+    child_pid = os.fork()
+    if child_pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            parent = os.getpid()
+            if os.fork() == 0:
+                # Grandchild: wait until reparented, then ask.
+                deadline = time.monotonic() + DEADLINE_S
+                while os.getppid() == parent and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.005)
+                try:
+                    answer = ask(True)
+                    answer["reparented"] = os.getppid() != parent
+                    os.write(w, json.dumps(answer).encode())
+                finally:
+                    os._exit(0)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(w)
+    _, status = os.waitpid(child_pid, 0)
+    data = b""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([r], [], [], deadline - time.monotonic())
+        if not ready:
+            break
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    if status != 0:
+        return {"failed": "intermediate child status %d" % status}
+    return json.loads(data) if data else {"failed": "no answer (hang?)"}
+
+
 def fork_test(outfile, wait):
     is_worker = bool(os.environ.get("SUPERVISE_GROUP"))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -165,6 +216,8 @@ def fork_test(outfile, wait):
                      for pid, k in kids.items()],
         "after": ask(is_worker),
     }
+    if is_worker:
+        report["orphan"] = orphan_check()
     write_json(outfile, report)
     if wait:
         wait_for_term()

@@ -30,6 +30,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(BINDING_DIR))
 PROBE = os.path.join(HERE, "probe.py")
 EXAMPLE = os.path.join(BINDING_DIR, "examples", "whoami_worker.py")
 BUILD_DIRS = ("build-py", "build")
+SETPRIV = "/usr/bin/setpriv"
+# Every daemon process started here (conftest checks that all have exited).
+STARTED = []
 
 
 def find_program(env_name, relpath):
@@ -63,22 +66,19 @@ def _quote(text):
 
 
 def worker_env():
-    """Environment entries for Python workers using the binding."""
-    return ["PYTHONPATH=" + BINDING_DIR, "PYTHONDONTWRITEBYTECODE=1"]
+    """Environment entries for Python workers using this source tree's
+    binding and the library under test (only the six variables the daemon
+    sets itself are reserved, so SUPERVISE_LIBRARY may be given here)."""
+    env = ["PYTHONPATH=" + BINDING_DIR, "PYTHONDONTWRITEBYTECODE=1"]
+    lib = os.environ.get("SUPERVISE_LIBRARY")
+    if lib:
+        env.append("SUPERVISE_LIBRARY=" + lib)
+    return env
 
 
 def python_argv(script, *args):
-    """argv of a Python worker that loads the library under test.
-
-    supervised reserves the SUPERVISE_ prefix: a group's env may not set
-    SUPERVISE_LIBRARY, and the daemon does not pass its own SUPERVISE_*
-    variables on. env(1) in argv sets it for the worker itself.
-    """
-    argv = [sys.executable, script] + list(args)
-    lib = os.environ.get("SUPERVISE_LIBRARY")
-    if lib:
-        argv = ["/usr/bin/env", "SUPERVISE_LIBRARY=" + lib] + argv
-    return argv
+    """argv of a Python worker run by this interpreter."""
+    return [sys.executable, script] + list(args)
 
 
 class Group:
@@ -118,7 +118,8 @@ class Supervisor:
         self.proc = None
 
     def __enter__(self):
-        self.start()
+        if self.proc is None:
+            self.start()
         return self
 
     def __exit__(self, exc_type, *rest):
@@ -130,18 +131,27 @@ class Supervisor:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def start(self, timeout=10.0):
+        """Writes the config, starts the daemon, waits for its Hello."""
+        if self.proc is not None:
+            raise AssertionError("this Supervisor was started already")
         with open(self.config, "w") as f:
             f.write("socket_dir = %s;\nstop_timeout_ms = 3000;\n"
                     "groups = (\n%s\n);\n" % (
                         _quote(self.socket_dir),
                         ",\n".join(g.render() for g in self.groups)))
+        argv = [self.daemon, "--config", self.config, "--foreground"]
+        if os.access(SETPRIV, os.X_OK):
+            # If this test process dies (a ctest timeout kills it), the
+            # daemon gets SIGTERM instead of living on as an orphan.
+            argv = [SETPRIV, "--pdeathsig", "TERM"] + argv
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                [self.daemon, "--config", self.config, "--foreground"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                argv, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT)
         finally:
             log.close()
+        STARTED.append(self.proc)
         import supervise
         deadline = time.monotonic() + timeout
         client = supervise.Client(self.url, timeout=0.2)
@@ -149,7 +159,10 @@ class Supervisor:
             while True:
                 try:
                     self.hello = client.hello()
-                    return
+                    # The daemon that answered must be ours, not another
+                    # one on the same socket.
+                    if self._pidfile() == self.proc.pid:
+                        return
                 except supervise.Error:
                     if self.proc.poll() is not None or \
                             time.monotonic() >= deadline:
@@ -159,6 +172,14 @@ class Supervisor:
         status = self.stop()
         raise AssertionError("supervised (exit status %s) did not answer "
                              "Hello:\n%s" % (status, self.log()))
+
+    def _pidfile(self):
+        """The pid in socket_dir/supervised.pid, or None."""
+        try:
+            with open(os.path.join(self.socket_dir, "supervised.pid")) as f:
+                return int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            return None
 
     def stop(self, timeout=15.0):
         """SIGTERM, wait with a deadline; returns the exit status."""

@@ -63,6 +63,12 @@ def test_fork_in_a_worker(sup):
     assert report["before"]["whoami"]["ordinal"] == 0
     assert report["before"]["whoami"]["pid"] == report["pid"]
     check_children(report, worker=True)
+    # An orphaned grandchild is no descendant of the worker: with a
+    # connection of its own it is told so (not answered as the worker).
+    orphan = report["orphan"]
+    assert orphan.get("reparented") is True, orphan
+    assert orphan.get("error", [None])[0] == 10, orphan
+    assert "hello" in orphan and "whoami" not in orphan, orphan
 
 
 def test_fork_in_a_plain_process(sup):

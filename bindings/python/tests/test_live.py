@@ -24,16 +24,15 @@ def probe_group(sup_out, name="probe", count=N):
                                              sup_out), count, PURPOSE)
 
 
-def start(daemon_path, count=N):
+def make(daemon_path, count=N):
     sup = Supervisor(daemon_path, [])
     sup.groups = [probe_group(sup.out, count=count)]
-    sup.start()
     return sup
 
 
 @pytest.fixture(scope="module")
 def sup(daemon_path):
-    s = start(daemon_path)
+    s = make(daemon_path)
     with s:
         s.wait_reports({(i, 0) for i in range(N)})
         yield s
@@ -41,7 +40,7 @@ def sup(daemon_path):
 
 @pytest.fixture
 def fresh(daemon_path):
-    s = start(daemon_path)
+    s = make(daemon_path)
     with s:
         s.wait_reports({(i, 0) for i in range(N)})
         yield s
@@ -250,3 +249,23 @@ def test_scale_and_stop(fresh):
         wait_until(lambda: [w.ordinal for w in c.list("probe")
                             if w.state is State.RUNNING] == [0], 15,
                    "ordinal 0 to run again")
+
+
+def test_binding_and_supervisectl_agree(sup):
+    ctl = svharness.find_program("SUPERVISECTL", "cli/supervisectl")
+    if not ctl:
+        pytest.fail("supervisectl not found: set SUPERVISECTL")
+    import json
+    out = subprocess.run([ctl, "-s", sup.url, "status", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    cli = sorted((w["group"], w["ordinal"], w["generation"], w["pid"])
+                 for w in json.loads(out.stdout))
+    with Client(sup.url) as c:
+        ours = sorted((w.group, w.ordinal, w.generation, w.pid)
+                      for w in c.list())
+    assert ours == cli and len(ours) == N
+    hello = subprocess.run([ctl, "-s", sup.url, "hello", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert hello.returncode == 0, hello.stderr
+    assert sup.hello.supervisor_id in hello.stdout

@@ -93,14 +93,17 @@ typedef enum sv_state {
 /*
  * sv_client_open connects to the supervisor at url ("ipc:///path"). A NULL
  * or empty url means the value of $SUPERVISE_URL. The call retries the
- * connection until timeout_ms has passed, and the supervisor must answer
- * the connection before then too; with 0 it tries once and does not wait
- * for that answer (the first call checks it). On SV_OK *clientp is a new
- * handle that the caller closes with sv_client_close().
+ * connection until timeout_ms has passed (0: one attempt). It also waits
+ * until then for the supervisor to answer the connection; a supervisor that
+ * accepted it but has not answered by the deadline (stopped, or still
+ * starting) still gives a handle, whose first call waits for the answer
+ * under its own deadline (hanging up half-way would trip nng bug #1518 in
+ * the supervisor). On SV_OK *clientp is a new handle that the caller closes
+ * with sv_client_close().
  * Errors: SV_EINVAL (no url, url too long, or not an ipc:// URL: the
- * supervisor listens only on ipc://), SV_ECONNECT (nobody listening or
- * answering before the deadline, or the socket is not a supervisor's),
- * SV_ENOMEM, SV_ESYSTEM. As there is no handle then, the reason is read with
+ * supervisor listens only on ipc://), SV_ECONNECT (nobody listening before
+ * the deadline, or the socket is not a supervisor's), SV_ENOMEM,
+ * SV_ESYSTEM. As there is no handle then, the reason is read with
  * sv_client_error_message(NULL).
  */
 SV_API sv_err sv_client_open(

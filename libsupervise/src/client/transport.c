@@ -14,6 +14,14 @@
  * the connection; the late reply is skipped by its request id later, as an
  * nng REQ socket would.
  *
+ * The connection header exchange is never abandoned at a deadline: when
+ * the supervisor's header has not come in time (a stopped or overloaded
+ * supervisor), the connection is kept and the next call waits for the
+ * header again. nng 1.5.2 (nanomsg/nng#1518) stops accepting connections
+ * for good when a peer hangs up during the exchange; supervised repairs
+ * that within about a second, but a client that hung up on every slow
+ * start would keep causing it.
+ *
  * Divisions: clock and errors; raw I/O with deadlines; connecting and the
  * connection header; the request/reply exchange.
  */
@@ -438,13 +446,11 @@ svt_greet(svt_conn *c, int64_t deadline)
 }
 
 /*
- * svt_dial connects as svt_connect describes. With pending, a header that
- * has not come by the deadline leaves the connection open for svt_call to
- * finish; without, it is SV_ECONNECT. *gave_upp tells whether the failure
- * is only that nobody answered before the deadline.
+ * svt_dial connects as svt_connect describes; *gave_upp tells whether it
+ * failed only because nobody was listening when the deadline came.
  */
 static sv_err
-svt_dial(svt_conn *c, int64_t deadline, bool pending, bool *gave_upp)
+svt_dial(svt_conn *c, int64_t deadline, bool *gave_upp)
 {
 	int    backoff = SVT_BACKOFF_MIN_MS;
 	bool   retry;
@@ -455,29 +461,21 @@ svt_dial(svt_conn *c, int64_t deadline, bool pending, bool *gave_upp)
 	for (;;) {
 		if ((err = svt_attempt(c, deadline, &retry)) == SV_OK) {
 			err = svt_greet(c, deadline);
-			if (err == SV_OK) {
+			if (err == SV_OK
+			    || (err == SV_ETIMEDOUT && c->fd >= 0)) {
+				/* Exchanged, or the peer's header is still
+				 * due: keep the connection, svt_call waits for
+				 * it. Hanging up now would trip nng#1518 in
+				 * the supervisor (see the top of this file).
+				 */
 				return SV_OK;
-			}
-			if (err == SV_ETIMEDOUT) {
-				if (pending && c->fd >= 0) {
-					return SV_OK;
-				}
-				/* Connected, but nothing answers: a stopped or
-				 * overloaded supervisor. */
-				svt_close(c);
-				*gave_upp = true;
-				return svt_fail(c, SV_ECONNECT,
-				    "connected to %s, but no connection "
-				    "header "
-				    "came before the deadline",
-				    c->path);
 			}
 			/* A peer that hangs up during the exchange may be a
 			 * listener being replaced: try again. */
 			retry = err == SV_ECLOSED;
 		}
 		if (!retry) {
-			return err;
+			return err == SV_ETIMEDOUT ? SV_ECONNECT : err;
 		}
 		if (svt_passed(deadline)) {
 			*gave_upp = true;
@@ -494,8 +492,7 @@ svt_connect(svt_conn *c, int64_t deadline)
 {
 	bool gave_up;
 
-	/* A deadline already past (timeout 0) cannot wait for the header. */
-	return svt_dial(c, deadline, svt_passed(deadline), &gave_up);
+	return svt_dial(c, deadline, &gave_up);
 }
 
 /* ---- the request/reply exchange -------------------------------------------
@@ -519,8 +516,7 @@ svt_send(svt_conn *c, const uint8_t *frame, size_t n, int64_t deadline)
 			svt_close(c);
 		}
 		if (c->fd < 0
-		    && (err = svt_dial(c, deadline, true, &gave_up))
-		        != SV_OK) {
+		    && (err = svt_dial(c, deadline, &gave_up)) != SV_OK) {
 			if (gave_up) {
 				char why[SVT_DETAIL_MAX];
 

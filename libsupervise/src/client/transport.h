@@ -73,13 +73,13 @@ sv_err svt_init(svt_conn *c, const char *url);
  * connection headers. While nobody listens (no socket file, connection
  * refused, full backlog) or the peer hangs up before its header, it tries
  * again after a pause growing from SVT_BACKOFF_MIN_MS to SVT_BACKOFF_MAX_MS
- * until deadline. The peer's header must arrive by the deadline too, except
- * when the deadline has already passed on entry (timeout 0): then exactly
- * one attempt is made and a header not yet there is checked by the first
- * svt_call. Errors (c->detail says why; c then has no connection):
- * SV_ECONNECT (nobody listening or answering before the deadline, or the
- * socket cannot be reached), SV_EPROTO (the peer is not an SP REP socket),
- * SV_ENOMEM, SV_ESYSTEM.
+ * until deadline; a deadline already past allows exactly one attempt. The
+ * peer's header is awaited until deadline; if it has not come by then, the
+ * connection is kept (hanging up would trip nng#1518 in the supervisor) and
+ * svt_call finishes the exchange under its own deadline. Errors (c->detail
+ * says why; c then has no connection): SV_ECONNECT (nobody listening before
+ * the deadline, or the socket cannot be reached), SV_EPROTO (the peer is
+ * not an SP REP socket), SV_ENOMEM, SV_ESYSTEM.
  */
 sv_err svt_connect(svt_conn *c, int64_t deadline);
 

@@ -320,6 +320,15 @@ proc_find(sv_seat *s, uint64_t generation)
 	return NULL;
 }
 
+/* proc_arm arms the timer of a process at due_ms. */
+static void
+proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
+    uint64_t due_ms)
+{
+	p->due_ms = due_ms;
+	p->guard  = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p), due_ms);
+}
+
 /* proc_await sets whether an ordered start still waits for p. */
 static void
 proc_await(sv_cgroup *g, sv_proc *p, bool on)
@@ -378,8 +387,7 @@ proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
 	emit(c, g, s, p, ev);
 	signal_proc(c, g, s, p, sig);
 	if (g->pol.stop_timeout_ms > 0) {
-		p->guard = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p),
-		    now_ms + g->pol.stop_timeout_ms);
+		proc_arm(c, g, s, p, now_ms + g->pol.stop_timeout_ms);
 	} else {
 		p->guard = 0;
 		timer_cancel(c, SV_TIMER_PROC, key_of(g, s, p));
@@ -783,15 +791,13 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 		p->ready = false;
 		proc_await(g, p, true);
 		if (g->pol.start_timeout_ms > 0) {
-			p->guard = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p),
-			    now_ms + g->pol.start_timeout_ms);
+			proc_arm(c, g, s, p, now_ms + g->pol.start_timeout_ms);
 		}
 	} else {
 		p->state = SV_PROC_RUNNING;
 		p->ready = true;
 		if (g->pol.watchdog_ms > 0) {
-			p->guard = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p),
-			    now_ms + g->pol.watchdog_ms);
+			proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
 		}
 	}
 	/* A stop or shutdown that came while the spawn was on its way. */
@@ -863,8 +869,7 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 		proc_await(g, p, false);
 		p->guard = 0;
 		if (g->pol.watchdog_ms > 0) {
-			p->guard = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p),
-			    now_ms + g->pol.watchdog_ms);
+			proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
 		} else if (g->pol.start_timeout_ms > 0) {
 			timer_cancel(c, SV_TIMER_PROC, key_of(g, s, p));
 		}
@@ -872,6 +877,24 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 	if (!p->ready && p->state == SV_PROC_RUNNING) {
 		p->ready = true;
 		emit(c, g, s, p, ev);
+	}
+	return SV_OK;
+}
+
+sv_err
+sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms)
+{
+	sv_cgroup *g = NULL;
+	sv_seat   *s = NULL;
+	sv_proc   *p = live_proc(c, key, &g, &s);
+
+	if (p == NULL) {
+		return SV_ENOTFOUND;
+	}
+	if (p->guard != 0
+	    && (p->state == SV_PROC_STARTING || p->state == SV_PROC_STOPPING)
+	    && now_ms + ms > p->due_ms) {
+		proc_arm(c, g, s, p, now_ms + ms);
 	}
 	return SV_OK;
 }
@@ -887,8 +910,7 @@ sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms)
 		return SV_ENOTFOUND;
 	}
 	if (p->state == SV_PROC_RUNNING && g->pol.watchdog_ms > 0) {
-		p->guard = timer_arm(c, SV_TIMER_PROC, key_of(g, s, p),
-		    now_ms + g->pol.watchdog_ms);
+		proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
 	}
 	return SV_OK;
 }
@@ -1214,10 +1236,13 @@ sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has_expected,
 	case SV_PROC_SPAWNING:
 		break; /* the process on its way is the fresh start */
 	default:
-		if (s->backoff || !s->pending) {
-			s->restarts++;
-			seat_schedule(c, g, s, 0, now_ms);
-		}
+		/* A waiting seat starts now, under a new generation even if
+		 * the one it waited with was never spawned: a retried request
+		 * that expected the old one then gets SV_ECONFLICT instead of
+		 * restarting the fresh process. */
+		s->used = true;
+		s->restarts++;
+		seat_schedule(c, g, s, 0, now_ms);
 		break;
 	}
 	return SV_OK;

@@ -127,7 +127,8 @@ typedef struct sv_proc {
 	bool      awaited; /* readiness still awaited (sequential start) */
 	bool      killed; /* SIGKILL sent */
 	sv_why    why; /* why it is being stopped */
-	uint64_t  guard; /* guard of its timer */
+	uint64_t  guard; /* guard of its timer (0: none armed) */
+	uint64_t  due_ms; /* when that timer fires */
 } sv_proc;
 
 /* Seat as shown to clients (derived from the seat and its processes). */
@@ -346,6 +347,14 @@ sv_err sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms);
  * Errors: SV_ENOTFOUND (not a live process of this core).
  */
 sv_err sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms);
+
+/*
+ * sv_core_extend: the process key asks for more time (systemd's
+ * EXTEND_TIMEOUT_USEC): a start or stop timeout that is armed fires no
+ * sooner than ms from now. Anything else is left as it is.
+ * Errors: SV_ENOTFOUND (not a live process of this core).
+ */
+sv_err sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms);
 
 /*
  * sv_core_timer: a timer armed by an SV_FX_TIMER effect fired. key and
