@@ -70,10 +70,14 @@ extern "C" {
 /* Name of the environment variable holding the control socket URL. */
 #define SV_ENV_URL "SUPERVISE_URL"
 
-typedef struct sv_client   sv_client;
-typedef struct sv_hello    sv_hello;
-typedef struct sv_identity sv_identity;
-typedef struct sv_workers  sv_workers;
+typedef struct sv_client    sv_client;
+typedef struct sv_hello     sv_hello;
+typedef struct sv_identity  sv_identity;
+typedef struct sv_workers   sv_workers;
+typedef struct sv_groups    sv_groups;
+typedef struct sv_groupspec sv_groupspec;
+typedef struct sv_events    sv_events;
+typedef struct sv_event     sv_event;
 
 /* Kind of a worker or of a context frame; values match the protocol. */
 typedef enum sv_kind {
@@ -88,6 +92,10 @@ typedef enum sv_state {
 	SV_STATE_RUNNING     = 1,
 	SV_STATE_STOPPING    = 2,
 	SV_STATE_BACKOFF     = 3,
+	SV_STATE_STARTING    = 4, /* about to spawn, or readiness awaited */
+	SV_STATE_FAILED  = 5, /* its group exceeded its restart intensity */
+	SV_STATE_WAITING = 6, /* stopped by a strategy restart */
+	SV_STATE_IDLE    = 7, /* held, nothing will start it */
 } sv_state;
 
 /*
@@ -145,6 +153,8 @@ SV_API uint32_t    sv_hello_minor_version(const sv_hello *h);
 SV_API const char *sv_hello_server_name(const sv_hello *h);
 SV_API const char *sv_hello_supervisor_id(const sv_hello *h);
 SV_API size_t      sv_hello_feature_count(const sv_hello *h);
+/* The URL of the supervisor's event socket ("" from a v1.0 server). */
+SV_API const char *sv_hello_events_url(const sv_hello *h);
 /* sv_hello_feature returns feature i, or NULL when i is out of range. */
 SV_API const char *sv_hello_feature(const sv_hello *h, size_t i);
 /* sv_hello_free frees h. NULL is ignored. */
@@ -219,10 +229,19 @@ SV_API uint64_t    sv_workers_restarts(const sv_workers *w, size_t i);
 SV_API int32_t sv_workers_last_exit_code(const sv_workers *w, size_t i);
 /* Signal that ended the slot's previous process, 0 if none. */
 SV_API int32_t sv_workers_last_signal(const sv_workers *w, size_t i);
+/* 1 when the worker reported ready (or its group does not use readiness). */
+SV_API int sv_workers_ready(const sv_workers *w, size_t i);
+/* Consecutive fast failures (the backoff step). */
+SV_API uint32_t sv_workers_fast_failures(const sv_workers *w, size_t i);
+/* In SV_STATE_BACKOFF: milliseconds before the restart; 0 otherwise. */
+SV_API uint64_t sv_workers_restart_in_ms(const sv_workers *w, size_t i);
+/* The worker's last status line ("" when none). */
+SV_API const char *sv_workers_status_text(const sv_workers *w, size_t i);
 /* sv_workers_free frees w. NULL is ignored. */
 SV_API void sv_workers_free(sv_workers *w);
 
-/* sv_state_name returns "running", "stopping", "backoff" or "unknown". */
+/* sv_state_name returns "running", "stopping", "backoff", "starting",
+ * "failed", "waiting", "idle" or "unknown" (a state from a newer server). */
 SV_API const char *sv_state_name(sv_state state);
 
 /*
@@ -252,6 +271,176 @@ SV_API sv_err sv_client_stop(
  */
 SV_API sv_err sv_client_restart(
     sv_client *client, const char *group, uint32_t ordinal, int timeout_ms);
+
+/*
+ * sv_client_restart_if is sv_client_restart with a compare-and-swap: the
+ * worker restarts only if its generation is still expected_generation.
+ * That makes the request safe to resend, and the library resends it after
+ * a lost connection within the deadline (a copy that arrives twice gets
+ * SV_ECONFLICT). Errors: those of sv_client_restart, SV_ECONFLICT.
+ */
+SV_API sv_err sv_client_restart_if(sv_client *client, const char *group,
+    uint32_t ordinal, uint64_t expected_generation, int timeout_ms);
+
+/*
+ * sv_client_reset clears the FAILED state of group (restart intensity
+ * exceeded), its restart history and its workers' backoff, and starts
+ * them again. Errors: SV_ENOTFOUND, SV_EBUSY, plus transport errors.
+ */
+SV_API sv_err sv_client_reset(
+    sv_client *client, const char *group, int timeout_ms);
+
+/*
+ * sv_client_start_worker holds one more ordinal of group (the lowest free
+ * one) and starts a worker on it; *ordinalp (may be NULL) receives the
+ * ordinal. Not resent after a lost connection. Errors: SV_ENOTFOUND,
+ * SV_EEXHAUSTED (max_count reached), SV_EBUSY, plus transport errors.
+ */
+SV_API sv_err sv_client_start_worker(
+    sv_client *client, const char *group, int timeout_ms, uint32_t *ordinalp);
+
+/*
+ * sv_client_terminate_worker stops the worker at ordinal of group and
+ * releases the ordinal (the group holds one fewer). Not resent after a lost
+ * connection. Errors: SV_ENOTFOUND, SV_EBUSY, plus transport errors.
+ */
+SV_API sv_err sv_client_terminate_worker(
+    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms);
+
+/*
+ * sv_client_groups reads the groups (group NULL or "" for every group):
+ * counts, failed state and reason, restart type, strategy. On SV_OK
+ * *groupsp belongs to the caller: free it with sv_groups_free().
+ * Errors: SV_ENOTFOUND, SV_EINVAL (bad name), plus transport errors.
+ */
+SV_API sv_err sv_client_groups(
+    sv_client *client, const char *group, int timeout_ms, sv_groups **groupsp);
+
+SV_API size_t sv_groups_count(const sv_groups *g);
+/* Accessors for entry i (0 <= i < count); out of range gives 0 / "". */
+SV_API const char *sv_groups_name(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_count_wanted(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_max_count(const sv_groups *g, size_t i);
+SV_API int         sv_groups_failed(const sv_groups *g, size_t i);
+SV_API const char *sv_groups_failure_reason(const sv_groups *g, size_t i);
+SV_API const char *sv_groups_restart(const sv_groups *g, size_t i);
+SV_API const char *sv_groups_strategy(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_running(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_ready(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_starting(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_stopping(const sv_groups *g, size_t i);
+SV_API uint32_t    sv_groups_backoff(const sv_groups *g, size_t i);
+SV_API const char *sv_groups_purpose(const sv_groups *g, size_t i);
+/* sv_groups_free frees g. NULL is ignored. */
+SV_API void sv_groups_free(sv_groups *g);
+
+/*
+ * A group created at runtime is described by an sv_groupspec, checked by
+ * the supervisor exactly like a group of the config file (docs/config.md).
+ * sv_groupspec_new makes one with the three required keys; on SV_OK *specp
+ * belongs to the caller: free it with sv_groupspec_free(). The setters copy
+ * their strings. sv_groupspec_set gives any other config key of a group
+ * ("restart", "max_restarts", "stop_signal", ...) with its value as text.
+ * Errors: SV_EINVAL (NULL argument), SV_ETOOLARGE (more than 256 args, env
+ * entries or options), SV_ENOMEM.
+ */
+SV_API sv_err sv_groupspec_new(const char *name, const char *purpose,
+    uint32_t count, sv_groupspec **specp);
+SV_API sv_err sv_groupspec_add_arg(sv_groupspec *spec, const char *arg);
+SV_API sv_err sv_groupspec_add_env(sv_groupspec *spec, const char *entry);
+SV_API sv_err sv_groupspec_set_cwd(sv_groupspec *spec, const char *cwd);
+SV_API sv_err sv_groupspec_set_max_count(
+    sv_groupspec *spec, uint32_t max_count);
+SV_API sv_err sv_groupspec_set(
+    sv_groupspec *spec, const char *key, const char *value);
+/* sv_groupspec_free frees spec. NULL is ignored. */
+SV_API void sv_groupspec_free(sv_groupspec *spec);
+
+/*
+ * sv_client_create_group adds the group spec describes and starts its
+ * workers. Not resent after a lost connection. Errors: SV_EBADREQ (the
+ * spec breaks a config rule: sv_client_error_message() says which, as
+ * "spec:LINE: groups[0].KEY: what"; or the name is taken), SV_EEXHAUSTED
+ * (too many groups), SV_EPERM, SV_EBUSY, plus transport errors.
+ */
+SV_API sv_err sv_client_create_group(
+    sv_client *client, const sv_groupspec *spec, int timeout_ms);
+
+/*
+ * sv_client_delete_group stops every worker of group and removes it once
+ * they are reaped. Errors: SV_ENOTFOUND, SV_EPERM, SV_EBUSY, plus
+ * transport errors.
+ */
+SV_API sv_err sv_client_delete_group(
+    sv_client *client, const char *group, int timeout_ms);
+
+/*
+ * sv_client_ready tells the supervisor that the calling worker is ready,
+ * with an optional status line (NULL or ""; at most 1024 bytes, the
+ * supervisor keeps 255). Only the worker process itself may call it (the
+ * supervisor checks the kernel's credentials).
+ * Errors: SV_ENOTWORKER, SV_EPERM (a descendant of a worker), SV_ETOOLARGE,
+ * plus transport errors.
+ */
+SV_API sv_err sv_client_ready(
+    sv_client *client, const char *status, int timeout_ms);
+
+/*
+ * sv_client_heartbeat tells the supervisor that the calling worker is
+ * alive (the group's watchdog). Errors: as sv_client_ready.
+ */
+SV_API sv_err sv_client_heartbeat(sv_client *client, int timeout_ms);
+
+/*
+ * Events. sv_events_open subscribes to the supervisor's event socket url
+ * (NULL or "": "events.sock" beside $SUPERVISE_URL or the default control
+ * socket; sv_hello_events_url() tells the real one) and keeps the events
+ * whose topic starts with prefix (NULL or "": all). Topics are
+ * "w/GROUP/ORDINAL/" for worker events and "g/GROUP/" for group events
+ * (docs/protocol.md, "Events"). It connects within timeout_ms. On SV_OK
+ * *evp belongs to the caller: close it with sv_events_close(). Like the
+ * client, it speaks the wire protocol itself, with no thread, and a handle
+ * used after fork() reconnects in the child.
+ * Errors: SV_EINVAL (bad url or prefix over 200 bytes), SV_ECONNECT,
+ * SV_ENOMEM, SV_ESYSTEM.
+ */
+SV_API sv_err sv_events_open(
+    sv_events **evp, const char *url, const char *prefix, int timeout_ms);
+
+/*
+ * sv_events_next waits up to timeout_ms for the next event. On SV_OK
+ * *eventp belongs to the caller: free it with sv_event_free(). Events are
+ * numbered (sv_event_seq) by the supervisor; a jump in the numbers of an
+ * unfiltered reader means events were lost (the supervisor never waits
+ * for a slow reader). Errors: SV_ETIMEDOUT (none came), SV_ECLOSED or
+ * SV_ECONNECT (the supervisor went away; the next call reconnects),
+ * SV_EPROTO, SV_ENOMEM. sv_events_error_message() says more.
+ */
+SV_API sv_err sv_events_next(sv_events *ev, int timeout_ms, sv_event **eventp);
+/* sv_events_error_message: why the last call on ev failed. */
+SV_API const char *sv_events_error_message(const sv_events *ev);
+/* sv_events_close closes ev. NULL is ignored. */
+SV_API void sv_events_close(sv_events *ev);
+
+/* Accessors of an event; strings belong to the event. */
+SV_API uint64_t sv_event_seq(const sv_event *e);
+/* "started", "ready", "exited", "restart_scheduled", "unresponsive",
+ * "escalated", "stopping", "stopped", "spawn_failed", "status_text",
+ * "group_failed", "group_reset", "group_scaled", "group_created",
+ * "group_deleted", or "unknown" (a kind from a newer server). */
+SV_API const char *sv_event_kind(const sv_event *e);
+SV_API const char *sv_event_group(const sv_event *e);
+/* 1 for worker events (ordinal, generation and pid are set). */
+SV_API int         sv_event_is_worker(const sv_event *e);
+SV_API uint32_t    sv_event_ordinal(const sv_event *e);
+SV_API uint64_t    sv_event_generation(const sv_event *e);
+SV_API int64_t     sv_event_pid(const sv_event *e);
+SV_API uint64_t    sv_event_time_unix_ms(const sv_event *e);
+SV_API const char *sv_event_supervisor_id(const sv_event *e);
+/* The kind's details as "key=value" words ("code=3 uptime_ms=12", ...). */
+SV_API const char *sv_event_details(const sv_event *e);
+/* sv_event_free frees e. NULL is ignored. */
+SV_API void sv_event_free(sv_event *e);
 
 #ifdef __cplusplus
 }

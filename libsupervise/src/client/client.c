@@ -55,9 +55,14 @@ struct sv_identity {
 };
 
 struct sv_workers {
-	svw_env                      *env;
-	Supervise__V1__WorkerStatus **items;
+	svw_env                     **envs; /* the replies (pages) */
+	size_t                        nenvs;
+	Supervise__V1__WorkerStatus **items; /* [n], point into envs */
 	size_t                        n;
+};
+
+struct sv_groups {
+	svw_env *env;
 };
 
 /* Why the calling thread's last sv_client_open failed ("" after success):
@@ -381,6 +386,7 @@ CL_FIELD(
 CL_FIELD(const char *, sv_hello, sv_hello, supervisor_id, hello_reply,
     supervisor_id)
 CL_FIELD(size_t, sv_hello, sv_hello, feature_count, hello_reply, n_features)
+CL_FIELD(const char *, sv_hello, sv_hello, events_url, hello_reply, events_url)
 
 const char *
 sv_hello_feature(const sv_hello *h, size_t i)
@@ -495,23 +501,67 @@ sv_identity_free(sv_identity *id)
 /* ---- list and status ------------------------------------------------------
  */
 
-/* cl_workers wraps a reply holding workers into a new sv_workers. */
-static sv_err
-cl_workers(svw_env *rep, Supervise__V1__WorkerStatus **items, size_t n,
-    sv_workers **workersp)
+/* cl_workers_free frees an sv_workers and the replies it holds. */
+static void
+cl_workers_free(sv_workers *w)
 {
-	sv_workers *w = malloc(sizeof(*w));
+	if (w != NULL) {
+		for (size_t i = 0; i < w->nenvs; i++) {
+			svw_free(w->envs[i]);
+		}
+		free(w->envs);
+		free(w->items);
+		free(w);
+	}
+}
+
+/* cl_workers_add appends the n entries of reply rep (which it takes) to
+ * w. Errors: SV_ENOMEM (rep is freed). */
+static sv_err
+cl_workers_add(
+    sv_workers *w, svw_env *rep, Supervise__V1__WorkerStatus **items, size_t n)
+{
+	svw_env                     **envs;
+	Supervise__V1__WorkerStatus **all;
+
+	envs = realloc(w->envs, (w->nenvs + 1) * sizeof(*envs));
+	if (envs == NULL) {
+		svw_free(rep);
+		return SV_ENOMEM;
+	}
+	w->envs             = envs;
+	w->envs[w->nenvs++] = rep;
+	all                 = realloc(w->items, (w->n + n + 1) * sizeof(*all));
+	if (all == NULL) {
+		return SV_ENOMEM;
+	}
+	memcpy(all + w->n, items, n * sizeof(*all));
+	w->items = all;
+	w->n += n;
+	return SV_OK;
+}
+
+/* cl_one_worker wraps a WorkerStatus reply into a new sv_workers. */
+static sv_err
+cl_one_worker(svw_env *rep, sv_workers **workersp)
+{
+	sv_workers *w = calloc(1, sizeof(*w));
+	sv_err      err;
 
 	if (w == NULL) {
 		svw_free(rep);
 		return SV_ENOMEM;
 	}
-	w->env    = rep;
-	w->items  = items;
-	w->n      = n;
+	if ((err = cl_workers_add(w, rep, &rep->worker_status, 1)) != SV_OK) {
+		cl_workers_free(w);
+		return err;
+	}
 	*workersp = w;
 	return SV_OK;
 }
+
+/* Workers asked for per ListWorkers page. */
+#define CL_PAGE_SIZE 512
 
 sv_err
 sv_client_list(sv_client *client, const char *group, int timeout_ms,
@@ -520,6 +570,9 @@ sv_client_list(sv_client *client, const char *group, int timeout_ms,
 	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ListWorkers l   = SUPERVISE__V1__LIST_WORKERS__INIT;
 	svw_env                   *rep = NULL;
+	sv_workers                *w;
+	char                       token[128] = "";
+	int64_t                    deadline   = svt_deadline(timeout_ms);
 	sv_err                     err;
 
 	if (client == NULL || workersp == NULL) {
@@ -528,16 +581,41 @@ sv_client_list(sv_client *client, const char *group, int timeout_ms,
 	if ((err = cl_group(client, group, 1)) != SV_OK) {
 		return err;
 	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		return SV_ENOMEM;
+	}
 	l.group          = group != NULL ? (char *) group : "";
+	l.page_size      = CL_PAGE_SIZE;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_LIST_WORKERS;
 	req.list_workers = &l;
-	err = cl_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST,
-	    timeout_ms, &rep);
+	/* Page after page, all within the one deadline. A server that does
+	 * not page (v1.0) answers everything at once with no token. */
+	do {
+		int left     = deadline < 0       ? -1
+		        : deadline > svt_now_ms() ? (int) (deadline - svt_now_ms())
+		                                  : 0;
+		l.page_token = token;
+		err          = cl_call(client, &req,
+		             SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST, left, &rep);
+		if (err == SV_OK) {
+			const char *next = rep->worker_list->next_page_token;
+			if (strlen(next) >= sizeof(token)) {
+				svw_free(rep);
+				err = cl_fail(
+				    client, SV_EPROTO, "page token too long");
+				break;
+			}
+			snprintf(token, sizeof(token), "%s", next);
+			err = cl_workers_add(w, rep, rep->worker_list->workers,
+			    rep->worker_list->n_workers);
+		}
+	} while (err == SV_OK && token[0] != '\0');
 	if (err != SV_OK) {
+		cl_workers_free(w);
 		return err;
 	}
-	return cl_workers(rep, rep->worker_list->workers,
-	    rep->worker_list->n_workers, workersp);
+	*workersp = w;
+	return SV_OK;
 }
 
 sv_err
@@ -564,7 +642,7 @@ sv_client_status(sv_client *client, const char *group, uint32_t ordinal,
 	if (err != SV_OK) {
 		return err;
 	}
-	return cl_workers(rep, &rep->worker_status, 1, workersp);
+	return cl_one_worker(rep, workersp);
 }
 
 size_t
@@ -601,14 +679,15 @@ CL_WORKER_FIELD(const char *, purpose, purpose, "")
 CL_WORKER_FIELD(uint64_t, restarts, restarts, 0)
 CL_WORKER_FIELD(int32_t, last_exit_code, last_exit_code, -1)
 CL_WORKER_FIELD(int32_t, last_signal, last_signal, 0)
+CL_WORKER_FIELD(int, ready, ready, 0)
+CL_WORKER_FIELD(uint32_t, fast_failures, fast_failures, 0)
+CL_WORKER_FIELD(uint64_t, restart_in_ms, restart_in_ms, 0)
+CL_WORKER_FIELD(const char *, status_text, status_text, "")
 
 void
 sv_workers_free(sv_workers *w)
 {
-	if (w != NULL) {
-		svw_free(w->env);
-		free(w);
-	}
+	cl_workers_free(w);
 }
 
 const char *
@@ -621,6 +700,14 @@ sv_state_name(sv_state state)
 		return "stopping";
 	case SV_STATE_BACKOFF:
 		return "backoff";
+	case SV_STATE_STARTING:
+		return "starting";
+	case SV_STATE_FAILED:
+		return "failed";
+	case SV_STATE_WAITING:
+		return "waiting";
+	case SV_STATE_IDLE:
+		return "idle";
 	default:
 		return "unknown";
 	}
@@ -689,9 +776,10 @@ sv_client_stop(
 	return cl_group_change(client, &req, timeout_ms, previousp);
 }
 
-sv_err
-sv_client_restart(
-    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms)
+/* cl_restart sends RestartWorker, with the compare-and-swap when cas. */
+static sv_err
+cl_restart(sv_client *client, const char *group, uint32_t ordinal, bool cas,
+    uint64_t expected_generation, int timeout_ms)
 {
 	svw_env                      req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RestartWorker r   = SUPERVISE__V1__RESTART_WORKER__INIT;
@@ -704,14 +792,463 @@ sv_client_restart(
 	if ((err = cl_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
-	r.group            = (char *) group;
-	r.ordinal          = ordinal;
-	req.body_case      = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
-	req.restart_worker = &r;
-	/* Not idempotent: a lost connection is reported, never resent. */
+	r.group               = (char *) group;
+	r.ordinal             = ordinal;
+	r.check_generation    = cas;
+	r.expected_generation = expected_generation;
+	req.body_case         = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
+	req.restart_worker    = &r;
+	/* Without the compare-and-swap a lost connection is reported, never
+	 * resent; with it a resent copy gets CONFLICT at worst. */
+	err = cl_call_mode(client, &req,
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, cas, timeout_ms,
+	    &rep);
+	if (err == SV_OK) {
+		svw_free(rep);
+	}
+	return err;
+}
+
+sv_err
+sv_client_restart(
+    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms)
+{
+	return cl_restart(client, group, ordinal, false, 0, timeout_ms);
+}
+
+sv_err
+sv_client_restart_if(sv_client *client, const char *group, uint32_t ordinal,
+    uint64_t expected_generation, int timeout_ms)
+{
+	return cl_restart(
+	    client, group, ordinal, true, expected_generation, timeout_ms);
+}
+
+/* cl_group_info sends a request answered by GroupInfo; the reply is kept
+ * as a one-entry sv_groups when groupsp is not NULL. */
+static sv_err
+cl_group_info(sv_client *c, svw_env *req, bool idempotent, int timeout_ms,
+    sv_groups **groupsp)
+{
+	svw_env   *rep = NULL;
+	sv_groups *g;
+	sv_err     err
+	    = cl_call_mode(c, req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO,
+	        idempotent, timeout_ms, &rep);
+
+	if (err != SV_OK) {
+		return err;
+	}
+	if (groupsp == NULL) {
+		svw_free(rep);
+		return SV_OK;
+	}
+	if ((g = malloc(sizeof(*g))) == NULL) {
+		svw_free(rep);
+		return SV_ENOMEM;
+	}
+	g->env   = rep;
+	*groupsp = g;
+	return SV_OK;
+}
+
+sv_err
+sv_client_reset(sv_client *client, const char *group, int timeout_ms)
+{
+	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ResetGroup r   = SUPERVISE__V1__RESET_GROUP__INIT;
+	sv_err                    err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	if ((err = cl_group(client, group, 0)) != SV_OK) {
+		return err;
+	}
+	r.group         = (char *) group;
+	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_RESET_GROUP;
+	req.reset_group = &r;
+	return cl_group_info(client, &req, true, timeout_ms, NULL);
+}
+
+sv_err
+sv_client_groups(
+    sv_client *client, const char *group, int timeout_ms, sv_groups **groupsp)
+{
+	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ListGroups l   = SUPERVISE__V1__LIST_GROUPS__INIT;
+	svw_env                  *rep = NULL;
+	sv_groups                *g;
+	sv_err                    err;
+
+	if (client == NULL || groupsp == NULL) {
+		return SV_EINVAL;
+	}
+	if ((err = cl_group(client, group, 1)) != SV_OK) {
+		return err;
+	}
+	l.group         = group != NULL ? (char *) group : "";
+	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS;
+	req.list_groups = &l;
+	err = cl_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST,
+	    timeout_ms, &rep);
+	if (err != SV_OK) {
+		return err;
+	}
+	if ((g = malloc(sizeof(*g))) == NULL) {
+		svw_free(rep);
+		return SV_ENOMEM;
+	}
+	g->env   = rep;
+	*groupsp = g;
+	return SV_OK;
+}
+
+size_t
+sv_groups_count(const sv_groups *g)
+{
+	if (g == NULL) {
+		return 0;
+	}
+	return g->env->body_case == SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST
+	    ? g->env->group_list->n_groups
+	    : 1;
+}
+
+/* cl_group_item returns entry i of g, or NULL. */
+static const Supervise__V1__GroupInfo *
+cl_group_item(const sv_groups *g, size_t i)
+{
+	if (i >= sv_groups_count(g)) {
+		return NULL;
+	}
+	return g->env->body_case == SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST
+	    ? g->env->group_list->groups[i]
+	    : g->env->group_info;
+}
+
+/* CL_GROUP_FIELD defines sv_groups_NAME(g, i) like CL_WORKER_FIELD. */
+#define CL_GROUP_FIELD(type, name, field, dflt)                          \
+	type sv_groups_##name(const sv_groups *g, size_t i)              \
+	{                                                                \
+		const Supervise__V1__GroupInfo *x = cl_group_item(g, i); \
+		return x != NULL ? (type) x->field : (dflt);             \
+	}
+
+CL_GROUP_FIELD(const char *, name, name, "")
+CL_GROUP_FIELD(uint32_t, count_wanted, count, 0)
+CL_GROUP_FIELD(uint32_t, max_count, max_count, 0)
+CL_GROUP_FIELD(int, failed, failed, 0)
+CL_GROUP_FIELD(const char *, failure_reason, failure_reason, "")
+CL_GROUP_FIELD(const char *, restart, restart, "")
+CL_GROUP_FIELD(const char *, strategy, strategy, "")
+CL_GROUP_FIELD(uint32_t, running, running, 0)
+CL_GROUP_FIELD(uint32_t, ready, ready, 0)
+CL_GROUP_FIELD(uint32_t, starting, starting, 0)
+CL_GROUP_FIELD(uint32_t, stopping, stopping, 0)
+CL_GROUP_FIELD(uint32_t, backoff, backoff, 0)
+CL_GROUP_FIELD(const char *, purpose, purpose, "")
+
+void
+sv_groups_free(sv_groups *g)
+{
+	if (g != NULL) {
+		svw_free(g->env);
+		free(g);
+	}
+}
+
+sv_err
+sv_client_start_worker(
+    sv_client *client, const char *group, int timeout_ms, uint32_t *ordinalp)
+{
+	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__StartWorker st  = SUPERVISE__V1__START_WORKER__INIT;
+	svw_env                   *rep = NULL;
+	sv_err                     err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	if ((err = cl_group(client, group, 0)) != SV_OK) {
+		return err;
+	}
+	st.group         = (char *) group;
+	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_START_WORKER;
+	req.start_worker = &st;
+	/* Not idempotent: a resent copy would start a second worker. */
 	err = cl_call_mode(client, &req,
 	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms,
 	    &rep);
+	if (err != SV_OK) {
+		return err;
+	}
+	if (ordinalp != NULL) {
+		*ordinalp = rep->worker_status->ordinal;
+	}
+	svw_free(rep);
+	return SV_OK;
+}
+
+sv_err
+sv_client_terminate_worker(
+    sv_client *client, const char *group, uint32_t ordinal, int timeout_ms)
+{
+	svw_env                        req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__TerminateWorker t
+	    = SUPERVISE__V1__TERMINATE_WORKER__INIT;
+	svw_env *rep = NULL;
+	sv_err   err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	if ((err = cl_group(client, group, 0)) != SV_OK) {
+		return err;
+	}
+	t.group              = (char *) group;
+	t.ordinal            = ordinal;
+	req.body_case        = SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER;
+	req.terminate_worker = &t;
+	/* Not idempotent: a resent copy could stop a worker started since. */
+	err = cl_call_mode(client, &req,
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms,
+	    &rep);
+	if (err == SV_OK) {
+		svw_free(rep);
+	}
+	return err;
+}
+
+sv_err
+sv_client_delete_group(sv_client *client, const char *group, int timeout_ms)
+{
+	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__DeleteGroup d   = SUPERVISE__V1__DELETE_GROUP__INIT;
+	sv_err                     err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	if ((err = cl_group(client, group, 0)) != SV_OK) {
+		return err;
+	}
+	d.group          = (char *) group;
+	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DELETE_GROUP;
+	req.delete_group = &d;
+	return cl_group_info(client, &req, true, timeout_ms, NULL);
+}
+
+/* ---- groups created at runtime ------------------------------------------
+ */
+
+/* Bounds of a spec built here (the supervisor checks the rest). */
+#define CL_SPEC_MAX_ITEMS 256
+
+struct sv_groupspec {
+	Supervise__V1__GroupSpec spec;
+	Supervise__V1__Option    options[CL_SPEC_MAX_ITEMS];
+	Supervise__V1__Option   *option_ptrs[CL_SPEC_MAX_ITEMS];
+	char                    *argv[CL_SPEC_MAX_ITEMS];
+	char                    *env[CL_SPEC_MAX_ITEMS];
+	char                   **strings; /* every string allocated here */
+	size_t                   nstrings;
+};
+
+/* spec_dup copies str into the spec's string list. */
+static char *
+spec_dup(sv_groupspec *s, const char *str)
+{
+	char **l = realloc(s->strings, (s->nstrings + 1) * sizeof(*l));
+	char  *d;
+
+	if (l == NULL) {
+		return NULL;
+	}
+	s->strings = l;
+	if ((d = strdup(str)) == NULL) {
+		return NULL;
+	}
+	s->strings[s->nstrings++] = d;
+	return d;
+}
+
+sv_err
+sv_groupspec_new(const char *name, const char *purpose, uint32_t count,
+    sv_groupspec **specp)
+{
+	sv_groupspec *s;
+
+	if (name == NULL || purpose == NULL || specp == NULL) {
+		return SV_EINVAL;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		return SV_ENOMEM;
+	}
+	supervise__v1__group_spec__init(&s->spec);
+	s->spec.argv    = s->argv;
+	s->spec.env     = s->env;
+	s->spec.options = s->option_ptrs;
+	s->spec.count   = count;
+	s->spec.cwd     = "";
+	if ((s->spec.name = spec_dup(s, name)) == NULL
+	    || (s->spec.purpose = spec_dup(s, purpose)) == NULL) {
+		sv_groupspec_free(s);
+		return SV_ENOMEM;
+	}
+	*specp = s;
+	return SV_OK;
+}
+
+/* spec_push appends str to a string vector of the spec. */
+static sv_err
+spec_push(sv_groupspec *s, char **vec, size_t *n, const char *str)
+{
+	if (s == NULL || str == NULL) {
+		return SV_EINVAL;
+	}
+	if (*n >= CL_SPEC_MAX_ITEMS) {
+		return SV_ETOOLARGE;
+	}
+	if ((vec[*n] = spec_dup(s, str)) == NULL) {
+		return SV_ENOMEM;
+	}
+	(*n)++;
+	return SV_OK;
+}
+
+sv_err
+sv_groupspec_add_arg(sv_groupspec *spec, const char *arg)
+{
+	return spec == NULL
+	    ? SV_EINVAL
+	    : spec_push(spec, spec->argv, &spec->spec.n_argv, arg);
+}
+
+sv_err
+sv_groupspec_add_env(sv_groupspec *spec, const char *entry)
+{
+	return spec == NULL
+	    ? SV_EINVAL
+	    : spec_push(spec, spec->env, &spec->spec.n_env, entry);
+}
+
+sv_err
+sv_groupspec_set_cwd(sv_groupspec *spec, const char *cwd)
+{
+	if (spec == NULL || cwd == NULL) {
+		return SV_EINVAL;
+	}
+	if ((spec->spec.cwd = spec_dup(spec, cwd)) == NULL) {
+		spec->spec.cwd = "";
+		return SV_ENOMEM;
+	}
+	return SV_OK;
+}
+
+sv_err
+sv_groupspec_set_max_count(sv_groupspec *spec, uint32_t max_count)
+{
+	if (spec == NULL) {
+		return SV_EINVAL;
+	}
+	spec->spec.max_count = max_count;
+	return SV_OK;
+}
+
+sv_err
+sv_groupspec_set(sv_groupspec *spec, const char *key, const char *value)
+{
+	Supervise__V1__Option *o;
+
+	if (spec == NULL || key == NULL || value == NULL) {
+		return SV_EINVAL;
+	}
+	if (spec->spec.n_options >= CL_SPEC_MAX_ITEMS) {
+		return SV_ETOOLARGE;
+	}
+	o = &spec->options[spec->spec.n_options];
+	supervise__v1__option__init(o);
+	if ((o->key = spec_dup(spec, key)) == NULL
+	    || (o->value = spec_dup(spec, value)) == NULL) {
+		return SV_ENOMEM;
+	}
+	spec->option_ptrs[spec->spec.n_options++] = o;
+	return SV_OK;
+}
+
+void
+sv_groupspec_free(sv_groupspec *spec)
+{
+	if (spec != NULL) {
+		for (size_t i = 0; i < spec->nstrings; i++) {
+			free(spec->strings[i]);
+		}
+		free(spec->strings);
+		free(spec);
+	}
+}
+
+sv_err
+sv_client_create_group(
+    sv_client *client, const sv_groupspec *spec, int timeout_ms)
+{
+	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__CreateGroup cg  = SUPERVISE__V1__CREATE_GROUP__INIT;
+
+	if (client == NULL || spec == NULL) {
+		return SV_EINVAL;
+	}
+	cg.spec          = (Supervise__V1__GroupSpec *) &spec->spec;
+	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP;
+	req.create_group = &cg;
+	/* A resent copy finds the group there and is refused: not resent. */
+	return cl_group_info(client, &req, false, timeout_ms, NULL);
+}
+
+/* ---- readiness and watchdog ------------------------------------------------
+ */
+
+sv_err
+sv_client_ready(sv_client *client, const char *status, int timeout_ms)
+{
+	svw_env              req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Ready r   = SUPERVISE__V1__READY__INIT;
+	svw_env             *rep = NULL;
+	sv_err               err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	if (status != NULL && strlen(status) > SVW_MAX_TEXT) {
+		return cl_fail(client, SV_ETOOLARGE, "status text too long");
+	}
+	r.status      = status != NULL ? (char *) status : "";
+	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_READY;
+	req.ready     = &r;
+	err           = cl_call(
+	              client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, timeout_ms, &rep);
+	if (err == SV_OK) {
+		svw_free(rep);
+	}
+	return err;
+}
+
+sv_err
+sv_client_heartbeat(sv_client *client, int timeout_ms)
+{
+	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__Heartbeat h   = SUPERVISE__V1__HEARTBEAT__INIT;
+	svw_env                 *rep = NULL;
+	sv_err                   err;
+
+	if (client == NULL) {
+		return SV_EINVAL;
+	}
+	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT;
+	req.heartbeat = &h;
+	err           = cl_call(
+	              client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, timeout_ms, &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}

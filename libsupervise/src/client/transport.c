@@ -47,8 +47,6 @@
 #define SVT_SKIP_BUF  4096 /* chunk used to skip stale replies */
 
 /* Our connection header: an SP peer speaking REQ v0. */
-static const uint8_t svt_req_hdr[SVT_HDR_LEN]
-    = {0x00, 'S', 'P', 0x00, 0x00, SVT_REQ0, 0x00, 0x00};
 
 /* ---- clock and errors ---------------------------------------------------
  */
@@ -310,6 +308,8 @@ svt_init(svt_conn *c, const char *url)
 		    len, url, SVT_PATH_MAX - 1);
 	}
 	memcpy(c->path, url + 6, len + 1);
+	c->self_proto = SVT_REQ0;
+	c->peer_proto = SVT_REP0;
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t) sizeof(r)) {
 		/* No entropy yet: any varying start will do. */
 		r = (uint32_t) svt_now_ms() ^ ((uint32_t) getpid() << 16)
@@ -353,9 +353,11 @@ svt_attempt(svt_conn *c, int64_t deadline, bool *retryp)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat        st;
 	socklen_t          elen = sizeof(int);
-	size_t             sent;
-	sv_err             err;
-	int                fd, e = 0;
+	uint8_t            hdr[SVT_HDR_LEN]
+	    = {0x00, 'S', 'P', 0x00, 0x00, 0x00, 0x00, 0x00};
+	size_t sent;
+	sv_err err;
+	int    fd, e = 0;
 
 	*retryp = false;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -393,8 +395,8 @@ svt_attempt(svt_conn *c, int64_t deadline, bool *retryp)
 	c->fd      = fd;
 	c->greeted = false;
 	/* 8 bytes into a new socket's empty buffer: does not block. */
-	if ((err = svt_write(c, svt_req_hdr, SVT_HDR_LEN, deadline, &sent))
-	    != SV_OK) {
+	hdr[5] = (uint8_t) c->self_proto;
+	if ((err = svt_write(c, hdr, SVT_HDR_LEN, deadline, &sent)) != SV_OK) {
 		svt_close(c);
 		*retryp = err == SV_ECLOSED;
 		return svt_fail(c, SV_ECONNECT,
@@ -435,11 +437,11 @@ svt_greet(svt_conn *c, int64_t deadline)
 		return svt_fail(c, SV_EPROTO,
 		    "%s is not an SP socket (bad connection header)", c->path);
 	}
-	if (proto != SVT_REP0) {
+	if (proto != c->peer_proto) {
 		svt_close(c);
 		return svt_fail(c, SV_EPROTO,
-		    "%s speaks SP protocol 0x%04x, not REP v0 (0x%04x)",
-		    c->path, proto, SVT_REP0);
+		    "%s speaks SP protocol 0x%04x, not 0x%04x", c->path, proto,
+		    (unsigned) c->peer_proto);
 	}
 	c->greeted = true;
 	return SV_OK;
@@ -697,4 +699,51 @@ svt_call(svt_conn *c, const void *req, size_t len, size_t max_reply,
 		return err;
 	}
 	return svt_recv(c, id, max_reply, deadline, replyp, lenp);
+}
+
+sv_err
+svt_recv_raw(
+    svt_conn *c, size_t max, int64_t deadline, void **msgp, size_t *lenp)
+{
+	uint8_t  h[SVT_FRAME_HDR];
+	uint64_t len;
+	uint8_t *body;
+	size_t   got;
+	sv_err   err;
+
+	if (c->fd < 0 && (err = svt_connect(c, deadline)) != SV_OK) {
+		return err;
+	}
+	if (!c->greeted && (err = svt_greet(c, deadline)) != SV_OK) {
+		return err;
+	}
+	err = svt_read(c, h, SVT_FRAME_HDR, deadline, &got);
+	if (err == SV_ETIMEDOUT && got == 0) {
+		return svt_fail(
+		    c, SV_ETIMEDOUT, "no message before the deadline");
+	}
+	if (err != SV_OK) {
+		svt_close(c);
+		return err;
+	}
+	len = svt_get64(h + 1);
+	if (h[0] != SVT_MSG_TYPE || len > max) {
+		svt_close(c);
+		return svt_fail(c,
+		    h[0] != SVT_MSG_TYPE ? SV_EPROTO : SV_ETOOLARGE,
+		    "message of type %u and %llu bytes (bound %zu)", h[0],
+		    (unsigned long long) len, max);
+	}
+	if ((body = malloc(len > 0 ? (size_t) len : 1)) == NULL) {
+		svt_close(c);
+		return svt_fail(c, SV_ENOMEM, "no memory for a message");
+	}
+	if ((err = svt_read(c, body, (size_t) len, deadline, &got)) != SV_OK) {
+		free(body);
+		svt_close(c);
+		return err;
+	}
+	*msgp = body;
+	*lenp = (size_t) len;
+	return SV_OK;
 }

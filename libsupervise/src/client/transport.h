@@ -35,6 +35,8 @@
 #define SVT_DETAIL_MAX 256
 #define SVT_REQ0       0x30 /* SP protocol id of REQ v0 (us) */
 #define SVT_REP0       0x31 /* SP protocol id of REP v0 (the supervisor) */
+#define SVT_SUB0       0x21 /* SP protocol id of SUB v0 (an event reader) */
+#define SVT_PUB0       0x20 /* SP protocol id of PUB v0 (the event socket) */
 #define SVT_ID_BIT     0x80000000u /* set in every request id */
 #define SVT_ID_LEN                                        \
 	4 /* REQ0 header (the request id), counted in the \
@@ -49,6 +51,8 @@ typedef struct svt_conn {
 	dev_t    dev; /* identity of fd's socket (fstat), so that svt_forget */
 	ino_t    ino; /* never closes a descriptor that was reused */
 	uint32_t last_id; /* request id of the last request, high bit set */
+	uint16_t self_proto; /* SP protocol we speak (svt_init: REQ0) */
+	uint16_t peer_proto; /* SP protocol the peer must speak (REP0) */
 	char     path[SVT_PATH_MAX]; /* the socket file */
 	char     detail[SVT_DETAIL_MAX]; /* why the last operation failed */
 } svt_conn;
@@ -102,6 +106,16 @@ sv_err svt_connect(svt_conn *c, int64_t deadline);
  */
 sv_err svt_call(svt_conn *c, const void *req, size_t len, size_t max_reply,
     int64_t deadline, void **replyp, size_t *lenp);
+
+/*
+ * svt_recv_raw reads one message of a protocol without a header (a PUB
+ * socket's, after svt_init and setting self_proto/peer_proto to SUB0 and
+ * PUB0), connecting first when c has no connection. On SV_OK *msgp (*lenp
+ * bytes, at most max) belongs to the caller (free()). Errors as svt_call;
+ * SV_ETIMEDOUT with nothing read keeps the connection.
+ */
+sv_err svt_recv_raw(
+    svt_conn *c, size_t max, int64_t deadline, void **msgp, size_t *lenp);
 
 /* svt_close closes c's connection, if any; c can connect again. */
 void svt_close(svt_conn *c);
