@@ -34,6 +34,7 @@
 #include "shell/spawn.h"
 #include "supervisor.h"
 #include "wire/wire.h"
+#include "wire/wire_msg.h"
 
 extern char **environ;
 

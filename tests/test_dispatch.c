@@ -18,6 +18,7 @@
 
 #include "supervisor.h"
 #include "wire/wire.h"
+#include "wire/wire_msg.h"
 
 /* Not executable: a request that spawns at once fails to, so this test
  * never starts a process. */

@@ -42,6 +42,7 @@
 
 #include "supervisor.h"
 #include "wire/wire.h"
+#include "wire/wire_msg.h"
 
 /* ---- the specification ----------------------------------------------------
  */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "wire/wire.h"
+#include "wire/wire_msg.h"
 
 /* pack encodes env into a malloc'd buffer (test helper). */
 static uint8_t *

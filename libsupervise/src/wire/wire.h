@@ -17,8 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <nng/nng.h>
-
 #include "supervise/supervise.h"
 #include "supervise/v1/supervise.pb-c.h"
 
@@ -48,21 +46,6 @@ sv_err svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
 
 /* svw_free frees an envelope from svw_decode. NULL is ignored. */
 void svw_free(svw_env *env);
-
-/*
- * svw_encode packs env into a new nng message of at most max bytes. On SV_OK
- * *msgp belongs to the caller (send it, or nng_msg_free it).
- * Errors: SV_ETOOLARGE (packed size > max), SV_ENOMEM.
- */
-sv_err svw_encode(const svw_env *env, size_t max, nng_msg **msgp);
-
-/*
- * svw_encode_error packs an Error reply for request_id with code err and the
- * text msg (truncated to SVW_MAX_TEXT). On SV_OK *msgp belongs to the caller.
- * Errors: SV_ENOMEM.
- */
-sv_err svw_encode_error(
-    uint64_t request_id, sv_err err, const char *msg, nng_msg **msgp);
 
 /*
  * svw_check_name validates a group name: 1..SVW_MAX_NAME bytes of
