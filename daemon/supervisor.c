@@ -937,7 +937,7 @@ gsh_remove(svd_sup *s, uint32_t id)
 		if (s->gsh[i]->id == id) {
 			svd_gsh *g = s->gsh[i];
 			memmove(&s->gsh[i], &s->gsh[i + 1],
-			    (s->ngsh - i - 1) * sizeof(*s->gsh));
+			    (s->ngsh - i - 1) * sizeof(svd_gsh *));
 			s->ngsh--;
 			for (uint32_t t = 0; t < g->cfg->max_count; t++) {
 				sv_loop_timer_stop(
@@ -1142,7 +1142,7 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	if ((err = sv_loop_add_io(s->loop, &s->wake_io, EPOLLIN)) != SV_OK) {
 		goto fail;
 	}
-	if ((s->gsh = calloc(SV_CORE_MAX_GROUPS, sizeof(*s->gsh))) == NULL) {
+	if ((s->gsh = calloc(SV_CORE_MAX_GROUPS, sizeof(svd_gsh *))) == NULL) {
 		err = SV_ENOMEM;
 		goto fail;
 	}
@@ -1682,8 +1682,8 @@ req_seat(req_ctx *c, const char *name, uint32_t ordinal, const sv_cgroup **gp,
 {
 	sv_err err = req_group(c, name, gp);
 
-	if (err != SV_OK) {
-		return err;
+	if (err != SV_OK || *gp == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if (ordinal >= (*gp)->max_count
 	    || !seat_listed(*gp, &(*gp)->seats[ordinal])) {
@@ -1874,7 +1874,7 @@ req_groups(req_ctx *c, Supervise__V1__GroupList *gl)
 		return err;
 	}
 	items       = calloc(n + 1, sizeof(*items));
-	ptrs        = calloc(n + 1, sizeof(*ptrs));
+	ptrs        = calloc(n + 1, sizeof(Supervise__V1__GroupInfo *));
 	c->arena[0] = items;
 	c->arena[1] = ptrs;
 	if (items == NULL || ptrs == NULL) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh — the project's static checks: clang-format (--check), cppcheck and
-# clang-tidy over the library, daemon, CLI and examples. Needs a configured
-# build/ (for compile_commands.json and the generated protobuf headers).
+# clang-tidy over the library, daemon, CLI and examples; any finding of any
+# of the three fails it. Needs a configured build/ (for
+# compile_commands.json and the generated protobuf headers).
 #   bash scripts/lint.sh          check, exit 1 on findings
 #   bash scripts/lint.sh --fix    reformat in place first
 set -uo pipefail
@@ -35,7 +36,11 @@ CHECKS+=',-bugprone-assignment-in-if-condition,-bugprone-implicit-widening-of-mu
 CHECKS+=',-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling'
 CHECKS+=',-clang-analyzer-valist.Uninitialized'
 mapfile -t TIDY < <(git ls-files 'libsupervise/src/*.c' 'daemon/*.c' 'cli/*.c')
-clang-tidy -p build --quiet -checks="$CHECKS" "${TIDY[@]}" 2>/dev/null |
-	grep -E "warning:|error:" || true
+tidy=$(clang-tidy -p build --quiet -checks="$CHECKS" "${TIDY[@]}" 2>/dev/null |
+	grep -E "warning:|error:")
+if [ -n "$tidy" ]; then
+	printf '%s\n' "$tidy"
+	rc=1
+fi
 echo "lint.sh: $([ $rc -eq 0 ] && echo clean || echo findings)"
 exit $rc

@@ -7,6 +7,8 @@
 #                   without the benchmark: configure, build, ctest
 #   4. tests/install/install_test.sh build   (install into a scratch prefix
 #                   and build a consumer with CMake and with pkg-config)
+#   5. scripts/lint.sh   clang-format, cppcheck and clang-tidy: any finding
+#                   fails the run
 #
 # Every stage runs even when an earlier one failed, except those that need
 # what failed (no ctest without a build). Exits 0 only when every stage
@@ -112,6 +114,13 @@ if [ "$plain_built" -eq 1 ]; then
 	stage "install test" bash tests/install/install_test.sh build
 else
 	skip "install test" "build/ failed"
+fi
+
+# --- static checks -------------------------------------------------------------
+if [ "$plain_built" -eq 1 ]; then
+	stage "lint (clang-format, cppcheck, clang-tidy)" bash scripts/lint.sh
+else
+	skip "lint" "build/ failed"
 fi
 
 summary

@@ -524,18 +524,19 @@ cl_workers_add(
 	svw_env                     **envs;
 	Supervise__V1__WorkerStatus **all;
 
-	envs = realloc(w->envs, (w->nenvs + 1) * sizeof(*envs));
+	envs = realloc(w->envs, (w->nenvs + 1) * sizeof(svw_env *));
 	if (envs == NULL) {
 		svw_free(rep);
 		return SV_ENOMEM;
 	}
 	w->envs             = envs;
 	w->envs[w->nenvs++] = rep;
-	all                 = realloc(w->items, (w->n + n + 1) * sizeof(*all));
+	all                 = realloc(
+	                    w->items, (w->n + n + 1) * sizeof(Supervise__V1__WorkerStatus *));
 	if (all == NULL) {
 		return SV_ENOMEM;
 	}
-	memcpy(all + w->n, items, n * sizeof(*all));
+	memcpy(all + w->n, items, n * sizeof(Supervise__V1__WorkerStatus *));
 	w->items = all;
 	w->n += n;
 	return SV_OK;

@@ -292,7 +292,7 @@ group_maybe_delete(sv_core *c, sv_cgroup *g)
 	(void) group_find(c, g->id, &pos);
 	emit(c, g, NULL, NULL, ev);
 	memmove(&c->groups[pos], &c->groups[pos + 1],
-	    (c->ngroups - pos - 1) * sizeof(*c->groups));
+	    (c->ngroups - pos - 1) * sizeof(sv_cgroup *));
 	c->ngroups--;
 	/* Positions after pos moved down by one: keep the plan's range. */
 	if (c->plan.phase != PLAN_IDLE && c->plan.first.group > pos) {
@@ -1094,7 +1094,7 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	if (c->ngroups >= SV_CORE_MAX_GROUPS) {
 		return SV_EEXHAUSTED;
 	}
-	if ((ng = realloc(c->groups, (c->ngroups + 1) * sizeof(*ng)))
+	if ((ng = realloc(c->groups, (c->ngroups + 1) * sizeof(sv_cgroup *)))
 	    == NULL) {
 		return SV_ENOMEM;
 	}

@@ -45,4 +45,3 @@ svw_encode_error(
 	env.error      = &e;
 	return svw_encode(&env, SVW_MAX_REPLY, msgp);
 }
-
