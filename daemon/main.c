@@ -277,6 +277,8 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	raise_nofile();
+	/* After the signal mask, so the writer thread never takes them. */
+	(void) svd_log_start();
 
 	if ((rv = svd_sup_create(cfg, url, &sup)) != SV_OK) {
 		snprintf(
@@ -331,9 +333,11 @@ main(int argc, char **argv)
 	svd_config_free(cfg);
 	close(sigfd);
 	svd_log("exiting");
+	svd_log_stop();
 	return rv == SV_OK ? 0 : EXIT_SYSTEM;
 
 fail:
+	svd_log_stop();
 	if (readyfd >= 0) {
 		dprintf(readyfd, "1%s", err);
 	} else {

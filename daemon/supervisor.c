@@ -107,35 +107,6 @@ struct svd_sup {
 	bool              stopped; /* the loop has ended */
 };
 
-/* ---- logging --------------------------------------------------------------
- */
-
-void
-svd_log(const char *fmt, ...)
-{
-	char            line[2048];
-	struct timespec ts;
-	struct tm       tm;
-	va_list         ap;
-	int             n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ supervised[%d]: ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, (int) getpid());
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t) n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int) sizeof(line) - 2) {
-		n = (int) sizeof(line) - 2;
-	}
-	line[n++] = '\n';
-	/* One write per line, so lines from workers do not interleave. */
-	(void) !write(STDERR_FILENO, line, (size_t) n);
-}
-
 /* ---- environment ----------------------------------------------------------
  */
 

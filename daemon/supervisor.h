@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "events.h"
+#include "log.h"
 #include "notify.h"
 #include "supervise/supervise.h"
 
@@ -92,8 +93,5 @@ void svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
  */
 sv_err svd_sup_dispatch(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, nng_msg **replyp);
-
-/* svd_log writes one timestamped line to stderr. */
-void svd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* SVD_SUPERVISOR_H */
