@@ -21,7 +21,8 @@ PACKAGES=(
 	libconfig-dev
 	python3
 	procps
-	# static checks (scripts/lint.sh)
+	# static checks (scripts/lint.sh) and fuzzing (scripts/fuzz.sh: libFuzzer)
+	clang
 	clang-format
 	clang-tidy
 	cppcheck

@@ -263,6 +263,61 @@ test_restart_missing(void **state)
 	supervise__v1__envelope__free_unpacked(r, NULL);
 }
 
+/* A legal group of 4,096 workers with 1 KiB purposes does not fit in one
+ * reply: unpaged, the supervisor says so with TOO_LARGE; paged, every
+ * worker comes back exactly once. */
+static void
+test_list_pages_big_group(void **state)
+{
+	static char                purpose[1025];
+	static svd_group_config    big;
+	static svd_config          bcfg;
+	svd_sup                   *s;
+	svw_env                    e       = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ListWorkers l       = SUPERVISE__V1__LIST_WORKERS__INIT;
+	char                       tok[64] = "";
+	size_t                     total = 0, pages = 0;
+	uint32_t                   next = 0;
+
+	(void) state;
+	memset(purpose, 'p', sizeof(purpose) - 1);
+	big.name      = "big";
+	big.argv      = argv0;
+	big.argc      = 1;
+	big.purpose   = purpose;
+	big.count     = 4096;
+	big.max_count = 4096;
+	svd_default_policy(&big.pol, 100);
+	bcfg.socket_dir = "/tmp";
+	bcfg.groups     = &big;
+	bcfg.ngroups    = 1;
+	assert_int_equal(svd_sup_create(&bcfg, "ipc:///tmp/none", &s), SV_OK);
+	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_LIST_WORKERS;
+	e.list_workers = &l;
+	expect_error(call(s, &e, 0), SV_ETOOLARGE);
+	l.page_size = 512;
+	do {
+		svw_env *r;
+		l.page_token = tok;
+		r            = call(s, &e, 0);
+		assert_int_equal(
+		    r->body_case, SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST);
+		for (size_t i = 0; i < r->worker_list->n_workers; i++) {
+			assert_int_equal(
+			    r->worker_list->workers[i]->ordinal, next);
+			next++;
+		}
+		total += r->worker_list->n_workers;
+		snprintf(
+		    tok, sizeof(tok), "%s", r->worker_list->next_page_token);
+		supervise__v1__envelope__free_unpacked(r, NULL);
+		pages++;
+	} while (tok[0] != '\0');
+	assert_int_equal(total, 4096);
+	assert_int_equal(pages, 8);
+	svd_sup_destroy(s);
+}
+
 /* Hostile input: replies sent as requests, garbage, oversize, empty,
  * another version, an unknown body. */
 static void
@@ -306,6 +361,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_scale_stop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_restart_missing, setup, teardown),
+	    cmocka_unit_test(test_list_pages_big_group),
 	    cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
