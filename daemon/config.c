@@ -183,7 +183,7 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
     "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    NULL};
+    "admin", NULL};
 
 static const char *const cfg_top_keys[] = {
     "socket_dir", "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
@@ -419,6 +419,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
 			g->max_count = (uint32_t) v;
 			have_max     = true;
+		} else if (strcmp(name, "admin") == 0) {
+			err = cfg_bool(c, e, key, &g->admin);
 		} else {
 			err = cfg_group_policy(c, e, name, key, &g->pol);
 		}

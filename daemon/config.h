@@ -36,6 +36,7 @@ typedef struct svd_group_config {
 	uint32_t        count;
 	uint32_t        max_count;
 	sv_group_policy pol; /* restart type, backoff, timeouts, ... */
+	bool            admin; /* its workers may send admin requests */
 } svd_group_config;
 
 typedef struct svd_config {

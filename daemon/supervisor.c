@@ -1251,14 +1251,31 @@ req_err(req_ctx *c, sv_err err, const char *fmt, ...)
 	return err;
 }
 
-/* req_admin checks that the caller may change the supervisor's state. */
+static bool req_find_worker(req_ctx *c, sv_wkey *keyp);
+
+/* req_admin checks that the caller may change the supervisor's state: its
+ * uid is root's or the daemon's, and it is not a worker (or a descendant
+ * of one) unless that worker's group is granted admin. */
 static sv_err
 req_admin(req_ctx *c)
 {
+	sv_wkey key;
+
 	if (c->uid != 0 && c->uid != (uint64_t) geteuid()) {
 		return req_err(c, SV_EPERM,
 		    "uid %" PRIu64 " may not administer this supervisor",
 		    c->uid);
+	}
+	if (req_find_worker(c, &key)) {
+		svd_gsh *g = gsh_find(c->s, key.group_id);
+		if (g == NULL || !g->cfg->admin) {
+			return req_err(c, SV_EPERM,
+			    "pid %" PRIu64 " belongs to worker %s[%" PRIu32
+			    "], whose group is not granted admin (admin = "
+			    "true in its config)",
+			    c->pid, g != NULL ? g->cfg->name : "?",
+			    key.ordinal);
+		}
 	}
 	if (sv_core_shutting_down(c->s->core)) {
 		return req_err(c, SV_EBUSY, "supervisor is shutting down");
@@ -1377,37 +1394,49 @@ proc_ppid(long pid)
 	return ppid;
 }
 
-/* req_caller finds the worker that is the caller or its nearest ancestor:
- * the pid hash answers in constant time per step. */
-static sv_err
-req_caller(
-    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp)
+/* req_find_worker finds the worker that is the caller or its nearest
+ * ancestor (at most SUP_MAX_ANCESTRY levels up): the pid hash answers in
+ * constant time per step; /proc is read only for callers that are not
+ * workers themselves. */
+static bool
+req_find_worker(req_ctx *c, sv_wkey *keyp)
 {
-	long    pid = (long) c->pid;
-	sv_wkey key;
+	long pid = (long) c->pid;
 
-	if (c->pid == 0) {
-		return req_err(c, SV_ENOTWORKER,
-		    "the caller's process cannot be identified");
-	}
-	for (int depth = 0; depth < SUP_MAX_ANCESTRY && pid > 1; depth++) {
-		if (sv_pidmap_get(&c->s->pids, pid, &key)) {
-			const sv_cgroup *g
-			    = sv_core_group(c->s->core, key.group_id);
-			if (g != NULL && key.ordinal < g->max_count) {
-				const sv_seat *s = &g->seats[key.ordinal];
-				*gp              = g;
-				*sp              = s;
-				*pp = s->cur.generation == key.generation
-				    ? &s->cur
-				    : &s->old;
-				return SV_OK;
-			}
+	for (int depth = 0; c->pid != 0 && depth < SUP_MAX_ANCESTRY && pid > 1;
+	     depth++) {
+		if (sv_pidmap_get(&c->s->pids, pid, keyp)) {
+			return true;
 		}
 		if (pid == (long) getpid()) {
 			break;
 		}
 		pid = proc_ppid(pid);
+	}
+	return false;
+}
+
+/* req_caller finds the worker that is the caller or its nearest ancestor
+ * (req_find_worker), or answers NOT_A_WORKER. */
+static sv_err
+req_caller(
+    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp)
+{
+	sv_wkey          key;
+	const sv_cgroup *g;
+
+	if (c->pid == 0) {
+		return req_err(c, SV_ENOTWORKER,
+		    "the caller's process cannot be identified");
+	}
+	if (req_find_worker(c, &key)
+	    && (g = sv_core_group(c->s->core, key.group_id)) != NULL
+	    && key.ordinal < g->max_count) {
+		const sv_seat *s = &g->seats[key.ordinal];
+		*gp              = g;
+		*sp              = s;
+		*pp = s->cur.generation == key.generation ? &s->cur : &s->old;
+		return SV_OK;
 	}
 	return req_err(c, SV_ENOTWORKER,
 	    "pid %" PRIu64 " is neither a worker of supervisor %s "

@@ -388,6 +388,87 @@ test_stop_escalation(void **state)
 	assert_int_equal(it_stop(&ctx), 0);
 }
 
+static char ctl_path[4096]; /* supervisectl of this build */
+
+/* wait_file reads an integer written to path, waiting for it. */
+static int
+wait_file(const char *path)
+{
+	int64_t end = it_now_ms() + EV_WAIT_MS;
+	FILE   *f;
+	int     v = -1;
+
+	while ((f = fopen(path, "r")) == NULL) {
+		if (it_now_ms() > end) {
+			fail_msg("%s never appeared", path);
+		}
+		nng_msleep(10); /* bounded poll for the worker's result */
+	}
+	assert_int_equal(fscanf(f, "%d", &v), 1);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Workers are not administrators: a worker (here a shell script running
+ * supervisectl) asking to scale another group is refused with
+ * PERMISSION_DENIED, unless its own group is granted admin.
+ */
+static void
+test_workers_are_not_admins(void **state)
+{
+	static char     rogue_sh[8192], boss_sh[8192];
+	const char     *rogue_args[] = {"-c", rogue_sh, NULL};
+	const char     *boss_args[]  = {"-c", boss_sh, NULL};
+	struct it_group g[]          = {
+	             {.name = "victim", .count = 1},
+	             {.name = "rogue", .count = 1, .program = "/bin/sh"},
+	             {.name       = "boss",
+	                 .count   = 1,
+	                 .program = "/bin/sh",
+	                 .extra   = "    admin = true;"},
+        };
+	it_ctx           ctx;
+	struct it_report rep;
+	char             path[256], err[512] = "";
+	sv_groups       *gr;
+	FILE            *f;
+
+	(void) state;
+	/* Each script finds the test's directory (the daemon's socket_dir)
+	 * in $SUPERVISE_URL and leaves supervisectl's status and stderr
+	 * there. */
+	snprintf(rogue_sh, sizeof(rogue_sh),
+	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
+	    "%s scale victim 3 2>$d/rogue.err; echo $? >$d/rogue.tmp "
+	    "&& mv $d/rogue.tmp $d/rogue.rc; exec sleep 1000",
+	    ctl_path);
+	snprintf(boss_sh, sizeof(boss_sh),
+	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
+	    "%s scale victim 2 2>$d/boss.err; echo $? >$d/boss.tmp "
+	    "&& mv $d/boss.tmp $d/boss.rc; exec sleep 1000",
+	    ctl_path);
+	g[1].args = rogue_args;
+	g[2].args = boss_args;
+	assert_int_equal(it_start(&ctx, g, 3), 0);
+	it_expect_reports(&ctx, 1, &rep);
+	snprintf(path, sizeof(path), "%s/rogue.rc", ctx.dir);
+	assert_int_equal(wait_file(path), 1);
+	snprintf(path, sizeof(path), "%s/rogue.err", ctx.dir);
+	if ((f = fopen(path, "r")) != NULL) {
+		size_t n = fread(err, 1, sizeof(err) - 1, f);
+		err[n]   = '\0';
+		fclose(f);
+	}
+	assert_non_null(strstr(err, "not granted admin"));
+	snprintf(path, sizeof(path), "%s/boss.rc", ctx.dir);
+	assert_int_equal(wait_file(path), 0);
+	IT_PASS(&ctx, sv_client_groups(ctx.client, "victim", IT_CALL_MS, &gr));
+	assert_int_equal(sv_groups_count_wanted(gr, 0), 2);
+	sv_groups_free(gr);
+	assert_int_equal(it_stop(&ctx), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -395,7 +476,19 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_restart_types_and_intensity),
 	    cmocka_unit_test(test_one_for_all_order),
 	    cmocka_unit_test(test_stop_escalation),
+	    cmocka_unit_test(test_workers_are_not_admins),
 	};
+	char *slash;
+
+	/* supervisectl of the same build: BUILD/cli/, two levels up. */
+	snprintf(ctl_path, sizeof(ctl_path), "%s", argv[0]);
+	if ((slash = strrchr(ctl_path, '/')) != NULL) {
+		*slash = '\0';
+	} else {
+		snprintf(ctl_path, sizeof(ctl_path), ".");
+	}
+	strncat(ctl_path, "/../../cli/supervisectl",
+	    sizeof(ctl_path) - strlen(ctl_path) - 1);
 
 	it_args(argc, argv);
 	return it_finish(cmocka_run_group_tests_name(
