@@ -242,10 +242,10 @@ int
 crash_run(const struct opts *o, struct crash_result *res)
 {
 	res->warm = o->kills < 50 ? 2 : 5;
-	note("2/3 crash to replacement: raw baseline");
+	note("2/7 crash to replacement: raw baseline");
 	res->raw.ok
 	    = !g_interrupted && crash_raw(o, res->warm, &res->raw) == 0;
-	note("2/3 crash to replacement: supervised");
+	note("2/7 crash to replacement: supervised");
 	res->ours.ok = !g_interrupted
 	    && crash_ours(o, res->warm, &res->ours, &res->anomalies) == 0;
 	res->raw.s  = stats_of(res->raw.lat, (size_t) res->raw.n);

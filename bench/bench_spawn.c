@@ -21,8 +21,8 @@
  * the N workers reported, the maximum over rounds kept; the baseline is the
  * same daemon at 0 workers.
  *
- * File layout: /proc readers; helper threads; stamp collection; raw round;
- * supervised daemon and round; run; rows and details.
+ * File layout: /proc reader (fd count); helper threads; stamp collection; raw
+ * round; supervised daemon and round; run; rows and details.
  */
 #include "scenarios.h"
 
@@ -36,30 +36,8 @@
 #include <supervise/client.h>
 
 /* ------------------------------------------------------------------ */
-/* /proc readers                                                      */
+/* /proc reader (proc_status_kb is the harness's)                     */
 /* ------------------------------------------------------------------ */
-
-/* proc_status_kb reads a "Key:  N kB" line of /proc/pid/status; -1 if none. */
-static long
-proc_status_kb(pid_t pid, const char *key)
-{
-	char   path[64], line[256];
-	size_t klen = strlen(key);
-	long   v    = -1;
-	FILE  *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
 
 /* proc_fd_count counts the open descriptors of pid; -1 if unreadable. */
 static long
@@ -459,7 +437,7 @@ spawn_rounds(
 	long         r;
 
 	for (r = 0; r < o->rounds; r++) {
-		note("3/3 round %ld/%ld: raw posix_spawn loop of %ld", r + 1,
+		note("3/7 round %ld/%ld: raw posix_spawn loop of %ld", r + 1,
 		    o->rounds, o->workers);
 		if (spawn_raw_round(
 		        o, x, &res->raw_ns[r], res->why_raw, whylen)
@@ -467,7 +445,7 @@ spawn_rounds(
 			return -1;
 		if (r == 0 && ours_start(o, x, res, res->why, whylen) != 0)
 			return -1;
-		note("3/3 round %ld/%ld: supervised scale 0 -> %ld", r + 1,
+		note("3/7 round %ld/%ld: supervised scale 0 -> %ld", r + 1,
 		    o->rounds, o->workers);
 		if (ours_round(
 		        o, x, res, r, r + 1 == o->rounds, res->why, whylen)

@@ -24,6 +24,8 @@
 
 #define SV_BENCH_MAGIC_STAMP 0x53564253u /* "SVBS" */
 #define SV_BENCH_MAGIC_RTT   0x53564252u /* "SVBR" */
+#define SV_BENCH_MAGIC_WHO   0x53564257u /* "SVBW" */
+#define SV_BENCH_MAGIC_WCMD  0x53564243u /* "SVBC" */
 
 /* Maximum number of interleaved blocks in the round-trip measurement. */
 #define SV_BENCH_MAX_BLOCKS 64
@@ -54,6 +56,33 @@ struct sv_bench_rtt {
 };
 
 /*
+ * A command from sv-bench to the whoami-timing worker (bench_whoami_n.c),
+ * sent to the socket that worker binds: time n whoami calls and answer
+ * with a struct sv_bench_who carrying the same seq.
+ */
+struct sv_bench_who_cmd {
+	uint32_t magic; /* SV_BENCH_MAGIC_WCMD */
+	uint32_t seq; /* 1, 2, ...: echoed in the answer */
+	uint32_t n; /* whoami calls to time */
+	uint32_t pad;
+};
+
+/*
+ * Sent by the whoami-timing worker: seq 0 once it is ready (connected and
+ * warmed up), then one answer per command.
+ */
+struct sv_bench_who {
+	uint32_t magic; /* SV_BENCH_MAGIC_WHO */
+	int32_t  status; /* 0 = measured; otherwise see msg */
+	int32_t  pid;
+	uint32_t seq; /* the command's seq, 0 for the ready report */
+	uint32_t n; /* whoami calls timed */
+	uint32_t group_size; /* group size whoami reported (last call) */
+	int64_t  med_ns, p99_ns, mean_ns, min_ns;
+	char     msg[160]; /* failure description, "" on success */
+};
+
+/*
  * sv_bench_addr fills *sa with the AF_UNIX address of the socket at path.
  * Returns 0, or -1 when path is NULL or does not fit in sun_path.
  */
@@ -68,5 +97,11 @@ int sv_bench_addr(struct sockaddr_un *sa, const char *path);
  * but libc, so that the stamp worker stays a minimal program.
  */
 int sv_bench_send(const void *buf, size_t len);
+
+/*
+ * sv_bench_send_to is sv_bench_send to the socket at path; it does not
+ * block (a full queue fails with -1, errno EAGAIN).
+ */
+int sv_bench_send_to(const char *path, const void *buf, size_t len);
 
 #endif /* SV_BENCH_WIRE_H */

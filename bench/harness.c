@@ -14,7 +14,8 @@
  *
  * File layout: state; time, statistics, parsing, diagnostics; processes;
  * raw worker environment; report socket; temporary directory and config;
- * daemon control; table; set-up and cleanup.
+ * daemon control (and the kill-to-replacement step); table; set-up and
+ * cleanup.
  */
 #include "harness.h"
 
@@ -623,18 +624,13 @@ cfg_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* write_config writes a supervised config with one group to path. */
-static int
-write_config(const char *path, const char *sockdir, const struct group_cfg *g)
+/* write_group writes one group of a config (see struct group_cfg). */
+static void
+write_group(FILE *f, const struct group_cfg *g)
 {
-	FILE  *f = fopen(path, "w");
 	size_t i;
 
-	if (f == NULL)
-		return -1;
-	fputs("# written by sv-bench\nsocket_dir = ", f);
-	cfg_str(f, sockdir);
-	fputs(";\nstop_timeout_ms = 5000;\ngroups = (\n  {\n    name = ", f);
+	fputs("  {\n    name = ", f);
 	cfg_str(f, g->name);
 	fputs(";\n    argv = [ ", f);
 	for (i = 0; g->argv[i] != NULL; i++) {
@@ -647,6 +643,13 @@ write_config(const char *path, const char *sockdir, const struct group_cfg *g)
 		fprintf(f, "    max_count = %ld;\n", g->max_count);
 	if (g->min_uptime_ms >= 0)
 		fprintf(f, "    min_uptime_ms = %ld;\n", g->min_uptime_ms);
+	if (g->backoff_initial_ms > 0)
+		fprintf(f, "    backoff_initial_ms = %ld;\n",
+		    g->backoff_initial_ms);
+	if (g->backoff_factor > 0)
+		fprintf(f, "    backoff_factor = %.3f;\n", g->backoff_factor);
+	if (g->backoff_max_ms > 0)
+		fprintf(f, "    backoff_max_ms = %ld;\n", g->backoff_max_ms);
 	fputs("    purpose = ", f);
 	cfg_str(f, g->purpose);
 	fputs(";\n", f);
@@ -655,7 +658,27 @@ write_config(const char *path, const char *sockdir, const struct group_cfg *g)
 		cfg_str(f, g->env);
 		fputs(" ];\n", f);
 	}
-	fputs("  }\n);\n", f);
+	fputs("  }", f);
+}
+
+/* write_config writes a supervised config with groups g[0..ng) to path. */
+static int
+write_config(const char *path, const char *sockdir, const struct group_cfg *g,
+    size_t ng)
+{
+	FILE  *f = fopen(path, "w");
+	size_t i;
+
+	if (f == NULL)
+		return -1;
+	fputs("# written by sv-bench\nsocket_dir = ", f);
+	cfg_str(f, sockdir);
+	fputs(";\nstop_timeout_ms = 5000;\ngroups = (\n", f);
+	for (i = 0; i < ng; i++) {
+		write_group(f, &g[i]);
+		fputs(i + 1 < ng ? ",\n" : "\n", f);
+	}
+	fputs(");\n", f);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -684,10 +707,18 @@ daemon_alive(void)
 	return false;
 }
 
-/* daemon_start writes the config and starts supervised. */
+/* daemon_start starts supervised with the one group g. */
 int
 daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
     char *why, size_t whylen)
+{
+	return daemon_start_groups(d, name, g, 1, why, whylen);
+}
+
+/* daemon_start_groups writes the config and starts supervised. */
+int
+daemon_start_groups(struct daemon *d, const char *name,
+    const struct group_cfg *g, size_t ng, char *why, size_t whylen)
 {
 	char *argv[]
 	    = {"supervised", "--config", d->conf, "--foreground", NULL};
@@ -704,12 +735,20 @@ daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
 	        >= (int) sizeof(d->log)
 	    || snprintf(d->sockpath, sizeof(d->sockpath), "%s/control.sock",
 	           d->sockdir)
+	        >= 100
+	    || snprintf(
+	           d->evsock, sizeof(d->evsock), "%s/events.sock", d->sockdir)
 	        >= 100) {
 		snprintf(why, whylen, "temporary path too long");
 		return -1;
 	}
 	snprintf(d->url, sizeof(d->url), "ipc://%s", d->sockpath);
-	if (write_config(d->conf, d->sockdir, g) != 0) {
+	snprintf(d->evurl, sizeof(d->evurl), "ipc://%s", d->evsock);
+	if (ng < 1 || ng > 64) {
+		snprintf(why, whylen, "%zu groups (1..64)", ng);
+		return -1;
+	}
+	if (write_config(d->conf, d->sockdir, g, ng) != 0) {
 		snprintf(why, whylen, "cannot write %.150s: %s", d->conf,
 		    strerror(errno));
 		return -1;
@@ -789,6 +828,84 @@ daemon_stop(struct daemon *d, long timeout_ms, int64_t *elapsedp)
 	return clean;
 }
 
+/* kill_await_replacement kills a worker and times its replacement. */
+int
+kill_await_replacement(
+    pid_t pid, int64_t timeout_ns, struct sv_bench_stamp *st, int64_t *latp)
+{
+	int64_t t0 = now_ns();
+	int     rv;
+
+	if (kill(pid, SIGKILL) != 0)
+		return -1;
+	do
+		rv = rx_stamp(st, t0 + timeout_ns);
+	while (rv == 1 && st->pid == pid);
+	if (rv == 1)
+		*latp = st->t_ns - t0;
+	return rv;
+}
+
+/* group_drain scales group to 0 and waits until it lists no worker. */
+int
+group_drain(
+    sv_client *c, const char *group, long timeout_ms, char *why, size_t whylen)
+{
+	int64_t deadline = now_ns() + timeout_ms * NS_PER_MS;
+	sv_err  err;
+
+	if ((err = sv_client_scale(c, group, 0, (int) timeout_ms, NULL))
+	    != SV_OK) {
+		snprintf(why, whylen, "scale(%s, 0): %s: %s", group,
+		    sv_strerror(err), sv_client_error_message(c));
+		return -1;
+	}
+	for (;;) {
+		sv_workers *w;
+		size_t      left;
+
+		if ((err = sv_client_list(c, group, RPC_TIMEOUT_MS, &w))
+		    != SV_OK) {
+			snprintf(why, whylen, "list(%s): %s: %s", group,
+			    sv_strerror(err), sv_client_error_message(c));
+			return -1;
+		}
+		left = sv_workers_count(w);
+		sv_workers_free(w);
+		if (left == 0)
+			return 0;
+		if (now_ns() >= deadline || g_interrupted) {
+			snprintf(why, whylen,
+			    "%zu worker(s) of %s left %ld ms after scale 0",
+			    left, group, timeout_ms);
+			return -1;
+		}
+		sleep_ms(5);
+	}
+}
+
+/* proc_status_kb reads one "Key:  N kB" line of /proc/pid/status. */
+long
+proc_status_kb(pid_t pid, const char *key)
+{
+	char   path[64], line[256];
+	size_t klen = strlen(key);
+	long   v    = -1;
+	FILE  *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
 /* ------------------------------------------------------------------ */
 /* Table                                                              */
 /* ------------------------------------------------------------------ */
@@ -838,6 +955,14 @@ print_row(const struct row *r)
 			result
 			    = r->ours >= r->target * r->base ? "PASS" : "MISS";
 		break;
+	case T_RATIO_NEAR:
+		snprintf(tgt, sizeof(tgt), "+-%.0f%%", r->target * 100);
+		if (r->made && r->base > 0)
+			result = r->ours <= (1 + r->target) * r->base
+			        && r->ours >= (1 - r->target) * r->base
+			    ? "PASS"
+			    : "MISS";
+		break;
 	case T_ABS_LE:
 		snprintf(tgt, sizeof(tgt), "<= %g %s", r->target, r->tunit);
 		if (r->made)
@@ -849,6 +974,8 @@ print_row(const struct row *r)
 			result = r->check_ok ? "PASS" : "MISS";
 		break;
 	}
+	if (r->ttext != NULL)
+		snprintf(tgt, sizeof(tgt), "%s", r->ttext);
 	printf(ROW_FMT, r->name, base, ours, ratio, tgt, result);
 }
 

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <supervise/client.h>
+
 #include "bench_wire.h"
 
 #ifndef SV_SUPERVISED_PATH
@@ -43,15 +45,29 @@
 #define NS_PER_SEC     INT64_C(1000000000)
 #define RPC_TIMEOUT_MS 5000
 
+/* The scenarios, as bits of struct opts's only. */
+enum {
+	SC_WHOAMI  = 1 << 0,
+	SC_CRASH   = 1 << 1,
+	SC_SPAWN   = 1 << 2,
+	SC_LOOP    = 1 << 3,
+	SC_BACKOFF = 1 << 4,
+	SC_WHON    = 1 << 5,
+	SC_EVENTS  = 1 << 6,
+	SC_ALL     = (1 << 7) - 1
+};
+
 /* Command line of a benchmark run (parsed in sv_bench.c). */
 struct opts {
-	bool quick;
-	bool keep;
-	long kills; /* measured kills in the crash scenario */
-	long workers; /* N in the spawn scenario */
-	long rtts; /* round trips of each kind in the whoami scenario */
-	long blocks; /* interleaved blocks in the whoami scenario */
-	long rounds; /* raw/supervised round pairs in the spawn scenario */
+	bool     quick;
+	bool     keep;
+	unsigned only; /* SC_* bits of the scenarios to run */
+	long     events; /* events to publish in the events scenario */
+	long     kills; /* measured kills in the crash scenario */
+	long     workers; /* N in the spawn scenario */
+	long     rtts; /* round trips of each kind in the whoami scenario */
+	long     blocks; /* interleaved blocks in the whoami scenario */
+	long     rounds; /* raw/supervised round pairs in the spawn scenario */
 };
 
 /* ---- Shared state (defined in harness.c) ---- */
@@ -193,7 +209,7 @@ int rx_stamp(struct sv_bench_stamp *st, int64_t deadline);
 /* dir_path writes g_dir/name into buf; -1 when it does not fit. */
 int dir_path(char *buf, size_t size, const char *name);
 
-/* One group of a daemon config (sv-bench needs one group per daemon). */
+/* One group of a daemon config (daemon_start_groups takes several). */
 struct group_cfg {
 	const char        *name;
 	const char *const *argv; /* NULL-terminated */
@@ -202,6 +218,9 @@ struct group_cfg {
 	long               min_uptime_ms; /* -1: daemon default */
 	const char        *purpose;
 	const char        *env; /* one "NAME=value" or NULL */
+	long               backoff_initial_ms; /* 0: daemon default */
+	double             backoff_factor; /* 0: daemon default */
+	long               backoff_max_ms; /* 0: daemon default */
 };
 
 /* A supervised that sv-bench started, with the paths of its files. */
@@ -212,6 +231,8 @@ struct daemon {
 	char sockdir[PATH_MAX];
 	char sockpath[PATH_MAX];
 	char url[PATH_MAX + 8];
+	char evsock[PATH_MAX]; /* the event socket, socket_dir/events.sock */
+	char evurl[PATH_MAX + 8]; /* "ipc://" evsock */
 	int  exit_status; /* wait status once it exited, -1 before */
 };
 
@@ -223,6 +244,13 @@ struct daemon {
  */
 int daemon_start(struct daemon *d, const char *name, const struct group_cfg *g,
     char *why, size_t whylen);
+
+/*
+ * daemon_start_groups is daemon_start with the ng groups g[0..ng) (at most
+ * 64, the daemon's limit), in that order in the config.
+ */
+int daemon_start_groups(struct daemon *d, const char *name,
+    const struct group_cfg *g, size_t ng, char *why, size_t whylen);
 
 /*
  * daemon_wait_ready waits until the control socket exists. Returns 0, -1
@@ -243,9 +271,42 @@ bool daemon_alive(void);
  */
 bool daemon_stop(struct daemon *d, long timeout_ms, int64_t *elapsedp);
 
+/*
+ * kill_await_replacement reads the clock, sends SIGKILL to pid (a worker of
+ * our daemon, known from its own stamp) and waits until deadline_ns after
+ * the kill for a stamp from another pid, ignoring late stamps of pid.
+ * Returns 1 with the replacement's stamp in *st and kill-to-stamp in
+ * *latp, 0 at the deadline, -1 on a failed kill or interruption, -2 when
+ * the daemon exited.
+ */
+int kill_await_replacement(
+    pid_t pid, int64_t timeout_ns, struct sv_bench_stamp *st, int64_t *latp);
+
+/*
+ * group_drain scales group to 0 on c and waits until timeout_ms for the
+ * daemon to list none of its workers. Returns 0, or -1 with why set.
+ */
+int group_drain(sv_client *c, const char *group, long timeout_ms, char *why,
+    size_t whylen);
+
+/* proc_status_kb reads "KEY:  N kB" of /proc/PID/status; -1 if none. */
+long proc_status_kb(pid_t pid, const char *key);
+
 /* ---- Result table ---- */
 
-enum target_kind { T_INFO, T_RATIO_LE, T_RATIO_GE, T_ABS_LE, T_CHECK };
+/*
+ * What a row's result compares: nothing (info), ours / base against a bound
+ * (LE, GE) or against a band around 1 (NEAR: |ours / base - 1| <= target),
+ * ours against an absolute bound, or a yes/no check (check_ok).
+ */
+enum target_kind {
+	T_INFO,
+	T_RATIO_LE,
+	T_RATIO_GE,
+	T_RATIO_NEAR,
+	T_ABS_LE,
+	T_CHECK
+};
 
 /* One line of the table; ratio is always ours / base. */
 struct row {
@@ -257,6 +318,7 @@ struct row {
 	double           target;
 	const char      *tunit; /* unit of an absolute target */
 	char             ours_text[24]; /* replaces ours when set */
+	const char      *ttext; /* replaces the target column when set */
 	bool             check_ok; /* for T_CHECK */
 };
 

@@ -1,7 +1,8 @@
 /*
  * scenarios.h — the interface between sv-bench's main (sv_bench.c) and its
- * three scenarios, one file each: bench_whoami.c, bench_crash.c and
- * bench_spawn.c.
+ * seven scenarios, one file each: bench_whoami.c, bench_crash.c,
+ * bench_spawn.c (issue 2), and bench_crashloop.c, bench_backoff.c,
+ * bench_whoami_n.c, bench_events.c (issue 5).
  *
  * Design: every scenario has the same four steps, called by main in this
  * order: run (measure "ours" and its raw baseline into a result struct,
@@ -126,5 +127,151 @@ int spawn_rows(
 
 /* spawn_details prints the scenario's lines under the table. */
 void spawn_details(const struct opts *o, const struct spawn_result *res);
+
+/* ---- Scenario 4: crash-loop throughput, backoff off ---- */
+
+/* Most alternating raw/supervised rounds of the crash-loop scenario. */
+#define LOOP_MAX_ROUNDS 8
+
+struct loop_result {
+	bool    ok; /* every round of both sides was measured */
+	long    rounds; /* rounds completed by both sides */
+	long    window_ms; /* length of one round's measuring window */
+	long    raw_n[LOOP_MAX_ROUNDS]; /* spawn + wait cycles */
+	int64_t raw_ns[LOOP_MAX_ROUNDS];
+	long    ours_n[LOOP_MAX_ROUNDS]; /* restarts counted by the daemon */
+	long ours_gen[LOOP_MAX_ROUNDS]; /* generation advance, same window */
+	int64_t ours_ns[LOOP_MAX_ROUNDS];
+	double  raw_rate, ours_rate; /* medians over the rounds, per second */
+	char    why_raw[256], why[256]; /* reasons, per side */
+};
+
+/*
+ * loop_run alternates raw rounds (sv-bench posix_spawns "sv-bench-stamp
+ * --exit" and waits for it, in a loop) with supervised ones (a group of
+ * one running it with min_uptime_ms = 0, restarts counted by the daemon).
+ * Returns 0, or -1 with res->why_raw or res->why set.
+ */
+int loop_run(const struct opts *o, struct loop_result *res);
+
+/* loop_rows writes the scenario's table rows to rows; returns how many. */
+int loop_rows(const struct loop_result *res, struct row *rows);
+
+/* loop_details prints the scenario's lines under the table. */
+void loop_details(const struct loop_result *res);
+
+/* ---- Scenario 5: backoff delays, measured vs configured ---- */
+
+#define BACKOFF_STEPS       5 /* consecutive fast failures measured */
+#define BACKOFF_MAX_SAMPLES 64 /* per step: runs x seats */
+
+struct backoff_result {
+	bool    ok; /* every seat of every run reached the last step */
+	long    runs, seats; /* daemons started, seats per daemon */
+	long    cfg_ms[BACKOFF_STEPS]; /* from the configuration */
+	long    sched_ms[BACKOFF_STEPS]; /* RestartScheduled.delay_ms */
+	long    sched_mismatches; /* delay_ms != cfg_ms, any step */
+	long    n[BACKOFF_STEPS]; /* samples per step */
+	int64_t rx_ns[BACKOFF_STEPS][BACKOFF_MAX_SAMPLES]; /* sv-bench clock */
+	int64_t ev_ms[BACKOFF_STEPS][BACKOFF_MAX_SAMPLES]; /* event stamps */
+	struct stats rx[BACKOFF_STEPS], ev[BACKOFF_STEPS];
+	uint64_t     seq_gaps; /* events the subscriber missed */
+	char         why[256];
+};
+
+/*
+ * backoff_run starts a daemon per run whose seats run "sv-bench-stamp
+ * --exit" with backoff_initial_ms 50, factor 2, max 400, and measures on
+ * the event stream, per step 1..BACKOFF_STEPS, the delay from EXITED to
+ * the next STARTED of the same seat. Returns 0, or -1 with res->why set.
+ */
+int backoff_run(const struct opts *o, struct backoff_result *res);
+
+/* backoff_rows writes one row per step to rows; returns how many. */
+int backoff_rows(const struct backoff_result *res, struct row *rows);
+
+/* backoff_details prints the scenario's lines under the table. */
+void backoff_details(const struct backoff_result *res);
+
+/* ---- Scenario 6: whoami cost vs the number of workers ---- */
+
+/* Most 1-worker / N-worker phase pairs of the whoami-n scenario. */
+#define WHON_MAX_PAIRS 8
+
+struct whon_result {
+	bool     ok; /* every phase was measured */
+	long     pairs; /* phase pairs completed */
+	long     calls; /* whoami calls timed per phase */
+	long     workers; /* workers supervised in the N phase, in all */
+	int64_t  one_med_ns[WHON_MAX_PAIRS], one_p99_ns[WHON_MAX_PAIRS];
+	int64_t  many_med_ns[WHON_MAX_PAIRS], many_p99_ns[WHON_MAX_PAIRS];
+	int64_t  up_ns[WHON_MAX_PAIRS]; /* scale-up until all reported */
+	int64_t  one_ns, many_ns; /* medians of the phase medians */
+	int64_t  one_p99, many_p99; /* medians of the phase p99s */
+	uint32_t size_one, size_many; /* group sizes whoami reported */
+	char     why[256];
+};
+
+/*
+ * whon_run starts a daemon with the whoami-timing worker (sv-bench --role
+ * who) and an idle group of stamp workers, and times whoami with the idle
+ * group at 0 and at N - 1 workers, in alternating phases. Returns 0, or -1
+ * with res->why set.
+ */
+int whon_run(const struct opts *o, struct whon_result *res);
+
+/* whon_rows writes the scenario's table rows to rows; returns how many. */
+int whon_rows(const struct whon_result *res, struct row *rows);
+
+/* whon_details prints the scenario's lines under the table. */
+void whon_details(const struct whon_result *res);
+
+/*
+ * whon_role_who is "sv-bench --role who CMDSOCK", run by the daemon as its
+ * worker: binds CMDSOCK, reports ready, then answers each struct
+ * sv_bench_who_cmd with a struct sv_bench_who. Ends when its parent (the
+ * daemon) is gone or at the daemon's SIGTERM. Returns the exit status.
+ */
+int whon_role_who(const char *cmdsock);
+
+/* ---- Scenario 7: restart latency with a slow event subscriber ---- */
+
+/* Most kills per block, and blocks per side, of the events scenario. */
+#define EVENTS_MAX_KILLS  200
+#define EVENTS_MAX_BLOCKS 4
+
+struct events_result {
+	bool         ok; /* every block was measured */
+	long         kills; /* kills per block */
+	long         blocks; /* blocks per side */
+	int64_t      without[EVENTS_MAX_KILLS * EVENTS_MAX_BLOCKS];
+	int64_t      with[EVENTS_MAX_KILLS * EVENTS_MAX_BLOCKS];
+	long         n_without, n_with;
+	struct stats s_without, s_with;
+	uint64_t     target; /* events to publish with the slow subscriber */
+	uint64_t     flooded; /* events published while it was attached */
+	uint64_t     last_seq; /* the daemon's sequence number at the end */
+	int64_t      flood_ns; /* time spent flooding */
+	long unread_min; /* bytes queued unread at the subscriber, min */
+	long slow_dropped; /* floods after which it was disconnected */
+	bool cut; /* the time bound ended the blocks early */
+	long rss_before_kb, rss_after_kb; /* the daemon's VmRSS */
+	char why[256];
+};
+
+/*
+ * events_run measures kill-to-replacement latency of a stamp worker in
+ * blocks without and with a slow subscriber (a raw connection to the event
+ * socket that completes the SP handshake and never reads), flooding the
+ * event stream with a crash loop while the subscriber is attached. Returns
+ * 0, or -1 with res->why set.
+ */
+int events_run(const struct opts *o, struct events_result *res);
+
+/* events_rows writes the scenario's table rows to rows; returns how many. */
+int events_rows(const struct events_result *res, struct row *rows);
+
+/* events_details prints the scenario's lines under the table. */
+void events_details(const struct events_result *res);
 
 #endif /* SV_BENCH_SCENARIOS_H */

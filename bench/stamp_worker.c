@@ -17,6 +17,10 @@
  * 0 restart it in a tight loop. The send blocks while the receiver's queue
  * is full (net.unix.max_dgram_qlen is small), which delays only the report,
  * not the timestamp.
+ *
+ * With the one argument "--exit" it exits with status 1 at once, sending
+ * nothing: the crash-loop worker of the crash-loop, backoff and event
+ * scenarios (the same program for the daemon and for the raw loop).
  */
 #include <errno.h>
 #include <limits.h>
@@ -44,14 +48,19 @@ env_ll(const char *name, long long dflt)
 	return v;
 }
 
-/* main stamps the time, reports it and waits to be killed. */
+/*
+ * main stamps the time, reports it and waits to be killed; with "--exit"
+ * it exits with status 1 at once.
+ */
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct sv_bench_stamp st;
 	struct timespec       ts;
 	long long             ord;
 
+	if (argc == 2 && strcmp(argv[1], "--exit") == 0)
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	memset(&st, 0, sizeof(st));
 	st.magic      = SV_BENCH_MAGIC_STAMP;

@@ -4,18 +4,23 @@
  * the command line and the report; the measurements live one per file.
  *
  * Design: main either runs a helper role (sv-bench re-executes itself as
- * the echo server and as the round-trip worker of bench_whoami.c), or runs
- * the benchmark: it parses the options, sets the process up, samples the
- * CPU load, runs the three scenarios of scenarios.h in order (whoami round
- * trip, crash to replacement, spawning N workers), samples the load again,
- * and prints the table (each scenario's rows, then the "clean stops" row of
+ * the echo server and as the round-trip worker of bench_whoami.c, and as
+ * the whoami-timing worker of bench_whoami_n.c), or runs the benchmark: it
+ * parses the options, sets the process up, samples the CPU load, runs the
+ * scenarios of scenarios.h that --only selects (all by default) in order
+ * (whoami round trip, crash to replacement, spawning N workers, crash-loop
+ * throughput, backoff accuracy, whoami vs the number of workers, restart
+ * latency with a slow event subscriber), samples the load again, and
+ * prints the table (each scenario's rows, then the "clean stops" row of
  * every daemon the harness stopped), each scenario's detail lines, the load
  * line and the reasons for whatever could not be measured. bench/README.md
  * explains the method and the output.
  *
- * Files: harness.[ch] (what the scenarios share), bench_whoami.c,
- * bench_crash.c, bench_spawn.c (one scenario each), bench_wire.[ch] (the
- * report datagrams), stamp_worker.c (sv-bench-stamp, the trivial worker).
+ * Files: harness.[ch] (what the scenarios share), evsub.[ch] (the event
+ * stream subscriber), bench_whoami.c, bench_crash.c, bench_spawn.c,
+ * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c (one
+ * scenario each), bench_wire.[ch] (the report datagrams), stamp_worker.c
+ * (sv-bench-stamp, the trivial worker).
  *
  * Exit status: 0 when every measurement was made (whatever PASS/MISS says),
  * 1 when one could not be made, 2 on a usage error.
@@ -39,10 +44,13 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: sv-bench [--quick] [--kills N] [--workers N] [--rtts N]"
-	    " [--blocks N] [--rounds N] [--keep]\n"
+	    "usage: sv-bench [--quick] [--only LIST] [--kills N] [--workers N]"
+	    " [--rtts N] [--blocks N] [--rounds N] [--events N] [--keep]\n"
 	    "  --quick      fewer iterations (smoke run): 2000 round trips,"
-	    " 20 kills, 100 workers, 1 round\n"
+	    " 20 kills, 100 workers, 1 round, 10000 events, shorter"
+	    " windows\n"
+	    "  --only LIST  run only these scenarios, comma-separated: whoami,"
+	    " crash, spawn, loop, backoff, whoami-n, events\n"
 	    "  --kills N    kills in the crash-to-replacement measurement"
 	    " (default 200)\n"
 	    "  --workers N  workers spawned in the spawn measurement"
@@ -52,6 +60,8 @@ usage(FILE *f)
 	    " (default 10)\n"
 	    "  --rounds N   alternating raw/supervised spawn rounds"
 	    " (default 5, at most 16)\n"
+	    "  --events N   events to publish into the stalled subscriber"
+	    " (default 100000)\n"
 	    "  --keep       keep the temporary directory (configs, daemon"
 	    " logs)\n");
 }
@@ -63,12 +73,53 @@ struct num_opt {
 	long        lo, hi;
 };
 
+/* The names --only accepts, with their scenario bits. */
+static const struct {
+	const char *name;
+	unsigned    bit;
+} scenario_names[] = {
+    {"whoami", SC_WHOAMI},
+    {"crash", SC_CRASH},
+    {"spawn", SC_SPAWN},
+    {"loop", SC_LOOP},
+    {"backoff", SC_BACKOFF},
+    {"whoami-n", SC_WHON},
+    {"events", SC_EVENTS},
+};
+
+/* parse_only turns "a,b,c" into scenario bits; 0 on an unknown name. */
+static unsigned
+parse_only(const char *list)
+{
+	unsigned bits = 0;
+	size_t   len, k;
+
+	while (list != NULL && *list != '\0') {
+		len = strcspn(list, ",");
+		for (k = 0;
+		     k < sizeof(scenario_names) / sizeof(scenario_names[0]);
+		     k++)
+			if (strlen(scenario_names[k].name) == len
+			    && strncmp(scenario_names[k].name, list, len) == 0)
+				break;
+		if (k == sizeof(scenario_names) / sizeof(scenario_names[0]))
+			return 0;
+		bits |= scenario_names[k].bit;
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+	return bits;
+}
+
 /* parse_opts fills o from argv; returns -1 on a usage error. */
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	long kills = -1, workers = -1, rtts = -1, blocks = -1, rounds = -1;
+	long events                 = -1;
 	const struct num_opt nums[] = {
+	    {"--events", &events, 1000, 10000000},
 	    {"--kills", &kills, 1, 1000000},
 	    {"--workers", &workers, 1, 4096},
 	    {"--rtts", &rtts, 1, 10000000},
@@ -91,6 +142,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->keep = true;
 			continue;
 		}
+		if (strcmp(a, "--only") == 0) {
+			if ((o->only = parse_only(v)) == 0)
+				return -1;
+			i++;
+			continue;
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			exit(0);
@@ -110,6 +167,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->rtts    = rtts > 0 ? rtts : (o->quick ? 2000 : 10000);
 	o->blocks  = blocks > 0 ? blocks : 10;
 	o->rounds  = rounds > 0 ? rounds : (o->quick ? 1 : 5);
+	o->events  = events > 0 ? events : (o->quick ? 10000 : 100000);
+	if (o->only == 0)
+		o->only = SC_ALL;
 	if (o->rtts < o->blocks)
 		o->blocks = o->rtts;
 	return 0;
@@ -132,27 +192,43 @@ print_header(const struct opts *o, long nofile)
 	    un.version, nofile);
 	printf("sv-bench: supervised %s\n", SV_SUPERVISED_PATH);
 	printf("sv-bench: %ld round trips of each kind in %ld blocks, "
-	       "%ld kills, %ld workers x %ld rounds%s\n",
-	    o->rtts, o->blocks, o->kills, o->workers, o->rounds,
-	    o->quick ? " (--quick)" : "");
+	       "%ld kills, %ld workers x %ld rounds, %ld events%s%s\n",
+	    o->rtts, o->blocks, o->kills, o->workers, o->rounds, o->events,
+	    o->quick ? " (--quick)" : "",
+	    o->only != SC_ALL ? " (--only: some scenarios)" : "");
 }
+
+/* The results of every scenario, in table order. */
+struct results {
+	struct whoami_result  whoami;
+	struct crash_result   crash;
+	struct spawn_result   spawn;
+	struct loop_result    loop;
+	struct backoff_result backoff;
+	struct whon_result    whon;
+	struct events_result  events;
+};
 
 /*
  * print_failures prints, in table order, why each measurement that could
  * not be made failed.
  */
 static void
-print_failures(const struct whoami_result *w, const struct crash_result *c,
-    const struct spawn_result *s)
+print_failures(const struct results *r)
 {
 	const struct {
 		const char *what, *why;
 	} fails[] = {
-	    {"whoami", w->why},
-	    {"raw crash baseline", c->raw.why},
-	    {"crash to replacement", c->ours.why},
-	    {"raw spawn", s->why_raw},
-	    {"supervised spawn", s->why},
+	    {"whoami", r->whoami.why},
+	    {"raw crash baseline", r->crash.raw.why},
+	    {"crash to replacement", r->crash.ours.why},
+	    {"raw spawn", r->spawn.why_raw},
+	    {"supervised spawn", r->spawn.why},
+	    {"raw crash loop", r->loop.why_raw},
+	    {"supervised crash loop", r->loop.why},
+	    {"backoff delays", r->backoff.why},
+	    {"whoami vs workers", r->whon.why},
+	    {"restart latency with a slow subscriber", r->events.why},
 	};
 	size_t i;
 
@@ -160,6 +236,91 @@ print_failures(const struct whoami_result *w, const struct crash_result *c,
 		if (fails[i].why[0] != '\0')
 			printf("could not measure %s: %s\n", fails[i].what,
 			    fails[i].why);
+}
+
+/*
+ * run_all runs the selected scenarios in order and returns whether every
+ * one of them was measured.
+ */
+static bool
+run_all(const struct opts *o, struct results *r)
+{
+	bool made = true;
+
+	if (o->only & SC_WHOAMI) {
+		note("1/7 whoami round trip vs bare nng echo");
+		made &= whoami_run(o, &r->whoami) == 0;
+	}
+	if (o->only & SC_CRASH)
+		made &= crash_run(o, &r->crash) == 0;
+	if (o->only & SC_SPAWN)
+		made &= spawn_run(o, &r->spawn) == 0;
+	if (o->only & SC_LOOP)
+		made &= loop_run(o, &r->loop) == 0;
+	if (o->only & SC_BACKOFF)
+		made &= backoff_run(o, &r->backoff) == 0;
+	if (o->only & SC_WHON)
+		made &= whon_run(o, &r->whon) == 0;
+	if (o->only & SC_EVENTS)
+		made &= events_run(o, &r->events) == 0;
+	return made;
+}
+
+/* print_rows prints the table: the selected scenarios' rows, the stops. */
+static void
+print_rows(const struct opts *o, const struct results *r)
+{
+	struct row rows[32];
+	int        i, n = 0;
+
+	if (o->only & SC_WHOAMI)
+		n += whoami_rows(&r->whoami, rows + n);
+	if (o->only & SC_CRASH)
+		n += crash_rows(&r->crash, rows + n);
+	if (o->only & SC_SPAWN)
+		n += spawn_rows(o, &r->spawn, rows + n);
+	if (o->only & SC_LOOP)
+		n += loop_rows(&r->loop, rows + n);
+	if (o->only & SC_BACKOFF)
+		n += backoff_rows(&r->backoff, rows + n);
+	if (o->only & SC_WHON)
+		n += whon_rows(&r->whon, rows + n);
+	if (o->only & SC_EVENTS)
+		n += events_rows(&r->events, rows + n);
+	stops_row(&rows[n++]);
+	print_table_header();
+	for (i = 0; i < n; i++)
+		print_row(&rows[i]);
+}
+
+/* print_details prints the selected scenarios' lines under the table. */
+static void
+print_details(const struct opts *o, const struct results *r)
+{
+	printf(
+	    "\nbaselines: RTT = bare nng REQ/REP echo (%d-byte payload, ctx"
+	    "+aio REP server) from the same worker process; crash = sv-bench"
+	    " itself supervising (kill, pidfd poll, waitpid, posix_spawn);"
+	    " spawn = posix_spawn loop of the same binary; RSS = the daemon"
+	    " before scaling up; crash loop = posix_spawn + pidfd poll +"
+	    " waitpid loop of the same program; backoff = the configured"
+	    " delay; whoami-n = the same worker with 1 worker supervised;"
+	    " slow subscriber = the same kills with no slow subscriber.\n",
+	    WHOAMI_ECHO_PAYLOAD);
+	if (o->only & SC_WHOAMI)
+		whoami_details(&r->whoami);
+	if (o->only & SC_CRASH)
+		crash_details(o, &r->crash);
+	if (o->only & SC_SPAWN)
+		spawn_details(o, &r->spawn);
+	if (o->only & SC_LOOP)
+		loop_details(&r->loop);
+	if (o->only & SC_BACKOFF)
+		backoff_details(&r->backoff);
+	if (o->only & SC_WHON)
+		whon_details(&r->whon);
+	if (o->only & SC_EVENTS)
+		events_details(&r->events);
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,21 +331,19 @@ print_failures(const struct whoami_result *w, const struct crash_result *c,
 int
 main(int argc, char **argv)
 {
-	static struct whoami_result whoami;
-	static struct crash_result  crash;
-	static struct spawn_result  spawn;
-	struct row                  rows[8];
-	struct opts                 o;
-	long                        nofile = -1;
-	double                      busy_before, busy_after;
-	bool                        all_made;
-	int                         i, nrows = 0;
+	static struct results r;
+	struct opts           o;
+	long                  nofile = -1;
+	double                busy_before, busy_after;
+	bool                  all_made;
 
 	if (argc >= 2 && strcmp(argv[1], "--role") == 0) {
 		if (argc == 4 && strcmp(argv[2], "echo") == 0)
 			return whoami_role_echo(argv[3]);
 		if (argc == 6 && strcmp(argv[2], "rtt") == 0)
 			return whoami_role_rtt(argv[3], argv[4], argv[5]);
+		if (argc == 4 && strcmp(argv[2], "who") == 0)
+			return whon_role_who(argv[3]);
 		fprintf(stderr, "sv-bench: bad --role arguments\n");
 		return 2;
 	}
@@ -198,9 +357,9 @@ main(int argc, char **argv)
 		cleanup(o.keep);
 		return 1;
 	}
-	if (crash_init(&o, &crash) != 0) {
+	if (crash_init(&o, &r.crash) != 0) {
 		note("out of memory");
-		crash_free(&crash);
+		crash_free(&r.crash);
 		cleanup(o.keep);
 		return 1;
 	}
@@ -210,30 +369,11 @@ main(int argc, char **argv)
 	printf("sv-bench: CPU busy before the run (sv-bench idle, 1 s): %.0f%%"
 	       "\n",
 	    busy_before);
-	note("1/3 whoami round trip vs bare nng echo");
-	(void) whoami_run(&o, &whoami);
-	(void) crash_run(&o, &crash);
-	(void) spawn_run(&o, &spawn);
+	all_made   = run_all(&o, &r);
 	busy_after = cpu_busy_pct(1000);
 
-	nrows += whoami_rows(&whoami, rows + nrows);
-	nrows += crash_rows(&crash, rows + nrows);
-	nrows += spawn_rows(&o, &spawn, rows + nrows);
-	stops_row(&rows[nrows++]);
-	print_table_header();
-	for (i = 0; i < nrows; i++)
-		print_row(&rows[i]);
-
-	printf(
-	    "\nbaselines: RTT = bare nng REQ/REP echo (%d-byte payload, ctx"
-	    "+aio REP server) from the same worker process; crash = sv-bench"
-	    " itself supervising (kill, pidfd poll, waitpid, posix_spawn);"
-	    " spawn = posix_spawn loop of the same binary; RSS = the daemon"
-	    " before scaling up.\n",
-	    WHOAMI_ECHO_PAYLOAD);
-	whoami_details(&whoami);
-	crash_details(&o, &crash);
-	spawn_details(&o, &spawn);
+	print_rows(&o, &r);
+	print_details(&o, &r);
 	printf("load: CPU busy before %.0f%%, after %.0f%% (sv-bench idle, "
 	       "1 s each)%s\n",
 	    busy_before, busy_after,
@@ -244,11 +384,10 @@ main(int argc, char **argv)
 	          "machine"
 	        : "");
 
-	print_failures(&whoami, &crash, &spawn);
+	print_failures(&r);
 	if (g_interrupted)
 		printf("interrupted\n");
-	all_made = whoami.ok && crash.raw.ok && crash.ours.ok && spawn.ok;
 	cleanup(o.keep);
-	crash_free(&crash);
-	return all_made ? 0 : 1;
+	crash_free(&r.crash);
+	return all_made && !g_interrupted ? 0 : 1;
 }

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "core/ordinal.h"
@@ -305,6 +307,55 @@ cfg_known(const char *const *keys, const char *name)
 	return false;
 }
 
+/* cfg_executable tells whether path is a regular file we may execute. */
+static bool
+cfg_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode)
+	    && access(path, X_OK) == 0;
+}
+
+/* cfg_program checks that argv[0] can be executed: a path with a '/' must
+ * be an executable file; a bare name must be found in the daemon's PATH
+ * (where the daemon will look for it). */
+static sv_err
+cfg_program(
+    cfg_ctx *c, const config_setting_t *e, const char *key, const char *prog)
+{
+	const char *path = getenv("PATH");
+	char        buf[SVD_MAX_STRING + 256];
+
+	if (strchr(prog, '/') != NULL) {
+		if (cfg_executable(prog)) {
+			return SV_OK;
+		}
+		return cfg_fail(c, e, key,
+		    "program \"%s\" is not an executable file", prog);
+	}
+	if (path == NULL) {
+		path = "/usr/local/bin:/usr/bin:/bin";
+	}
+	while (*path != '\0') {
+		const char *end = strchr(path, ':');
+		size_t n = end != NULL ? (size_t) (end - path) : strlen(path);
+		if (n > 0 && n < SVD_MAX_STRING) {
+			snprintf(
+			    buf, sizeof(buf), "%.*s/%s", (int) n, path, prog);
+			if (cfg_executable(buf)) {
+				return SV_OK;
+			}
+		}
+		path += n;
+		if (*path == ':') {
+			path++;
+		}
+	}
+	return cfg_fail(
+	    c, e, key, "program \"%s\" not found in the daemon's PATH", prog);
+}
+
 /* cfg_group_policy reads one supervision key of a group into p. */
 static sv_err
 cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
@@ -395,6 +446,9 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "argv") == 0) {
 			err = cfg_strv(
 			    c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
+			if (err == SV_OK) {
+				err = cfg_program(c, e, key, g->argv[0]);
+			}
 		} else if (strcmp(name, "env") == 0) {
 			err = cfg_strv(
 			    c, e, key, 0, SVD_MAX_ENV, &g->env, &g->nenv);
@@ -410,7 +464,16 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "purpose") == 0) {
 			err = cfg_str(c, e, key, SVD_MAX_PURPOSE, &g->purpose);
 		} else if (strcmp(name, "cwd") == 0) {
+			struct stat st;
 			err = cfg_str(c, e, key, SVD_MAX_STRING, &g->cwd);
+			if (err == SV_OK && stat(g->cwd, &st) != 0) {
+				err = cfg_fail(c, e, key,
+				    "cannot use \"%s\": %s", g->cwd,
+				    strerror(errno));
+			} else if (err == SV_OK && !S_ISDIR(st.st_mode)) {
+				err = cfg_fail(c, e, key,
+				    "\"%s\" is not a directory", g->cwd);
+			}
 		} else if (strcmp(name, "count") == 0) {
 			err      = cfg_int(c, e, key, 0, SV_ORDINALS_MAX, &v);
 			g->count = (uint32_t) v;
@@ -567,6 +630,16 @@ svd_config_load(
 		snprintf(errbuf, errlen, "%s: cannot read: %s", path,
 		    strerror(errno));
 		return SV_ENOTFOUND;
+	}
+	{
+		struct stat st;
+		if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+			snprintf(errbuf, errlen, "%s: cannot read: %s", path,
+			    S_ISDIR(st.st_mode) ? "is a directory"
+			                        : "not a regular file");
+			fclose(f);
+			return SV_ENOTFOUND;
+		}
 	}
 	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
 		fclose(f);

@@ -48,7 +48,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: supervised --config FILE [--foreground]\n"
+	    "usage: supervised --config FILE [--foreground | --check]\n"
 	    "\n"
 	    "Run groups of worker processes with durable, bounded identities\n"
 	    "(ordinal 0..N-1 and a generation), served over an nng control\n"
@@ -57,6 +57,9 @@ usage(FILE *f)
 	    "  -c, --config FILE   configuration (libconfig syntax; see "
 	    "docs/config.md)\n"
 	    "  -f, --foreground    stay in the foreground and log to stderr\n"
+	    "  -k, --check         check the config (and each program and "
+	    "cwd) "
+	    "and exit\n"
 	    "  -h, --help          show this help\n"
 	    "  -V, --version       show the version\n"
 	    "\n"
@@ -73,7 +76,8 @@ usage(FILE *f)
 }
 
 /* prepare_dir creates dir with mode 0700, or checks that an existing one is
- * a directory of ours not writable by others (and tightens it to 0700). */
+ * a directory of ours that nobody else may write to. The mode of a
+ * directory we did not create is never changed. */
 static bool
 prepare_dir(const char *dir, bool *created)
 {
@@ -101,9 +105,32 @@ prepare_dir(const char *dir, bool *created)
 		    dir, (unsigned) st.st_uid);
 		return false;
 	}
-	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0) {
-		fprintf(stderr, "supervised: cannot chmod 0700 %s: %s\n", dir,
-		    strerror(errno));
+	if ((st.st_mode & 022) != 0) {
+		fprintf(stderr,
+		    "supervised: socket_dir %s is writable by %s (mode %04o): "
+		    "name a directory of its own (it is created with mode "
+		    "0700 if missing)\n",
+		    dir, (st.st_mode & 002) != 0 ? "everyone" : "its group",
+		    (unsigned) (st.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/* check_socket_path refuses to start where name in dir exists and is not
+ * a socket (nng would silently delete it to listen there). */
+static bool
+check_socket_path(const char *dir, const char *name)
+{
+	char        path[700];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr,
+		    "supervised: %s exists and is not a socket; not touching "
+		    "it\n",
+		    path);
 		return false;
 	}
 	return true;
@@ -202,10 +229,11 @@ main(int argc, char **argv)
 	static const struct option opts[]
 	    = {{"config", required_argument, NULL, 'c'},
 	        {"foreground", no_argument, NULL, 'f'},
+	        {"check", no_argument, NULL, 'k'},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
 	const char *cfgpath    = NULL;
-	bool        foreground = false, created;
+	bool        foreground = false, created, check = false;
 	svd_config *cfg;
 	svd_sup    *sup;
 	svd_server *srv;
@@ -216,8 +244,11 @@ main(int argc, char **argv)
 	sigset_t set;
 	sv_err   rv;
 
-	while ((c = getopt_long(argc, argv, "c:fhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fhkV", opts, NULL)) != -1) {
 		switch (c) {
+		case 'k':
+			check = true;
+			break;
 		case 'c':
 			cfgpath = optarg;
 			break;
@@ -250,8 +281,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "supervised: %s\n", err);
 		return rv == SV_ENOMEM ? EXIT_SYSTEM : EXIT_CONFIG;
 	}
+	if (check) {
+		printf("%s: ok (%zu group%s)\n", cfgpath, cfg->ngroups,
+		    cfg->ngroups == 1 ? "" : "s");
+		svd_config_free(cfg);
+		return 0;
+	}
 	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK
-	    || !prepare_dir(cfg->socket_dir, &created)) {
+	    || !prepare_dir(cfg->socket_dir, &created)
+	    || !check_socket_path(cfg->socket_dir, "control.sock")
+	    || !check_socket_path(cfg->socket_dir, "events.sock")
+	    || !check_socket_path(cfg->socket_dir, "notify.sock")) {
 		svd_config_free(cfg);
 		return EXIT_SYSTEM;
 	}

@@ -107,14 +107,16 @@ test_supervision_keys(void **state)
 	write_cfg(
 	    "strategy = \"rest_for_one\";\n"
 	    "groups = (\n"
-	    "  { name = \"a\"; argv = [\"x\"]; count = 1; purpose = \"p\";\n"
+	    "  { name = \"a\"; argv = [\"true\"]; count = 1; purpose = "
+	    "\"p\";\n"
 	    "    restart = \"transient\"; max_restarts = 5;\n"
 	    "    max_seconds = 10; backoff_factor = 1.5;\n"
 	    "    stop_signal = \"SIGINT\"; on_unresponsive = \"abandon\";\n"
 	    "    ready = true; sequential_start = true;\n"
 	    "    start_timeout_ms = 200; on_start_timeout = \"abandon\";\n"
 	    "    watchdog_ms = 300; },\n"
-	    "  { name = \"b\"; argv = [\"x\"]; count = 1; purpose = \"p\";\n"
+	    "  { name = \"b\"; argv = [\"true\"]; count = 1; purpose = "
+	    "\"p\";\n"
 	    "    backoff_factor = 3; stop_signal = \"QUIT\"; }\n"
 	    ");\n");
 	assert_int_equal(svd_config_load(path, &cfg, err, sizeof(err)), SV_OK);
@@ -141,23 +143,48 @@ test_supervision_keys(void **state)
 	assert_int_equal(d->watchdog_ms, 0);
 	svd_config_free(cfg);
 
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; restart = \"sometimes\"; } );\n",
 	    "2: groups[0].restart: must be one of \"permanent\", "
 	    "\"transient\", \"temporary\"");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; backoff_factor = 0.5; } );\n",
 	    "groups[0].backoff_factor: must be a number in 1.0..16.0");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; stop_signal = \"FOO\"; } );\n",
 	    "groups[0].stop_signal: must be a signal name");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; ready = 1; } );\n",
 	    "groups[0].ready: must be true or false");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; max_seconds = 0; } );\n",
 	    "groups[0].max_seconds: must be an integer in 1..86400");
 	load_err("strategy = \"all\";\n", "1: strategy: must be one of");
+	/* The program and the working directory are checked at load time. */
+	load_err("groups = ( { name = \"a\"; count = 1; purpose = \"p\";\n"
+	         " argv = [\"/nonexistent/prog\"]; } );\n",
+	    "2: groups[0].argv: program \"/nonexistent/prog\" is not an "
+	    "executable file");
+	load_err("groups = ( { name = \"a\"; count = 1; purpose = \"p\";\n"
+	         " argv = [\"no-such-program-sv\"]; } );\n",
+	    "groups[0].argv: program \"no-such-program-sv\" not found in the "
+	    "daemon's PATH");
+	{
+		/* A file that exists but is not executable: the test's own
+		 * config file (mode 0600). */
+		char text[512];
+		snprintf(text, sizeof(text),
+		    "groups = ( { name = \"a\"; count = 1; purpose = \"p\";\n"
+		    " argv = [\"%s\"]; } );\n",
+		    path);
+		load_err(text, "is not an executable file");
+	}
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
+	         " purpose = \"p\"; cwd = \"/nonexistent/dir\"; } );\n",
+	    "2: groups[0].cwd: cannot use \"/nonexistent/dir\": No such file");
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
+	         " purpose = \"p\"; cwd = \"/dev/null\"; } );\n",
+	    "groups[0].cwd: \"/dev/null\" is not a directory");
 }
 
 /* Each mistake names its line and key. */
@@ -165,41 +192,42 @@ static void
 test_errors(void **state)
 {
 	(void) state;
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         "  purpose = \"p\"; colour = 3; } );\n",
 	    "2: groups[0].colour: unknown key");
 	load_err(
 	    "sockets = \"/tmp\";\ngroups = ();\n", "1: sockets: unknown key");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"];\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"];\n"
 	         "  count = 0x7fffffff; purpose = \"p\"; } );\n",
 	    "2: groups[0].count: must be an integer in 0..4096");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = \"3\";\n"
-	         "  purpose = \"p\"; } );\n",
+	load_err(
+	    "groups = ( { name = \"a\"; argv = [\"true\"]; count = \"3\";\n"
+	    "  purpose = \"p\"; } );\n",
 	    "1: groups[0].count: must be an integer");
-	load_err("groups = ( { name = \"a b\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a b\"; argv = [\"true\"]; count = 1;\n"
 	         "  purpose = \"p\"; } );\n",
 	    "1: groups[0].name: must be 1..64 characters");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         "  purpose = \"\"; } );\n",
 	    "2: groups[0].purpose: must not be empty");
 	load_err(
-	    "groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; } );\n",
+	    "groups = ( { name = \"a\"; argv = [\"true\"]; count = 1; } );\n",
 	    "a: missing required key \"purpose\"");
 	load_err("groups = ( { name = \"a\"; argv = []; count = 1;\n"
 	         " purpose = \"p\"; } );\n",
 	    "groups[0].argv: must have 1..256 entries");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; env = [\"NOEQUALS\"]; } );\n",
 	    "groups[0].env: entry \"NOEQUALS\" is not NAME=value");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 1;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 1;\n"
 	         " purpose = \"p\"; env = [\"SUPERVISE_GROUP=b\"]; } );\n",
 	    "reserved");
 	load_err(
-	    "groups = ( { name = \"a\"; argv = [\"x\"]; count = 1; purpose "
-	    "= \"p\"; },\n { name = \"a\"; argv = [\"x\"]; count = 1; "
+	    "groups = ( { name = \"a\"; argv = [\"true\"]; count = 1; purpose "
+	    "= \"p\"; },\n { name = \"a\"; argv = [\"true\"]; count = 1; "
 	    "purpose = \"p\"; } );\n",
 	    "a: duplicate group name");
-	load_err("groups = ( { name = \"a\"; argv = [\"x\"]; count = 9;\n"
+	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 9;\n"
 	         " purpose = \"p\"; max_count = 4; } );\n",
 	    "count 9 is above max_count 4");
 	load_err("socket_dir = \"relative\";\n",
@@ -207,6 +235,20 @@ test_errors(void **state)
 	load_err("stop_timeout_ms = 5;\n", "groups: missing required key");
 	load_err("groups = ( { name = \"a\" ;; } );\n", "1: syntax error");
 	load_err("groups = ();\n", "groups: must have 1..64 entries");
+}
+
+/* A directory given as the config is one clear line. */
+static void
+test_directory(void **state)
+{
+	svd_config *cfg = NULL;
+	char        err[1024];
+
+	(void) state;
+	assert_int_equal(
+	    svd_config_load("/tmp", &cfg, err, sizeof(err)), SV_ENOTFOUND);
+	assert_null(cfg);
+	assert_string_equal(err, "/tmp: cannot read: is a directory");
 }
 
 /* A missing file is SV_ENOTFOUND with the path in the message. */
@@ -230,6 +272,7 @@ main(void)
 	    cmocka_unit_test(test_valid),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_supervision_keys),
+	    cmocka_unit_test(test_directory),
 	    cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -7,7 +7,11 @@
  */
 #include "harness.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nng/supplemental/util/platform.h>
 
@@ -73,23 +77,50 @@ test_fast_failures_back_off(void **state)
 	assert_in_range(restarts, 3, 4);
 }
 
-static const struct it_group missing_groups[] = {
-    {.name = "missing", .count = 1, .program = "/nonexistent/sv-worker"},
+/* An executable script whose interpreter does not exist: it passes the
+ * load-time check (an executable file) and fails every spawn (ENOENT). */
+static char broken_prog[64];
+
+static struct it_group missing_groups[] = {
+    {.name = "missing", .count = 1, .program = broken_prog},
     {.name = "g", .count = 1},
 };
 
-/* setup_missing starts a group whose program does not exist, next to a
- * healthy group. */
+/* setup_missing starts a group whose program cannot be executed, next to
+ * a healthy group. */
 static int
 setup_missing(void **state)
 {
+	int fd;
+
+	snprintf(broken_prog, sizeof(broken_prog), "/tmp/sv-it-broken.XXXXXX");
+	if ((fd = mkstemp(broken_prog)) < 0) {
+		return -1;
+	}
+	if (write(fd, "#!/nonexistent/interpreter\n", 27) != 27
+	    || fchmod(fd, 0755) != 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	return it_setup_groups(state, missing_groups, 2);
 }
 
+/* teardown_missing stops the daemon and removes the script. */
+static int
+teardown_missing(void **state)
+{
+	int rc = it_teardown(state);
+
+	unlink(broken_prog);
+	return rc;
+}
+
 /*
- * A program that cannot be executed fails at spawn time. Even with backoff
- * disabled (min_uptime_ms = 0) it is retried no faster than once a second,
- * and the healthy group next to it runs normally.
+ * A program that cannot be executed fails at spawn time (here: its
+ * interpreter is missing, which the load-time check cannot see). Even with
+ * backoff disabled (min_uptime_ms = 0) it is retried no faster than once a
+ * second, and the healthy group next to it runs normally.
  */
 static void
 test_missing_program_is_retried_slowly(void **state)
@@ -127,7 +158,7 @@ main(int argc, char **argv)
 	        test_fast_failures_back_off, setup_crash, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_missing_program_is_retried_slowly, setup_missing,
-	        it_teardown),
+	        teardown_missing),
 	};
 
 	it_args(argc, argv);

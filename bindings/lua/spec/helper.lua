@@ -107,8 +107,9 @@ local function alive(pid)
 end
 H.alive = alive
 
--- start{groups = {{name=, count=, purpose=, script= or argv=}, ...}}
--- (script: a Lua file run by H.lua, default worker.lua) writes a config, starts
+-- start{groups = {{name=, count=, purpose=, script= or argv=, options=}, ...}}
+-- (script: a Lua file run by H.lua, default worker.lua; options: other keys
+-- of docs/config.md, {ready = true, watchdog_ms = 500}) writes a config, starts
 -- supervised in the background and returns the daemon:
 -- {dir, out, url, pid, conf, log}.
 function H.start(opts)
@@ -142,6 +143,13 @@ function H.start(opts)
     lines[#lines + 1] = ("    count = %d;"):format(g.count)
     lines[#lines + 1] = ('    purpose = "%s";'):format(g.purpose or ("lua spec " .. g.name))
     lines[#lines + 1] = "    min_uptime_ms = 0;"
+    local keys = {}
+    for k in pairs(g.options or {}) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local v = g.options[k]
+      lines[#lines + 1] = ("    %s = %s;"):format(k, type(v) == "string" and ('"%s"'):format(v) or tostring(v))
+    end
     lines[#lines + 1] = ('    env = [ "LUA_CPATH=%s", "SV_LUA_OUT=%s", "SV_LUA=%s" ];')
       :format(package.cpath, d.out, H.lua)
     lines[#lines + 1] = i < #opts.groups and "  }," or "  }"

@@ -27,11 +27,18 @@
  *     collects cleanups (clients now, leases later) and always runs them.
  *   - Each request is one lsv_op_* function and one line of lsv_requests,
  *     which makes it both a client method and a module-level function; the
- *     later ones (leases, drain, activity) slot in the same way.
+ *     later ones (leases, drain, activity) slot in the same way. ready,
+ *     heartbeat and set_status are requests a worker makes about itself
+ *     (the supervisor checks the kernel's credentials of the connection).
+ *   - The event reader is a second full userdata ("supervise.Events") over
+ *     sv_events, thread-free and fork-safe like the client (the C reader
+ *     reconnects in a child). supervise.events() returns what a generic
+ *     for needs, with the reader as its to-be-closed value, so the reader
+ *     is closed when the loop ends, by break or by an error.
  *
  * Divisions: constants and helpers; error objects; argument checks; result
  * tables; the client object; the requests (client methods and module-level
- * calls); the default client; from_env; scope; miscellany;
+ * calls); the default client; events; from_env; scope; miscellany;
  * luaopen_supervise.
  */
 #ifndef _GNU_SOURCE
@@ -60,11 +67,15 @@
 #define LSV_ERROR_MT           "supervise.Error"
 #define LSV_IDENTITY_MT        "supervise.Identity"
 #define LSV_SCOPE_MT           "supervise.Scope"
+#define LSV_EVENTS_MT          "supervise.Events"
 #define LSV_DEFAULT_KEY        "supervise.default_client"
 #define LSV_DEFAULT_TIMEOUT_MS 5000
 /* Bounds of caller-supplied strings (the protocol's own bounds, section 4). */
 #define LSV_MAX_URL  512
 #define LSV_MAX_NAME 1024
+/* A status line (Ready.status) and an event topic prefix. */
+#define LSV_MAX_TEXT   1024
+#define LSV_MAX_PREFIX 200
 /* Bound of a context chain copied into Lua (v1 has one frame). */
 #define LSV_MAX_FRAMES 64
 
@@ -428,6 +439,89 @@ lsv_push_worker(lua_State *L, const sv_workers *w, size_t i)
 		lua_pushinteger(L, sig);
 		lua_setfield(L, -2, "last_signal");
 	}
+	lua_pushboolean(L, sv_workers_ready(w, i));
+	lua_setfield(L, -2, "ready");
+	lua_pushstring(L, sv_workers_status_text(w, i));
+	lua_setfield(L, -2, "status_text");
+	lua_pushinteger(L, sv_workers_fast_failures(w, i));
+	lua_setfield(L, -2, "fast_failures");
+	lsv_push_u64(L, sv_workers_restart_in_ms(w, i));
+	lua_setfield(L, -2, "restart_in_ms");
+}
+
+/* lsv_push_groups pushes an array of group tables; frees nothing. */
+static void
+lsv_push_groups(lua_State *L, const sv_groups *g)
+{
+	size_t n = sv_groups_count(g);
+
+	lua_createtable(L, n <= INT_MAX ? (int) n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 13);
+		lua_pushstring(L, sv_groups_name(g, i));
+		lua_setfield(L, -2, "name");
+		lua_pushinteger(L, sv_groups_count_wanted(g, i));
+		lua_setfield(L, -2, "count");
+		lua_pushinteger(L, sv_groups_max_count(g, i));
+		lua_setfield(L, -2, "max_count");
+		lua_pushboolean(L, sv_groups_failed(g, i));
+		lua_setfield(L, -2, "failed");
+		lua_pushstring(L, sv_groups_failure_reason(g, i));
+		lua_setfield(L, -2, "failure_reason");
+		lua_pushstring(L, sv_groups_restart(g, i));
+		lua_setfield(L, -2, "restart");
+		lua_pushstring(L, sv_groups_strategy(g, i));
+		lua_setfield(L, -2, "strategy");
+		lua_pushinteger(L, sv_groups_running(g, i));
+		lua_setfield(L, -2, "running");
+		lua_pushinteger(L, sv_groups_ready(g, i));
+		lua_setfield(L, -2, "ready");
+		lua_pushinteger(L, sv_groups_starting(g, i));
+		lua_setfield(L, -2, "starting");
+		lua_pushinteger(L, sv_groups_stopping(g, i));
+		lua_setfield(L, -2, "stopping");
+		lua_pushinteger(L, sv_groups_backoff(g, i));
+		lua_setfield(L, -2, "backoff");
+		lua_pushstring(L, sv_groups_purpose(g, i));
+		lua_setfield(L, -2, "purpose");
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+}
+
+/*
+ * lsv_push_event copies e into a new event table: seq, kind, group,
+ * ordinal, generation, pid, time (seconds since the epoch, a float, as
+ * os.time), time_ms (integer milliseconds), details ("key=value" words),
+ * is_worker, supervisor_id.
+ */
+static void
+lsv_push_event(lua_State *L, const sv_event *e)
+{
+	uint64_t ms = sv_event_time_unix_ms(e);
+
+	lua_createtable(L, 0, 11);
+	lsv_push_u64(L, sv_event_seq(e));
+	lua_setfield(L, -2, "seq");
+	lua_pushstring(L, sv_event_kind(e));
+	lua_setfield(L, -2, "kind");
+	lua_pushstring(L, sv_event_group(e));
+	lua_setfield(L, -2, "group");
+	lua_pushinteger(L, sv_event_ordinal(e));
+	lua_setfield(L, -2, "ordinal");
+	lsv_push_u64(L, sv_event_generation(e));
+	lua_setfield(L, -2, "generation");
+	lua_pushinteger(L, (lua_Integer) sv_event_pid(e));
+	lua_setfield(L, -2, "pid");
+	lua_pushnumber(L, (lua_Number) ms / 1000.0);
+	lua_setfield(L, -2, "time");
+	lsv_push_u64(L, ms);
+	lua_setfield(L, -2, "time_ms");
+	lua_pushstring(L, sv_event_details(e));
+	lua_setfield(L, -2, "details");
+	lua_pushboolean(L, sv_event_is_worker(e));
+	lua_setfield(L, -2, "is_worker");
+	lua_pushstring(L, sv_event_supervisor_id(e));
+	lua_setfield(L, -2, "supervisor_id");
 }
 
 /* lsv_push_workers pushes an array of worker tables; frees nothing. */
@@ -621,6 +715,8 @@ lsv_op_hello(lua_State *L, lsv_ctx *x)
 		lua_rawseti(L, -2, (lua_Integer) i + 1);
 	}
 	lua_setfield(L, -2, "features");
+	lua_pushstring(L, sv_hello_events_url(h));
+	lua_setfield(L, -2, "events_url");
 	sv_hello_free(h);
 	return 1;
 }
@@ -728,20 +824,168 @@ lsv_op_stop(lua_State *L, lsv_ctx *x)
 	return 1;
 }
 
-/* restart(group, ordinal [, timeout]) -> true. Never resent by the library. */
+/*
+ * restart(group, ordinal [, timeout | {expected_generation =, timeout =}])
+ * -> true. Plain: never resent by the library. With expected_generation, a
+ * compare-and-swap: the worker restarts only if its generation is still
+ * that one, else ECONFLICT and nothing changes (safe to resend, and the
+ * library does after a lost connection).
+ */
 static int
 lsv_op_restart(lua_State *L, lsv_ctx *x)
 {
-	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
-	uint32_t    ordinal = lsv_check_u32(L, x->a + 1);
-	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	const char *group    = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	uint32_t    ordinal  = lsv_check_u32(L, x->a + 1);
+	int         opts     = x->a + 2;
+	int         timeout  = LSV_DEFAULT_TIMEOUT_MS;
+	int         cas      = 0;
+	lua_Integer expected = 0;
 	sv_err      err;
 
+	if (lua_type(L, opts) == LUA_TTABLE) {
+		lua_getfield(L, opts, "expected_generation");
+		if (!lua_isnil(L, -1)) {
+			int ok;
+
+			expected = lua_tointegerx(L, -1, &ok);
+			luaL_argcheck(L, ok && expected >= 0, opts,
+			    "expected_generation must be an integer >= 0");
+			cas = 1;
+		}
+		lua_getfield(L, opts, "timeout");
+		timeout = lsv_opt_timeout(L, lua_gettop(L));
+		lua_pop(L, 2);
+	} else {
+		timeout = lsv_opt_timeout(L, opts);
+	}
 	if (!lsv_ready(L, x, "restart", &timeout))
 		return 2;
-	err = sv_client_restart(x->u->c, group, ordinal, timeout);
+	if (cas)
+		err = sv_client_restart_if(
+		    x->u->c, group, ordinal, (uint64_t) expected, timeout);
+	else
+		err = sv_client_restart(x->u->c, group, ordinal, timeout);
 	if (err != SV_OK)
 		return lsv_call_fail(L, x->u, err, "restart");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * reset(group [, timeout]) -> true: clears the group's failed state, its
+ * restart history and its workers' backoff, and starts them again.
+ */
+static int
+lsv_op_reset(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 0);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "reset", &timeout))
+		return 2;
+	if ((err = sv_client_reset(x->u->c, group, timeout)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "reset");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* groups([group [, timeout]]) -> array of group tables; all when nil. */
+static int
+lsv_op_groups(lua_State *L, lsv_ctx *x)
+{
+	const char *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_groups  *g;
+	sv_err      err;
+
+	if (!lsv_ready(L, x, "groups", &timeout))
+		return 2;
+	if ((err = sv_client_groups(x->u->c, group, timeout, &g)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "groups");
+	lsv_push_groups(L, g);
+	sv_groups_free(g);
+	return 1;
+}
+
+/*
+ * lsv_not_worker: module-level worker calls without $SUPERVISE_URL give
+ * ENOTWORKER at once (pushes nil, err and returns 1), as whoami does.
+ */
+static int
+lsv_not_worker(lua_State *L, lsv_ctx *x, const char *op)
+{
+	const char *env = getenv(SV_ENV_URL);
+
+	if (x->u != NULL || (env != NULL && env[0] != '\0'))
+		return 0;
+	lsv_fail(L, SV_ENOTWORKER, op,
+	    "$" SV_ENV_URL " is not set: not a supervised worker");
+	return 1;
+}
+
+/*
+ * lsv_send_ready sends Ready with status (may be NULL) for op; pushes true
+ * or nil, err.
+ */
+static int
+lsv_send_ready(
+    lua_State *L, lsv_ctx *x, const char *op, const char *status, int timeout)
+{
+	sv_err err;
+
+	if (lsv_not_worker(L, x, op))
+		return 2;
+	if (!lsv_ready(L, x, op, &timeout))
+		return 2;
+	if ((err = sv_client_ready(x->u->c, status, timeout)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * ready([status [, timeout]]) -> true: this worker is ready, with an
+ * optional status line (at most 1024 bytes; the supervisor keeps 255).
+ * Only the worker process itself may call it: ENOTWORKER for others,
+ * EPERM for a descendant of a worker.
+ */
+static int
+lsv_op_ready(lua_State *L, lsv_ctx *x)
+{
+	const char *status  = lsv_check_text(L, x->a, LSV_MAX_TEXT, 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+
+	return lsv_send_ready(L, x, "ready", status, timeout);
+}
+
+/*
+ * set_status(text [, timeout]) -> true: this worker's status line. In
+ * protocol v1.1 the line travels with Ready, so this also marks the worker
+ * ready. Errors as ready.
+ */
+static int
+lsv_op_set_status(lua_State *L, lsv_ctx *x)
+{
+	const char *text    = lsv_check_text(L, x->a, LSV_MAX_TEXT, 0);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+
+	return lsv_send_ready(L, x, "set_status", text, timeout);
+}
+
+/* heartbeat([timeout]) -> true: re-arms this worker's watchdog. */
+static int
+lsv_op_heartbeat(lua_State *L, lsv_ctx *x)
+{
+	int    timeout = lsv_opt_timeout(L, x->a);
+	sv_err err;
+
+	if (lsv_not_worker(L, x, "heartbeat"))
+		return 2;
+	if (!lsv_ready(L, x, "heartbeat", &timeout))
+		return 2;
+	if ((err = sv_client_heartbeat(x->u->c, timeout)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "heartbeat");
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -764,6 +1008,11 @@ static const struct lsv_request lsv_requests[] = {
     {"scale", lsv_op_scale},
     {"stop", lsv_op_stop},
     {"restart", lsv_op_restart},
+    {"reset", lsv_op_reset},
+    {"groups", lsv_op_groups},
+    {"ready", lsv_op_ready},
+    {"set_status", lsv_op_set_status},
+    {"heartbeat", lsv_op_heartbeat},
 };
 
 #define LSV_NREQUESTS (sizeof(lsv_requests) / sizeof(lsv_requests[0]))
@@ -837,6 +1086,305 @@ static int
 lsv_default_client(lua_State *L)
 {
 	return lsv_push_default(L, lsv_opt_timeout(L, 1));
+}
+
+/* ---- events ----------------------------------------------------------------
+ */
+
+/* An event reader userdata. ev is NULL once closed. */
+typedef struct lsv_events {
+	sv_events *ev;
+	char       prefix[LSV_MAX_PREFIX + 1];
+} lsv_events;
+
+/* Options of an event reader: from a prefix string or an options table. */
+typedef struct lsv_evopts {
+	const char *prefix; /* NULL: every event */
+	const char *url; /* NULL: beside $SUPERVISE_URL */
+	int         wait; /* ms an iteration waits for an event; -1 forever */
+	int         timeout; /* ms to connect */
+} lsv_evopts;
+
+/*
+ * lsv_check_evopts reads argument idx: nil (defaults), a string (the topic
+ * prefix) or a table {prefix =, url =, wait =, timeout =}. Strings read
+ * from the table stay referenced by it, which stays on the stack.
+ */
+static lsv_evopts
+lsv_check_evopts(lua_State *L, int idx)
+{
+	lsv_evopts o
+	    = {NULL, NULL, SV_TIMEOUT_INFINITE, LSV_DEFAULT_TIMEOUT_MS};
+	int top;
+
+	if (lua_isnoneornil(L, idx))
+		return o;
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		o.prefix = lsv_check_text(L, idx, LSV_MAX_PREFIX, 0);
+		return o;
+	}
+	luaL_argexpected(L, lua_type(L, idx) == LUA_TTABLE, idx,
+	    "prefix string or options table");
+	top = lua_gettop(L);
+	lua_getfield(L, idx, "prefix");
+	o.prefix = lsv_check_text(L, top + 1, LSV_MAX_PREFIX, 1);
+	lua_getfield(L, idx, "url");
+	o.url = lsv_check_text(L, top + 2, LSV_MAX_URL, 1);
+	lua_getfield(L, idx, "wait");
+	if (!lua_isnil(L, top + 3)) {
+		lua_Integer w = luaL_checkinteger(L, top + 3);
+
+		luaL_argcheck(L, w >= -1 && w <= INT_MAX, idx,
+		    "wait must be -1 (forever) or 0..2147483647 ms");
+		o.wait = (int) w;
+	}
+	lua_getfield(L, idx, "timeout");
+	o.timeout = lsv_opt_timeout(L, top + 4);
+	lua_settop(L, top);
+	return o;
+}
+
+/*
+ * lsv_events_open_into subscribes per o and pushes the reader userdata,
+ * or nil, err. Returns the number of values pushed. Its uservalue 1 holds
+ * the iteration wait.
+ */
+static int
+lsv_events_open_into(lua_State *L, const lsv_evopts *o)
+{
+	lsv_events *u;
+	sv_err      err;
+	char        detail[LSV_MAX_URL + 64];
+
+	u     = (lsv_events *) lua_newuserdatauv(L, sizeof(*u), 1);
+	u->ev = NULL;
+	snprintf(u->prefix, sizeof(u->prefix), "%s",
+	    o->prefix != NULL ? o->prefix : "");
+	luaL_setmetatable(L, LSV_EVENTS_MT);
+	lua_pushinteger(L, o->wait);
+	lua_setiuservalue(L, -2, 1);
+	err = sv_events_open(&u->ev, o->url, o->prefix, o->timeout);
+	if (err != SV_OK) {
+		lua_pop(L, 1);
+		snprintf(detail, sizeof(detail), "%s: %s", sv_strerror(err),
+		    o->url != NULL ? o->url : "the default event socket");
+		return lsv_fail(L, err, "events", detail);
+	}
+	return 1;
+}
+
+/* lsv_to_events checks that argument idx is an event reader. */
+static lsv_events *
+lsv_to_events(lua_State *L, int idx)
+{
+	return (lsv_events *) luaL_checkudata(L, idx, LSV_EVENTS_MT);
+}
+
+/*
+ * lsv_events_read waits up to wait ms for the next event of u and pushes
+ * its table (returns 1) or nil, err (returns 2: ETIMEDOUT when none came,
+ * ECLOSED on a closed reader, or the reader's error).
+ */
+static int
+lsv_events_read(lua_State *L, lsv_events *u, int wait)
+{
+	sv_event *e;
+	sv_err    err;
+
+	if (u->ev == NULL)
+		return lsv_fail(
+		    L, SV_ECLOSED, "events", "the reader is closed");
+	if ((err = sv_events_next(u->ev, wait, &e)) != SV_OK)
+		return lsv_fail(
+		    L, err, "events", sv_events_error_message(u->ev));
+	lsv_push_event(L, e);
+	sv_event_free(e);
+	return 1;
+}
+
+/*
+ * Events:next([wait]) waits up to wait ms (default -1: forever) for the
+ * next event: an event table, or nil, err (ETIMEDOUT when none came;
+ * ECLOSED or ECONNECT when the supervisor went away, and the next call
+ * reconnects; ECLOSED on a closed reader).
+ */
+static int
+lsv_events_next(lua_State *L)
+{
+	lsv_events *u    = lsv_to_events(L, 1);
+	int         wait = (int) luaL_optinteger(L, 2, SV_TIMEOUT_INFINITE);
+
+	luaL_argcheck(L, wait >= -1, 2, "wait must be -1 (forever) or >= 0");
+	return lsv_events_read(L, u, wait);
+}
+
+/*
+ * The iterator of a generic for (upvalue 1: the reader, 2: the wait): the
+ * next event, or nil (ending the loop) when none came within the wait.
+ * Any other failure raises its error object.
+ */
+static int
+lsv_events_step(lua_State *L)
+{
+	lsv_events *u    = lsv_to_events(L, lua_upvalueindex(1));
+	int         wait = (int) lua_tointeger(L, lua_upvalueindex(2));
+	lua_Integer code;
+
+	if (lsv_events_read(L, u, wait) == 1)
+		return 1;
+	lua_getfield(L, -1, "code");
+	code = lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	if (code == SV_ETIMEDOUT)
+		return 0; /* nil: the loop ends */
+	return lua_error(L);
+}
+
+/*
+ * lsv_push_iter pushes the iterator of reader at idx with wait ms per
+ * event (argument wait_idx), or the reader's own wait when wait_idx is 0,
+ * none or nil.
+ */
+static void
+lsv_push_iter(lua_State *L, int idx, int wait_idx)
+{
+	lua_Integer w;
+
+	idx = lua_absindex(L, idx);
+	if (wait_idx == 0 || lua_isnoneornil(L, wait_idx)) {
+		lua_getiuservalue(L, idx, 1);
+		w = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+	} else {
+		w = luaL_checkinteger(L, wait_idx);
+		luaL_argcheck(L, w >= -1 && w <= INT_MAX, wait_idx,
+		    "wait must be -1 (forever) or 0..2147483647 ms");
+	}
+	lua_pushvalue(L, idx);
+	lua_pushinteger(L, w);
+	lua_pushcclosure(L, lsv_events_step, 2);
+}
+
+/*
+ * Events:iter([wait]) returns an iterator for a generic for: each step
+ * waits up to wait ms (default: the reader's wait, -1 forever) and the
+ * loop ends when none came in time; other failures raise. The reader stays
+ * open: `for ev in r:iter(1000) do ... end`.
+ */
+static int
+lsv_events_iter(lua_State *L)
+{
+	lsv_to_events(L, 1);
+	lsv_push_iter(L, 1, 2);
+	return 1;
+}
+
+/* Events:close() unsubscribes; idempotent. Also __gc and __close. */
+static int
+lsv_events_close(lua_State *L)
+{
+	lsv_events *u = lsv_to_events(L, 1);
+
+	if (u->ev != NULL) {
+		sv_events_close(u->ev);
+		u->ev = NULL;
+	}
+	return 0;
+}
+
+/* Events:closed() is true once the reader has been closed. */
+static int
+lsv_events_isclosed(lua_State *L)
+{
+	lua_pushboolean(L, lsv_to_events(L, 1)->ev == NULL);
+	return 1;
+}
+
+/* Events:__tostring: "supervise.Events(prefix)" or "(closed)". */
+static int
+lsv_events_tostring(lua_State *L)
+{
+	lsv_events *u = lsv_to_events(L, 1);
+
+	if (u->ev == NULL)
+		lua_pushliteral(L, "supervise.Events(closed)");
+	else
+		lua_pushfstring(L, "supervise.Events(%s)",
+		    u->prefix[0] != '\0' ? u->prefix : "*");
+	return 1;
+}
+
+/*
+ * supervise.open_events([prefix | {prefix =, url =, wait =, timeout =}])
+ * subscribes to the supervisor's events (url nil: events.sock beside
+ * $SUPERVISE_URL, else beside the default socket) and returns the reader,
+ * or nil, err (ECONNECT: nobody listening before timeout ms).
+ */
+static int
+lsv_open_events(lua_State *L)
+{
+	lsv_evopts o = lsv_check_evopts(L, 1);
+
+	return lsv_events_open_into(L, &o);
+}
+
+/*
+ * supervise.events([prefix | options]) is open_events for a generic for:
+ * `for ev in supervise.events{prefix = "w/web/", wait = 1000} do ... end`.
+ * It returns the iterator, two nils and the reader as the loop's
+ * to-be-closed value, so the reader is closed when the loop ends (when
+ * none came within wait ms, by break, or by an error). A failure to
+ * subscribe raises its error object.
+ */
+static int
+lsv_events_for(lua_State *L)
+{
+	lsv_evopts o = lsv_check_evopts(L, 1);
+
+	if (lsv_events_open_into(L, &o) != 1)
+		return lua_error(L);
+	lsv_push_iter(L, -1, 0);
+	lua_pushnil(L);
+	lua_pushnil(L);
+	lua_pushvalue(L, -4);
+	return 4;
+}
+
+/*
+ * Client:events([prefix | options]) subscribes to the event socket this
+ * client's supervisor announces in hello (options.url is ignored); one
+ * timeout covers the hello and the connection. Returns the reader, or
+ * nil, err.
+ */
+static int
+lsv_client_events(lua_State *L)
+{
+	lsv_client *u     = lsv_to_client(L);
+	lsv_evopts  o     = lsv_check_evopts(L, 2);
+	int64_t     start = lsv_now_ms(), spent;
+	sv_hello   *h;
+	sv_err      err;
+	int         n;
+
+	if (u->c == NULL)
+		return lsv_closed(L, "events");
+	if ((err = sv_client_hello(u->c, o.timeout, &h)) != SV_OK)
+		return lsv_call_fail(L, u, err, "events");
+	if (sv_hello_events_url(h)[0] == '\0') {
+		sv_hello_free(h);
+		return lsv_fail(L, SV_EVERSION, "events",
+		    "the supervisor announces no event socket (protocol "
+		    "v1.0)");
+	}
+	spent = lsv_now_ms() - start;
+	if (o.timeout > 0)
+		o.timeout = spent >= o.timeout ? 0 : (int) (o.timeout - spent);
+	lua_pushstring(L, sv_hello_events_url(h)); /* keeps the string */
+	sv_hello_free(h);
+	o.url = lua_tostring(L, -1);
+	n     = lsv_events_open_into(L, &o);
+	lua_remove(L, -1 - n); /* the url string */
+	return n;
 }
 
 /* ---- from_env ------------------------------------------------------------
@@ -1170,6 +1718,8 @@ static const luaL_Reg lsv_functions[] = {
     {"sleep", lsv_sleep},
     {"version", lsv_version},
     {"default_url", lsv_default_url},
+    {"open_events", lsv_open_events},
+    {"events", lsv_events_for},
     {NULL, NULL},
 };
 
@@ -1207,6 +1757,14 @@ luaopen_supervise(lua_State *L)
 	static const luaL_Reg client_methods[] = {
 	    {"close", lsv_client_close},
 	    {"closed", lsv_client_isclosed},
+	    {"events", lsv_client_events},
+	    {NULL, NULL},
+	};
+	static const luaL_Reg events_methods[] = {
+	    {"next", lsv_events_next},
+	    {"iter", lsv_events_iter},
+	    {"close", lsv_events_close},
+	    {"closed", lsv_events_isclosed},
 	    {NULL, NULL},
 	};
 	static const luaL_Reg error_methods[] = {
@@ -1239,6 +1797,20 @@ luaopen_supervise(lua_State *L)
 	lua_pushcfunction(L, lsv_client_tostring);
 	lua_setfield(L, -2, "__tostring");
 	lua_pushliteral(L, "supervise.Client");
+	lua_setfield(L, -2, "__name");
+	lua_pop(L, 1);
+
+	/* supervise.Events */
+	luaL_newmetatable(L, LSV_EVENTS_MT);
+	luaL_newlib(L, events_methods);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, lsv_events_close);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, lsv_events_close);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, lsv_events_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pushliteral(L, "supervise.Events");
 	lua_setfield(L, -2, "__name");
 	lua_pop(L, 1);
 

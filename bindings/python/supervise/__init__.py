@@ -7,9 +7,18 @@ A process started by ``supervised`` asks for its durable, bounded identity::
     me = supervise.whoami(live=False)    # from SUPERVISE_*, no round trip
     print(me.group, me.ordinal, me.generation)
 
+A worker reports readiness, status and liveness about itself::
+
+    supervise.ready("listening on :8000")   # STARTING -> RUNNING (ready=true)
+    supervise.status("42 requests queued")  # status line (also marks ready)
+    supervise.heartbeat()                   # re-arms the group's watchdog
+
+and anyone may follow what happens (``supervise.events()``).
+
 The package wraps the C client library libsupervise.so.0 with ctypes
 (``_lib``: loading; ``errors``: one exception class per sv_err code;
-``identity``: Identity and Frame; ``client``: Client and the default client).
+``identity``: Identity and Frame; ``client``: Client and the default client;
+``events``: the event reader).
 Later protocol features (leases, drain, activity, sub-workers) get one module
 each beside these. Timeouts are in seconds; ``None`` waits forever.
 """
@@ -17,8 +26,8 @@ each beside these. Timeouts are in seconds; ``None`` waits forever.
 import os
 
 from ._lib import ENV_LIBRARY, SONAME, LibraryNotFound, library_version
-from .client import (DEFAULT_TIMEOUT, Client, Hello, State, WorkerStatus,
-                     default_client, default_url)
+from .client import (DEFAULT_TIMEOUT, Client, GroupInfo, Hello, State,
+                     WorkerStatus, default_client, default_url)
 from .errors import Error, error_class, error_for
 # One class per sv_err code (errors._TABLE).
 from .errors import (BadRequest, Busy, Conflict, ConnectError,
@@ -26,6 +35,7 @@ from .errors import (BadRequest, Busy, Conflict, ConnectError,
                      InvalidArgument, NotAWorker, NotFound, OutOfMemory,
                      PermissionDenied, ProtocolError, SystemFailure, Timeout,
                      TooLarge, UnknownMessage, UnsupportedVersion)
+from .events import Event, Events, events
 from .identity import ENV_URL, Frame, Identity, Kind
 
 __version__ = "0.1.0"
@@ -53,6 +63,44 @@ def whoami(live=True, timeout=_UNSET):
     return client.whoami(timeout=timeout)
 
 
+def _worker_client(what):
+    """The default client for a call a worker makes about itself; raises
+    NotAWorker without a round trip when $SUPERVISE_URL is not set."""
+    if not os.environ.get(ENV_URL):
+        raise NotAWorker("%s is not set: this process was not started by "
+                         "a supervisor, it cannot %s" % (ENV_URL, what))
+    return default_client()
+
+
+def ready(status=None, timeout=_UNSET):
+    """Tells the supervisor that this worker is ready (Client.ready), with
+    an optional status line. Raises NotAWorker outside a worker,
+    PermissionDenied in a descendant of one."""
+    client = _worker_client("report readiness")
+    if timeout is _UNSET:
+        return client.ready(status)
+    return client.ready(status, timeout=timeout)
+
+
+def status(text, timeout=_UNSET):
+    """Sets this worker's status line (Client.set_status). In protocol
+    v1.1 the line travels with Ready, so this also marks the worker
+    ready. Errors as ready()."""
+    client = _worker_client("report a status")
+    if timeout is _UNSET:
+        return client.set_status(text)
+    return client.set_status(text, timeout=timeout)
+
+
+def heartbeat(timeout=_UNSET):
+    """Re-arms this worker's watchdog (Client.heartbeat). Errors as
+    ready()."""
+    client = _worker_client("send a heartbeat")
+    if timeout is _UNSET:
+        return client.heartbeat()
+    return client.heartbeat(timeout=timeout)
+
+
 def hello(timeout=_UNSET):
     """Hello through the default client: returns a Hello."""
     client = default_client()
@@ -62,10 +110,11 @@ def hello(timeout=_UNSET):
 
 
 __all__ = [
-    "Client", "DEFAULT_TIMEOUT", "ENV_LIBRARY", "Error", "Frame", "Hello",
-    "Identity", "Kind", "LibraryNotFound", "SONAME", "State", "WorkerStatus",
-    "default_client", "default_url", "error_class", "error_for", "hello",
-    "library_version", "whoami",
+    "Client", "DEFAULT_TIMEOUT", "ENV_LIBRARY", "Error", "Event", "Events",
+    "Frame", "GroupInfo", "Hello", "Identity", "Kind", "LibraryNotFound",
+    "SONAME", "State", "WorkerStatus", "default_client", "default_url",
+    "error_class", "error_for", "events", "heartbeat", "hello",
+    "library_version", "ready", "status", "whoami",
     # One class per sv_err code, in code order (errors.CLASS_NAMES).
     "BadRequest", "UnsupportedVersion", "UnknownMessage", "NotFound",
     "PermissionDenied", "Exhausted", "Busy", "TooLarge", "InternalError",

@@ -30,6 +30,13 @@ Design:
   lock belongs to, on every call. A finalizer closes the handle when the
   Client is collected.
 
+Worker calls (``ready``, ``heartbeat``, ``set_status``) are requests a
+worker makes about itself: the supervisor checks the kernel's credentials of
+the connection, so they work only in the worker process itself (a
+descendant gets PermissionDenied, any other process NotAWorker). The event
+reader is a module of its own (events.py); ``Client.events()`` opens one at
+the event socket this client's supervisor announces.
+
 Leases, drain and activity will be further modules using the same Client.
 """
 
@@ -44,7 +51,7 @@ from typing import NamedTuple, Tuple
 
 from . import _lib
 from .errors import ConnectionClosed, InvalidArgument, error_for
-from .identity import ENV_URL, MAX_NAME, MAX_URL, Identity
+from .identity import ENV_URL, MAX_NAME, MAX_TEXT, MAX_URL, Identity
 
 DEFAULT_TIMEOUT = 5.0
 # The largest C timeout (int milliseconds).
@@ -59,6 +66,10 @@ class State(enum.IntEnum):
     RUNNING = 1
     STOPPING = 2
     BACKOFF = 3
+    STARTING = 4  # about to spawn, or readiness awaited
+    FAILED = 5    # its group exceeded its restart intensity
+    WAITING = 6   # stopped by a strategy restart
+    IDLE = 7      # held, nothing will start it
 
 
 class Hello(NamedTuple):
@@ -69,6 +80,7 @@ class Hello(NamedTuple):
     server_name: str
     supervisor_id: str
     features: Tuple[str, ...]
+    events_url: str = ""  # the event socket ("" from a v1.0 server)
 
 
 class WorkerStatus(NamedTuple):
@@ -84,6 +96,28 @@ class WorkerStatus(NamedTuple):
     restarts: int
     last_exit_code: int
     last_signal: int
+    ready: bool = True        # reported ready (or no readiness in its group)
+    status_text: str = ""     # the worker's last status line
+    fast_failures: int = 0    # consecutive fast failures (backoff step)
+    restart_in_ms: int = 0    # in BACKOFF: ms before the restart
+
+
+class GroupInfo(NamedTuple):
+    """One group, as ``groups`` reports it (docs/protocol.md GroupInfo)."""
+
+    name: str
+    count: int            # ordinals held (workers wanted)
+    max_count: int
+    failed: bool          # restart intensity exceeded; reset() clears it
+    failure_reason: str
+    restart: str          # "permanent", "transient" or "temporary"
+    strategy: str         # "one_for_one", "one_for_all" or "rest_for_one"
+    running: int
+    ready: int
+    starting: int
+    stopping: int
+    backoff: int
+    purpose: str
 
 
 def timeout_ms(timeout):
@@ -113,6 +147,26 @@ def _name_arg(name, what="group"):
         raise InvalidArgument("%s must be 1..%d characters of "
                               "[A-Za-z0-9_.-]" % (what, MAX_NAME))
     return raw
+
+
+def _text_arg(text, what="status"):
+    """Encodes free text for C: at most MAX_TEXT bytes, no NUL."""
+    if not isinstance(text, str):
+        raise InvalidArgument("%s must be a str, not %r" % (what, text))
+    raw = text.encode("utf-8", "surrogateescape")
+    if b"\0" in raw or len(raw) > MAX_TEXT:
+        raise InvalidArgument("%s must be at most %d bytes without NUL"
+                              % (what, MAX_TEXT))
+    return raw
+
+
+def _u64_arg(value, what):
+    """Checks an int in 0..2**64-1."""
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= 2 ** 64 - 1:
+        raise InvalidArgument("%s must be an int in 0..2**64-1, not %r"
+                              % (what, value))
+    return value
 
 
 def _u32_arg(value, what):
@@ -301,7 +355,9 @@ class Client:
                         supervisor_id=_lib.text(
                             cdll.sv_hello_supervisor_id(h)),
                         features=tuple(_lib.text(cdll.sv_hello_feature(h, i))
-                                       for i in range(n))))
+                                       for i in range(n)),
+                        events_url=_lib.text(
+                            cdll.sv_hello_events_url(h)) or ""))
                 finally:
                     cdll.sv_hello_free(out.value)
             return err
@@ -393,16 +449,129 @@ class Client:
             h, raw, ms, ctypes.byref(previous)))
         return previous.value
 
-    def restart(self, group, ordinal, timeout=_UNSET):
+    def restart(self, group, ordinal, expected_generation=None,
+                timeout=_UNSET):
         """Restarts one worker: same ordinal, next generation.
 
-        Not idempotent: a connection lost mid-request raises
-        ConnectionClosed and is not retried. Raises NotFound, Busy.
+        With expected_generation (the generation read from ``status``), a
+        compare-and-swap: the worker restarts only if its generation is
+        still that one, else Conflict and nothing changes; such a request
+        is safe to resend and the library resends it after a lost
+        connection. Without it, not idempotent: a connection lost
+        mid-request raises ConnectionClosed and is not retried.
+        Raises NotFound, Busy (the group failed: reset it), Conflict.
         """
         raw = _name_arg(group)
         ordinal = _u32_arg(ordinal, "ordinal")
-        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_restart(
-            h, raw, ordinal, ms))
+        if expected_generation is None:
+            self._call(timeout, lambda cdll, h, ms: cdll.sv_client_restart(
+                h, raw, ordinal, ms))
+            return
+        expected = _u64_arg(expected_generation, "expected_generation")
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_restart_if(
+            h, raw, ordinal, expected, ms))
+
+    def reset(self, group, timeout=_UNSET):
+        """Clears the failed state of group (restart intensity exceeded),
+        its restart history and its workers' backoff, and starts them
+        again. Harmless on a group that has not failed.
+        Raises NotFound, Busy.
+        """
+        raw = _name_arg(group)
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_reset(
+            h, raw, ms))
+
+    def groups(self, group=None, timeout=_UNSET):
+        """Lists the groups (only group when given) as GroupInfo, in the
+        order of the config file. Raises NotFound for an unknown group."""
+        raw = None if group is None else _name_arg(group)
+        result = []
+
+        def request(cdll, handle, ms):
+            out = ctypes.c_void_p()
+            err = cdll.sv_client_groups(handle, raw, ms, ctypes.byref(out))
+            if err == 0:
+                try:
+                    g = out.value
+                    for i in range(min(cdll.sv_groups_count(g), 65536)):
+                        result.append(_group(cdll, g, i))
+                finally:
+                    cdll.sv_groups_free(out.value)
+            return err
+
+        self._call(timeout, request)
+        return result
+
+    # ---- a worker about itself ---------------------------------------------
+
+    def ready(self, status=None, timeout=_UNSET):
+        """Tells the supervisor that this worker is ready, with an optional
+        status line (at most 1024 bytes; the supervisor keeps 255).
+
+        A worker of a group with ``ready = true`` is STARTING until it calls
+        this. Only the worker process itself may: a descendant gets
+        PermissionDenied, any other process NotAWorker. Calling it again
+        changes nothing but the status line.
+        """
+        raw = None if status is None else _text_arg(status)
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_ready(
+            h, raw, ms))
+
+    def set_status(self, text, timeout=_UNSET):
+        """Sets this worker's status line (``WorkerStatus.status_text``).
+
+        In protocol v1.1 the status line travels with Ready, so this is
+        ``ready(text)``: it also marks the worker ready. Errors as ready.
+        """
+        _text_arg(text)  # a str is required here, None is not
+        self.ready(text, timeout=timeout)
+
+    def heartbeat(self, timeout=_UNSET):
+        """Tells the supervisor that this worker is alive: re-arms its
+        group's watchdog (``watchdog_ms``). Errors as ready."""
+        self._call(timeout, lambda cdll, h, ms: cdll.sv_client_heartbeat(
+            h, ms))
+
+    def events(self, prefix=None, timeout=_UNSET):
+        """Opens an event reader (events.Events) on the event socket this
+        client's supervisor announces in Hello, keeping the events whose
+        topic starts with prefix ("w/GROUP/", "w/GROUP/ORDINAL/",
+        "g/GROUP/"; None: all). One timeout covers the Hello and the
+        connection."""
+        from .events import Events
+        deadline = self._deadline(timeout)
+        url = self.hello(timeout=_seconds_left(deadline)).events_url
+        if not url:
+            raise error_for(2, "the supervisor announces no event socket "
+                            "(protocol v1.0)")
+        return Events(prefix=prefix, url=url,
+                      timeout=_seconds_left(deadline))
+
+
+def _seconds_left(deadline):
+    """Seconds until a monotonic deadline (None: forever), at least 0."""
+    if deadline is None:
+        return None
+    return max(0.0, deadline - time.monotonic())
+
+
+def _group(cdll, g, i):
+    """Copies entry i of an sv_groups into a GroupInfo."""
+    text = _lib.text
+    return GroupInfo(
+        name=text(cdll.sv_groups_name(g, i)),
+        count=cdll.sv_groups_count_wanted(g, i),
+        max_count=cdll.sv_groups_max_count(g, i),
+        failed=bool(cdll.sv_groups_failed(g, i)),
+        failure_reason=text(cdll.sv_groups_failure_reason(g, i)),
+        restart=text(cdll.sv_groups_restart(g, i)),
+        strategy=text(cdll.sv_groups_strategy(g, i)),
+        running=cdll.sv_groups_running(g, i),
+        ready=cdll.sv_groups_ready(g, i),
+        starting=cdll.sv_groups_starting(g, i),
+        stopping=cdll.sv_groups_stopping(g, i),
+        backoff=cdll.sv_groups_backoff(g, i),
+        purpose=text(cdll.sv_groups_purpose(g, i)))
 
 
 def _worker(cdll, w, i):
@@ -422,7 +591,11 @@ def _worker(cdll, w, i):
         purpose=_lib.text(cdll.sv_workers_purpose(w, i)),
         restarts=cdll.sv_workers_restarts(w, i),
         last_exit_code=cdll.sv_workers_last_exit_code(w, i),
-        last_signal=cdll.sv_workers_last_signal(w, i))
+        last_signal=cdll.sv_workers_last_signal(w, i),
+        ready=bool(cdll.sv_workers_ready(w, i)),
+        status_text=_lib.text(cdll.sv_workers_status_text(w, i)) or "",
+        fast_failures=cdll.sv_workers_fast_failures(w, i),
+        restart_in_ms=cdll.sv_workers_restart_in_ms(w, i))
 
 
 # ---- the module-level default client ---------------------------------------

@@ -46,6 +46,14 @@ except supervise.NotAWorker:
     pass
 else:
     raise AssertionError("whoami outside a worker did not raise")
+try:
+    supervise.ready("up")
+except supervise.NotAWorker:
+    pass
+else:
+    raise AssertionError("ready outside a worker did not raise")
+events_file = os.path.realpath(sys.modules["supervise.events"].__file__)
+assert events_file.startswith(os.path.realpath(sys.prefix)), events_file
 print("smoke ok", where)
 """
 

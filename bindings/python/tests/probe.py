@@ -9,6 +9,15 @@ this one, makes the assertions.
       Asks whoami (live and from the environment) and hello, writes
       OUTDIR/id-<ordinal>-<generation>-<pid>.json (atomically: write, then
       rename), then waits for SIGTERM and exits 0.
+  probe.py ready OUTDIR TEXT
+      A worker of a group with ``ready = true``: calls supervise.ready(TEXT),
+      then has a forked child (a descendant, not the worker) call ready()
+      too, writes OUTDIR/ready-<group>-<ordinal>-<generation>.json with
+      both outcomes, then waits for SIGTERM.
+  probe.py heartbeat INTERVAL_MS
+      A worker of a group with ``ready = true`` and a watchdog: calls
+      supervise.ready(), then supervise.heartbeat() every INTERVAL_MS until
+      SIGTERM (a failed call ends it with status 1).
   probe.py fork OUTFILE [--wait]
       Uses the binding (hello, and whoami when it is a worker), then forks
       4 children with os.fork(). The children block on one pipe until all
@@ -94,6 +103,58 @@ def worker(outdir):
             "pid": os.getpid(), "live": ident(live), "env": ident(env),
             "hello": hello._asdict(), "environ": environ})
     wait_for_term()
+
+
+def outcome(call):
+    """Runs call(); returns "ok" or [code, name] of a supervise.Error."""
+    try:
+        call()
+        return "ok"
+    except supervise.Error as e:
+        return [e.code, e.name]
+
+
+def ready_worker(outdir, text):
+    me = supervise.whoami(live=False)
+    mine = outcome(lambda: supervise.ready(text))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            os.write(w, json.dumps(outcome(supervise.ready)).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    data = b""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([r], [], [], deadline - time.monotonic())
+        chunk = os.read(r, 65536) if ready else b""
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    write_json(os.path.join(outdir, "ready-%s-%d-%d.json" % (
+        me.group, me.ordinal, me.generation)), {
+            "pid": os.getpid(), "ready": mine,
+            "descendant": json.loads(data) if data else None,
+            "descendant_status": status})
+    wait_for_term()
+
+
+def heartbeat_worker(interval_ms):
+    # The watchdog starts at Ready, so start-up time does not count.
+    supervise.ready("beating")
+    # The worker's own pacing: heartbeat every interval until SIGTERM.
+    while True:
+        supervise.heartbeat(timeout=interval_ms / 1000.0 * 4)
+        if signal.sigtimedwait({signal.SIGTERM, signal.SIGINT},
+                               interval_ms / 1000.0) is not None:
+            return
 
 
 def child(go_fd, out_fd, is_worker):
@@ -228,11 +289,15 @@ def main(argv):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     if len(argv) == 3 and argv[1] == "worker":
         worker(argv[2])
+    elif len(argv) == 4 and argv[1] == "ready":
+        ready_worker(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "heartbeat":
+        heartbeat_worker(int(argv[2]))
     elif len(argv) in (3, 4) and argv[1] == "fork":
         fork_test(argv[2], argv[3:] == ["--wait"])
     else:
-        sys.stderr.write("usage: probe.py worker OUTDIR | "
-                         "fork OUTFILE [--wait]\n")
+        sys.stderr.write("usage: probe.py worker OUTDIR | ready OUTDIR TEXT"
+                         " | heartbeat INTERVAL_MS | fork OUTFILE [--wait]\n")
         return 100
     return 0
 

@@ -81,25 +81,38 @@ def python_argv(script, *args):
     return [sys.executable, script] + list(args)
 
 
+def _value(value):
+    """A libconfig scalar: bool, int or string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return _quote(value)
+
+
 class Group:
     """One group of the config: name, argv, count, purpose, env entries
-    (default: worker_env(), the binding from this source tree)."""
+    (default: worker_env(), the binding from this source tree), and other
+    keys of docs/config.md in options ({"ready": True, "watchdog_ms": 500})."""
 
-    def __init__(self, name, argv, count, purpose, env=None):
+    def __init__(self, name, argv, count, purpose, env=None, options=None):
         self.name = name
         self.argv = argv
         self.count = count
         self.purpose = purpose
         self.env = worker_env() if env is None else env
+        self.options = dict(options or {})
 
     def render(self):
+        extra = "".join("    %s = %s;\n" % (k, _value(v))
+                        for k, v in sorted(self.options.items()))
         return ("  {\n    name = %s;\n    argv = [ %s ];\n    count = %d;\n"
                 "    purpose = %s;\n    env = [ %s ];\n"
-                "    stop_timeout_ms = 3000;\n  }" % (
+                "    stop_timeout_ms = 3000;\n%s  }" % (
                     _quote(self.name),
                     ", ".join(_quote(a) for a in self.argv), self.count,
                     _quote(self.purpose),
-                    ", ".join(_quote(e) for e in self.env)))
+                    ", ".join(_quote(e) for e in self.env), extra))
 
 
 class Supervisor:

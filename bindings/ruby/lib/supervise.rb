@@ -6,11 +6,13 @@
 # durable, bounded identity: Supervise.whoami (live, one round trip) or
 # Supervise::Identity.from_env (from the SUPERVISE_* variables, none).
 # Supervise::Client wraps the rest of the protocol (hello, list, status,
-# scale, stop, restart); every error is a Supervise::Error subclass.
+# scale, stop, restart, reset, groups; ready, heartbeat and set_status for
+# a worker about itself); Supervise::Events reads the event stream; every
+# error is a Supervise::Error subclass.
 #
 # One file per concept under lib/supervise/: native (library loading),
-# errors, deadline (timeouts), identity, hello, workers, client,
-# default_client. Later concepts of the protocol (leases, drain, activity,
+# errors, deadline (timeouts), identity, hello, workers, groups, client,
+# events, default_client. Later concepts of the protocol (leases, drain, activity,
 # sub-workers) get their own files and are required here.
 require_relative "supervise/version"
 require_relative "supervise/native"
@@ -19,5 +21,7 @@ require_relative "supervise/deadline"
 require_relative "supervise/identity"
 require_relative "supervise/hello"
 require_relative "supervise/workers"
+require_relative "supervise/groups"
 require_relative "supervise/client"
+require_relative "supervise/events"
 require_relative "supervise/default_client"

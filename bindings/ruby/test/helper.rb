@@ -73,7 +73,9 @@ module SvTest
     attr_reader :dir, :url, :pid, :outdir, :log_path
 
     # groups: Array of Hashes {name:, count:, purpose:, argv: [...]}; a
-    # group with mode: M runs probe_worker.rb M OUTDIR instead of argv.
+    # group with mode: M runs probe_worker.rb M OUTDIR [args...] instead of
+    # argv (args: [...]); options: {ready: true, watchdog_ms: 500} adds
+    # other keys of docs/config.md.
     def initialize(groups)
       @dir = Dir.mktmpdir("sv-rb-test.")
       @outdir = File.join(@dir, "out")
@@ -96,14 +98,15 @@ module SvTest
 
     def config(sockdir, groups)
       body = groups.map do |g|
-        argv = g[:argv] || SvTest.ruby_argv(PROBE, g.fetch(:mode), @outdir)
+        argv = g[:argv] || SvTest.ruby_argv(PROBE, g.fetch(:mode), @outdir, *g.fetch(:args, []))
+        extra = (g[:options] || {}).map { |k, v| "  #{k} = #{v.is_a?(String) ? SvTest.q(v) : v};\n" }.join
         <<~GROUP
           {
             name = #{SvTest.q(g.fetch(:name))};
             argv = [ #{argv.map { |a| SvTest.q(a) }.join(', ')} ];
             count = #{g.fetch(:count)};
             purpose = #{SvTest.q(g.fetch(:purpose))};
-          }
+          #{extra}}
         GROUP
       end
       <<~CONF

@@ -23,6 +23,10 @@
 #     The abandoned handle is one small allocation (and, depending on the
 #     transport, one file descriptor) per client per child; the parent's
 #     connection is unaffected.
+#   - Worker calls (#ready, #heartbeat, #set_status) are made by a worker
+#     about itself: the supervisor checks the kernel's credentials of the
+#     connection, so only the worker process itself may make them (a
+#     descendant gets PermissionDenied, anyone else NotAWorker).
 module Supervise
   # A connection to one supervisor.
   class Client
@@ -180,13 +184,82 @@ module Supervise
     end
 
     # restart stops the worker at ordinal of group; the supervisor starts its
-    # replacement with the same ordinal and the next generation. Not retried
-    # on a lost connection (it is not idempotent). Returns nil.
-    def restart(group, ordinal, timeout: @timeout)
+    # replacement with the same ordinal and the next generation. Returns nil.
+    # With expected_generation (the generation #status showed), a
+    # compare-and-swap: it restarts only if the worker's generation is still
+    # that one, else Supervise::Conflict and nothing changes; the library
+    # resends such a request after a lost connection. Without it, not
+    # retried on a lost connection (it is not idempotent). Raises
+    # Supervise::NotFound, Busy (the group failed: #reset it), Conflict.
+    def restart(group, ordinal, expected_generation: nil, timeout: @timeout)
       group = text(group)
       ordinal = u32(ordinal, "ordinal")
-      call(timeout) { |c, ms| Native.sv_client_restart(c, group, ordinal, ms) }
+      if expected_generation.nil?
+        call(timeout) { |c, ms| Native.sv_client_restart(c, group, ordinal, ms) }
+      else
+        gen = u64(expected_generation, "expected_generation")
+        call(timeout) { |c, ms| Native.sv_client_restart_if(c, group, ordinal, gen, ms) }
+      end
       nil
+    end
+
+    # reset clears the failed state of group (restart intensity exceeded),
+    # its restart history and its workers' backoff, and starts them again;
+    # harmless on a group that has not failed. Returns nil. Raises
+    # Supervise::NotFound, Busy.
+    def reset(group, timeout: @timeout)
+      group = text(group)
+      call(timeout) { |c, ms| Native.sv_client_reset(c, group, ms) }
+      nil
+    end
+
+    # groups returns the groups (only group when given) as an Array of
+    # Supervise::GroupInfo, in the order of the config file. Raises
+    # Supervise::NotFound for an unknown group.
+    def groups(group = nil, timeout: @timeout)
+      group = group.nil? ? nil : text(group)
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_groups(c, group, ms, out) }
+      owned(out, :sv_groups_free) { |p| GroupInfo.list_from_native(p) }
+    end
+
+    # ready tells the supervisor that this worker is ready, with an optional
+    # status line (at most 1024 bytes; the supervisor keeps 255). A worker
+    # of a group with `ready = true` is :starting until it does. Calling it
+    # again changes only the status line. Returns nil. Raises
+    # Supervise::NotAWorker, PermissionDenied (a descendant of a worker).
+    def ready(status = nil, timeout: @timeout)
+      status = status.nil? ? nil : status_arg(status)
+      call(timeout) { |c, ms| Native.sv_client_ready(c, status, ms) }
+      nil
+    end
+
+    # set_status sets this worker's status line (Worker#status_text). In
+    # protocol v1.1 the line travels with Ready, so this is ready(text): it
+    # also marks the worker ready. Errors as #ready.
+    def set_status(text, timeout: @timeout)
+      ready(status_arg(text), timeout: timeout)
+    end
+
+    # heartbeat tells the supervisor that this worker is alive: it re-arms
+    # the group's watchdog (watchdog_ms). Returns nil. Errors as #ready.
+    def heartbeat(timeout: @timeout)
+      call(timeout) { |c, ms| Native.sv_client_heartbeat(c, ms) }
+      nil
+    end
+
+    # events subscribes to the event socket this client's supervisor
+    # announces in Hello (see Supervise::Events; one timeout covers the
+    # Hello and the connection). With a block: yields each event as it
+    # comes (each waits up to wait seconds, nil: forever) until the block
+    # breaks, then closes the reader. Without: returns the open reader.
+    def events(prefix: nil, wait: nil, timeout: @timeout, &block)
+      deadline = Deadline.new(timeout)
+      url = hello(timeout: deadline.remaining_s).events_url
+      raise UnsupportedVersion, "the supervisor announces no event socket (protocol v1.0)" if url.empty?
+
+      Supervise.open_events(Events.new(prefix: prefix, url: url, timeout: deadline.remaining_s, wait: wait),
+                            &block)
     end
 
     def inspect
@@ -241,6 +314,20 @@ module Supervise
       raise ArgumentError, "string contains a NUL byte" if s.include?("\0")
 
       s
+    end
+
+    def status_arg(value)
+      raise ArgumentError, "status must be a String, got #{value.class}" unless value.is_a?(String)
+      raise ArgumentError, "status contains a NUL byte" if value.include?("\0")
+      raise ArgumentError, "status longer than 1024 bytes" if value.bytesize > 1024
+
+      value
+    end
+
+    def u64(value, what)
+      raise ArgumentError, "#{what} must be an Integer in 0..#{2**64 - 1}" unless value.is_a?(Integer) && value.between?(0, 2**64 - 1)
+
+      value
     end
 
     def u32(value, what)

@@ -36,5 +36,13 @@ module Supervise
 
       [(left * 1000).ceil, MAX_MS].min
     end
+
+    # remaining_s is what is left in seconds (nil without deadline, 0 once
+    # it has passed), to hand one deadline on to another call.
+    def remaining_s
+      return nil if @at.nil?
+
+      [@at - Process.clock_gettime(Process::CLOCK_MONOTONIC), 0].max
+    end
   end
 end

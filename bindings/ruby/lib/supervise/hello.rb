@@ -1,11 +1,12 @@
 # frozen_string_literal: true
 
 # hello.rb: Supervise::Hello, the supervisor's answer to Hello: the protocol
-# version it chose, its name, its instance id and its features. A frozen
+# version it chose, its name, its instance id, its features and the URL of
+# its event socket ("" from a v1.0 server). A frozen
 # value copied out of the C sv_hello handle (see identity.rb for the rule).
 module Supervise
   Hello = Struct.new(:version, :minor_version, :server_name, :supervisor_id, :features,
-                     keyword_init: true) do
+                     :events_url, keyword_init: true) do
     # feature? tells whether the supervisor announced feature name.
     def feature?(name)
       features.include?(name.to_s)
@@ -20,7 +21,7 @@ module Supervise
       features = Array.new(n.sv_hello_feature_count(ptr)) { |i| n.sv_hello_feature(ptr, i).to_s.freeze }
       new(version: n.sv_hello_version(ptr), minor_version: n.sv_hello_minor_version(ptr),
           server_name: n.sv_hello_server_name(ptr), supervisor_id: n.sv_hello_supervisor_id(ptr),
-          features: features.freeze).freeze
+          features: features.freeze, events_url: n.sv_hello_events_url(ptr).to_s).freeze
     end
   end
 end

@@ -40,7 +40,8 @@ module Supervise
 
     # Values of sv_kind and sv_state, as Ruby symbols.
     KINDS = { 0 => :unspecified, 1 => :process, 2 => :thread }.freeze
-    STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff }.freeze
+    STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff, 4 => :starting,
+               5 => :failed, 6 => :waiting, 7 => :idle }.freeze
 
     # [name, argument types, return type, blocking?]
     FUNCTIONS = [
@@ -58,6 +59,7 @@ module Supervise
       [:sv_hello_supervisor_id, [:pointer], :string, false],
       [:sv_hello_feature_count, [:pointer], :size_t, false],
       [:sv_hello_feature, %i[pointer size_t], :string, false],
+      [:sv_hello_events_url, [:pointer], :string, false],
       [:sv_hello_free, [:pointer], :void, false],
       [:sv_client_whoami, %i[pointer int pointer], :int, true],
       [:sv_identity_group, [:pointer], :string, false],
@@ -85,10 +87,49 @@ module Supervise
       [:sv_workers_restarts, %i[pointer size_t], :uint64, false],
       [:sv_workers_last_exit_code, %i[pointer size_t], :int32, false],
       [:sv_workers_last_signal, %i[pointer size_t], :int32, false],
+      [:sv_workers_ready, %i[pointer size_t], :int, false],
+      [:sv_workers_fast_failures, %i[pointer size_t], :uint32, false],
+      [:sv_workers_restart_in_ms, %i[pointer size_t], :uint64, false],
+      [:sv_workers_status_text, %i[pointer size_t], :string, false],
       [:sv_workers_free, [:pointer], :void, false],
       [:sv_client_scale, %i[pointer string uint32 int pointer], :int, true],
       [:sv_client_stop, %i[pointer string int pointer], :int, true],
-      [:sv_client_restart, %i[pointer string uint32 int], :int, true]
+      [:sv_client_restart, %i[pointer string uint32 int], :int, true],
+      [:sv_client_restart_if, %i[pointer string uint32 uint64 int], :int, true],
+      [:sv_client_reset, %i[pointer string int], :int, true],
+      [:sv_client_groups, %i[pointer string int pointer], :int, true],
+      [:sv_groups_count, [:pointer], :size_t, false],
+      [:sv_groups_name, %i[pointer size_t], :string, false],
+      [:sv_groups_count_wanted, %i[pointer size_t], :uint32, false],
+      [:sv_groups_max_count, %i[pointer size_t], :uint32, false],
+      [:sv_groups_failed, %i[pointer size_t], :int, false],
+      [:sv_groups_failure_reason, %i[pointer size_t], :string, false],
+      [:sv_groups_restart, %i[pointer size_t], :string, false],
+      [:sv_groups_strategy, %i[pointer size_t], :string, false],
+      [:sv_groups_running, %i[pointer size_t], :uint32, false],
+      [:sv_groups_ready, %i[pointer size_t], :uint32, false],
+      [:sv_groups_starting, %i[pointer size_t], :uint32, false],
+      [:sv_groups_stopping, %i[pointer size_t], :uint32, false],
+      [:sv_groups_backoff, %i[pointer size_t], :uint32, false],
+      [:sv_groups_purpose, %i[pointer size_t], :string, false],
+      [:sv_groups_free, [:pointer], :void, false],
+      [:sv_client_ready, %i[pointer string int], :int, true],
+      [:sv_client_heartbeat, %i[pointer int], :int, true],
+      [:sv_events_open, %i[pointer string string int], :int, true],
+      [:sv_events_next, %i[pointer int pointer], :int, true],
+      [:sv_events_error_message, [:pointer], :string, false],
+      [:sv_events_close, [:pointer], :void, false],
+      [:sv_event_seq, [:pointer], :uint64, false],
+      [:sv_event_kind, [:pointer], :string, false],
+      [:sv_event_group, [:pointer], :string, false],
+      [:sv_event_is_worker, [:pointer], :int, false],
+      [:sv_event_ordinal, [:pointer], :uint32, false],
+      [:sv_event_generation, [:pointer], :uint64, false],
+      [:sv_event_pid, [:pointer], :int64, false],
+      [:sv_event_time_unix_ms, [:pointer], :uint64, false],
+      [:sv_event_supervisor_id, [:pointer], :string, false],
+      [:sv_event_details, [:pointer], :string, false],
+      [:sv_event_free, [:pointer], :void, false]
     ].freeze
 
     @load_lock = Mutex.new

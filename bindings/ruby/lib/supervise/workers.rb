@@ -4,12 +4,28 @@
 # `supervisectl status` shows). Frozen values copied out of the C sv_workers
 # handle (see identity.rb for the rule). Times are in seconds, like every
 # duration of this binding; state is a Symbol (:running, :stopping,
-# :backoff); last_exit_code and last_signal are nil when there is none.
+# :backoff, :starting, :failed, :waiting, :idle); last_exit_code and
+# last_signal are nil when there is none. ready is true once the worker
+# reported ready (or its group does not use readiness); status_text is its
+# last status line ("" when none); fast_failures the backoff step;
+# restart_in the seconds before a restart in :backoff (0 otherwise).
 module Supervise
   Worker = Struct.new(:group, :ordinal, :generation, :pid, :state, :uptime, :purpose,
-                      :restarts, :last_exit_code, :last_signal, keyword_init: true)
+                      :restarts, :last_exit_code, :last_signal, :ready, :status_text,
+                      :fast_failures, :restart_in, keyword_init: true)
 
   class Worker
+    # ready? is #ready.
+    def ready?
+      ready
+    end
+
+    # restart_in_ms is #restart_in in whole milliseconds, as the protocol
+    # sends it.
+    def restart_in_ms
+      (restart_in * 1000).round
+    end
+
     # list_from_native copies every entry of a C sv_workers (non-NULL, still
     # owned by the caller) into a frozen Array of frozen Workers.
     def self.list_from_native(ptr)
@@ -22,7 +38,10 @@ module Supervise
             state: Native::STATES.fetch(n.sv_workers_state(ptr, i), :unspecified),
             uptime: n.sv_workers_uptime_ms(ptr, i) / 1000.0, purpose: n.sv_workers_purpose(ptr, i),
             restarts: n.sv_workers_restarts(ptr, i), last_exit_code: code.negative? ? nil : code,
-            last_signal: sig.zero? ? nil : sig).freeze
+            last_signal: sig.zero? ? nil : sig, ready: n.sv_workers_ready(ptr, i) != 0,
+            status_text: n.sv_workers_status_text(ptr, i).to_s,
+            fast_failures: n.sv_workers_fast_failures(ptr, i),
+            restart_in: n.sv_workers_restart_in_ms(ptr, i) / 1000.0).freeze
       end.freeze
     end
   end

@@ -5,8 +5,13 @@
 # <generation>.json (atomically: written aside, then renamed), then waits for
 # SIGTERM and exits 0.
 #
-#   usage: probe_worker.rb MODE OUTDIR
+#   usage: probe_worker.rb MODE OUTDIR [ARG]
 #   MODE identity   whoami (live, default client), from_env, hello
+#        ready      Supervise.ready(ARG), then a forked child (a descendant,
+#                   not the worker) calls Supervise.ready too; both outcomes
+#        heartbeat  Supervise.ready, then Supervise.heartbeat every ARG ms
+#                   until SIGTERM (writes nothing; a failed call ends the
+#                   worker with status 1)
 #        fork       whoami, then Process.fork 4 children that each call the
 #                   binding at once and answer through a pipe (see fork_probe)
 #        fork_busy  the same while another thread of the parent keeps calling
@@ -118,6 +123,46 @@ def start_busy_thread(&stop)
   t
 end
 
+# outcome runs the block: "ok", or [code, name] of a Supervise::Error.
+def outcome
+  yield
+  "ok"
+rescue Supervise::Error => e
+  [e.code, e.name]
+end
+
+def ready_probe(text)
+  mine = outcome { Supervise.ready(text) }
+  r, w = IO.pipe
+  pid = Process.fork do
+    r.close
+    w.write(JSON.generate(outcome { Supervise.ready }))
+    w.close
+    exit!(0)
+  end
+  w.close
+  waiter = Process.detach(pid)
+  answer = r.read if IO.select([r], nil, nil, CHILD_DEADLINE)
+  r.close
+  if waiter.join(CHILD_DEADLINE).nil?
+    Process.kill(:KILL, pid)
+    waiter.join(5)
+  end
+  { pid: Process.pid, ready: mine, descendant: answer.to_s.empty? ? nil : JSON.parse(answer),
+    descendant_exit: waiter.value&.exitstatus }
+end
+
+def heartbeat_probe(interval_ms)
+  # Its group has `ready = true`: the watchdog starts at Ready, so the
+  # interpreter's start-up time does not count against it.
+  Supervise.ready("beating")
+  # The worker's own pacing: a heartbeat every interval until SIGTERM.
+  loop do
+    Supervise.heartbeat(timeout: interval_ms * 4 / 1000.0)
+    sleep(interval_ms / 1000.0)
+  end
+end
+
 def fork_probe(busy)
   before = Supervise.whoami # the default client is now open in this process
   stop = false
@@ -143,10 +188,12 @@ def fork_probe(busy)
     children: results, busy_calls: busy_calls }
 end
 
-mode, outdir = ARGV
-abort("usage: probe_worker.rb MODE OUTDIR") unless mode && outdir
+mode, outdir, arg = ARGV
+abort("usage: probe_worker.rb MODE OUTDIR [ARG]") unless mode && outdir
 data = case mode
        when "identity" then identity_probe
+       when "ready" then ready_probe(arg.to_s)
+       when "heartbeat" then heartbeat_probe(Integer(arg))
        when "fork" then fork_probe(false)
        when "fork_busy" then fork_probe(true)
        else abort("unknown mode #{mode}")
