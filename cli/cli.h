@@ -3,12 +3,18 @@
  *
  * Design: supervisectl is one main (supervisectl.c) that parses the global
  * options and dispatches to one function per subcommand, grouped by concern:
- * cmd_status.c (status), cmd_whoami.c (whoami), cmd_hello.c (hello) and
- * cmd_admin.c (scale, stop, restart). util.c holds argument checking, text
- * formatting and the error reporting that maps every failure to one of the
- * four fixed exit codes below. A subcommand receives only its positional
- * arguments (options already removed) and returns the process exit code; it
- * never calls exit() itself, so every handle is freed on every path.
+ * cmd_status.c (status), cmd_groups.c (groups, reset), cmd_whoami.c
+ * (whoami), cmd_hello.c (hello), cmd_admin.c (scale, stop, restart, start,
+ * terminate: one worker or one group's size), cmd_spawn.c (spawn, delete:
+ * groups created at runtime), cmd_worker.c (ready, heartbeat: sent by a
+ * worker about itself) and cmd_events.c (events). util.c holds argument
+ * checking, text formatting and the error reporting that maps every failure
+ * to one of the four fixed exit codes below. A subcommand receives only its
+ * positional arguments; the options its table entry declares (all of them
+ * "--name VALUE" or "--name=VALUE") are parsed by main into struct cli. It
+ * returns the process exit code and never calls exit() itself, so every
+ * handle is freed on every path (cmd_worker.c's exec chain-loading is the
+ * one deliberate exception: exec replaces the process).
  */
 #ifndef SUPERVISECTL_CLI_H
 #define SUPERVISECTL_CLI_H
@@ -31,12 +37,27 @@
 #define CLI_GROUP_MAX       64
 #define CLI_TIMEOUT_DEFAULT 5000
 #define CLI_UPTIME_BUFSZ    32
+#define CLI_TIME_BUFSZ      32 /* "2025-01-02T03:04:05.678Z" */
+/* Most command options in one invocation (--env and --set may repeat; the
+ * supervisor takes at most 256 of each). */
+#define CLI_OPTS_MAX 600
+/* Free text (purpose, status line) is cut to this many bytes in tables. */
+#define CLI_TEXT_COL_MAX 40
+
+/* One command option: its name without "--" and its value. */
+struct cli_opt {
+	const char *name;
+	const char *value;
+};
 
 /* Settings from the global options, shared by every subcommand. */
 struct cli {
-	const char *url; /* control socket URL, never NULL or "" */
-	int         timeout_ms; /* per call, connect included */
-	int         json; /* --json given */
+	const char           *url; /* control socket URL, never NULL or "" */
+	int                   timeout_ms; /* per call, connect included */
+	int                   json; /* --json given */
+	const struct cli_opt *opts; /* the command's options, in order */
+	size_t                nopts;
+	int ndash; /* positional arguments before "--", -1 without "--" */
 };
 
 /* A subcommand: its positional arguments only, returns an exit code. */
@@ -48,6 +69,21 @@ cli_cmd_fn cmd_hello;
 cli_cmd_fn cmd_scale;
 cli_cmd_fn cmd_stop;
 cli_cmd_fn cmd_restart;
+cli_cmd_fn cmd_start;
+cli_cmd_fn cmd_terminate;
+cli_cmd_fn cmd_groups;
+cli_cmd_fn cmd_reset;
+cli_cmd_fn cmd_spawn;
+cli_cmd_fn cmd_delete;
+cli_cmd_fn cmd_ready;
+cli_cmd_fn cmd_heartbeat;
+cli_cmd_fn cmd_events;
+
+/*
+ * cli_opt returns the value of the last option name (without "--") given
+ * to the command, or NULL when it was not given. The string is argv's.
+ */
+const char *cli_opt(const struct cli *cli, const char *name);
 
 /*
  * cli_error prints the one error line
@@ -58,6 +94,14 @@ cli_cmd_fn cmd_restart;
  * the exit code for err.
  */
 int cli_error(const sv_client *client, sv_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * cli_error_detail is cli_error with the detail given by the caller (NULL
+ * or "" for none) instead of read from a client handle, for errors of an
+ * sv_events reader or of a system call.
+ */
+int cli_error_detail(sv_err err, const char *detail, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
@@ -93,12 +137,29 @@ int cli_check_group(const char *cmd, const char *s);
  */
 int cli_parse_u32(const char *s, uint32_t max, uint32_t *out);
 
+/* cli_parse_u64 is cli_parse_u32 for 64-bit values in 0..max. */
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
 /*
  * cli_fmt_uptime writes ms as a short human duration into buf (size >=
  * CLI_UPTIME_BUFSZ): "850ms", "12.3s", "5m02s", "3h04m", "2d03h". Values
  * are truncated, never rounded up.
  */
 void cli_fmt_uptime(char *buf, size_t size, uint64_t ms);
+
+/*
+ * cli_fmt_time writes the wall-clock time ms (milliseconds since the Unix
+ * epoch) into buf (size >= CLI_TIME_BUFSZ) as UTC in ISO 8601 with
+ * milliseconds: "2025-01-02T03:04:05.678Z".
+ */
+void cli_fmt_time(char *buf, size_t size, uint64_t ms);
+
+/*
+ * cli_fmt_trunc copies s (NULL is "") into buf (size > max) and, when s is
+ * longer than max bytes, cuts it to at most max bytes ending in "...",
+ * never inside a UTF-8 sequence. max must be at least 3.
+ */
+void cli_fmt_trunc(char *buf, size_t size, const char *s, size_t max);
 
 /*
  * cli_put_clean writes s to f with every control character replaced by '?',

@@ -1,17 +1,25 @@
 /*
- * cmd_admin.c — the administration subcommands: scale, stop, restart.
+ * cmd_admin.c — the administration subcommands that change a group's size
+ * or one worker: scale, stop, restart, start, terminate.
  *
  * Design: each one checks its arguments before connecting (so a typo costs
  * no round trip and exits 100), sends one request, and prints one line:
- *   scale GROUP N          GROUP: PREVIOUS -> N
- *   stop GROUP             GROUP: PREVIOUS -> 0
- *   restart GROUP ORDINAL  GROUP/ORDINAL: restarting
+ *   scale GROUP N              GROUP: PREVIOUS -> N
+ *   stop GROUP                 GROUP: PREVIOUS -> 0
+ *   restart GROUP ORDINAL      GROUP/ORDINAL: restarting
+ *   start GROUP                ORDINAL (the new worker's, alone, for $(...))
+ *   terminate GROUP ORDINAL    GROUP/ORDINAL: terminating
  * or, with --json, one object: {"group", "previous_count", "count"} for
- * scale and stop, {"group", "ordinal"} for restart. The requests return once
- * the supervisor has accepted the change; the processes start and stop
- * asynchronously, so callers that need the new state poll `status`.
+ * scale and stop, {"group", "ordinal"} for the others (restart adds
+ * "expected_generation" when it was given). `restart --expect-generation G`
+ * is a compare-and-swap (sv_client_restart_if): a worker whose generation
+ * is no longer G is left alone and the supervisor's CONFLICT exits 1. The
+ * requests return once the supervisor has accepted the change; the
+ * processes start and stop asynchronously, so callers that need the new
+ * state poll `status` or follow `events`.
  *
- * Layout: admin_change (shared output), cmd_scale, cmd_stop, cmd_restart.
+ * Layout: admin_change and admin_worker (shared output), admin_ordinal
+ * (argument), cmd_scale, cmd_stop, cmd_restart, cmd_start, cmd_terminate.
  */
 #include "cli.h"
 #include "json.h"
@@ -37,6 +45,47 @@ admin_change(const struct cli *cli, const char *group, uint32_t previous,
 	printf("%" PRIu32, previous);
 	json_key(stdout, &first, "count");
 	printf("%" PRIu32 "}\n", count);
+}
+
+/*
+ * admin_worker prints the result of a command about one worker: "GROUP/
+ * ORDINAL: verb", or {"group","ordinal"} plus "expected_generation" when
+ * expected is not NULL.
+ */
+static void
+admin_worker(const struct cli *cli, const char *group, uint32_t ordinal,
+    const char *verb, const uint64_t *expected)
+{
+	int first = 1;
+
+	if (!cli->json) {
+		printf("%s/%" PRIu32 ": %s\n", group, ordinal, verb);
+		return;
+	}
+	putchar('{');
+	json_key(stdout, &first, "group");
+	json_string(stdout, group);
+	json_key(stdout, &first, "ordinal");
+	printf("%" PRIu32, ordinal);
+	if (expected != NULL) {
+		json_key(stdout, &first, "expected_generation");
+		printf("%" PRIu64, *expected);
+	}
+	puts("}");
+}
+
+/*
+ * admin_ordinal parses the ordinal s for command cmd. Returns CLI_EXIT_OK,
+ * or CLI_EXIT_USAGE after printing the error.
+ */
+static int
+admin_ordinal(const char *cmd, const char *s, uint32_t *ordinalp)
+{
+	if (cli_parse_u32(s, UINT32_MAX, ordinalp) != 0)
+		return cli_usage_error(cmd,
+		    "ordinal \"%s\" is not a decimal number in 0..%" PRIu32, s,
+		    UINT32_MAX);
+	return CLI_EXIT_OK;
 }
 
 /* cmd_scale sets the target size of group argv[0] to argv[1]. */
@@ -93,38 +142,100 @@ cmd_stop(const struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
-/* cmd_restart restarts worker argv[1] of group argv[0]. */
+/* cmd_restart restarts worker argv[1] of group argv[0], only if its
+ * generation is still --expect-generation when that is given. */
 int
 cmd_restart(const struct cli *cli, int argc, char **argv)
+{
+	const char *group = argv[0],
+	           *g_opt = cli_opt(cli, "expect-generation");
+	sv_client *client;
+	uint32_t   ordinal;
+	uint64_t   expected = 0;
+	sv_err     err;
+	int        rc;
+
+	(void) argc;
+	if ((rc = cli_check_group("restart", group)) != 0
+	    || (rc = admin_ordinal("restart", argv[1], &ordinal)) != 0)
+		return rc;
+	if (g_opt != NULL && cli_parse_u64(g_opt, UINT64_MAX, &expected) != 0)
+		return cli_usage_error("restart",
+		    "generation \"%s\" is not a decimal number in 0..%" PRIu64,
+		    g_opt, UINT64_MAX);
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	if (g_opt != NULL)
+		err = sv_client_restart_if(
+		    client, group, ordinal, expected, cli->timeout_ms);
+	else
+		err = sv_client_restart(
+		    client, group, ordinal, cli->timeout_ms);
+	if (err != SV_OK && g_opt != NULL)
+		rc = cli_error(client, err,
+		    "restart %s/%" PRIu32 " at generation %" PRIu64, group,
+		    ordinal, expected);
+	else if (err != SV_OK)
+		rc = cli_error(
+		    client, err, "restart %s/%" PRIu32, group, ordinal);
+	else
+		admin_worker(cli, group, ordinal, "restarting",
+		    g_opt != NULL ? &expected : NULL);
+	sv_client_close(client);
+	return rc;
+}
+
+/* cmd_start starts one more worker of group argv[0] and prints its
+ * ordinal. */
+int
+cmd_start(const struct cli *cli, int argc, char **argv)
+{
+	const char *group = argv[0];
+	sv_client  *client;
+	uint32_t    ordinal = 0;
+	sv_err      err;
+	int         rc;
+
+	(void) argc;
+	if ((rc = cli_check_group("start", group)) != 0)
+		return rc;
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	err = sv_client_start_worker(client, group, cli->timeout_ms, &ordinal);
+	if (err != SV_OK)
+		rc = cli_error(client, err, "start %s", group);
+	else if (cli->json)
+		admin_worker(cli, group, ordinal, NULL, NULL);
+	else
+		printf("%" PRIu32 "\n", ordinal);
+	sv_client_close(client);
+	return rc;
+}
+
+/* cmd_terminate stops worker argv[1] of group argv[0] and releases its
+ * ordinal. */
+int
+cmd_terminate(const struct cli *cli, int argc, char **argv)
 {
 	const char *group = argv[0];
 	sv_client  *client;
 	uint32_t    ordinal;
 	sv_err      err;
-	int         rc, first = 1;
+	int         rc;
 
 	(void) argc;
-	if ((rc = cli_check_group("restart", group)) != 0)
+	if ((rc = cli_check_group("terminate", group)) != 0
+	    || (rc = admin_ordinal("terminate", argv[1], &ordinal)) != 0)
 		return rc;
-	if (cli_parse_u32(argv[1], UINT32_MAX, &ordinal) != 0)
-		return cli_usage_error("restart",
-		    "ordinal \"%s\" is not a decimal number in 0..%" PRIu32,
-		    argv[1], UINT32_MAX);
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_restart(client, group, ordinal, cli->timeout_ms);
-	if (err != SV_OK) {
+	err = sv_client_terminate_worker(
+	    client, group, ordinal, cli->timeout_ms);
+	if (err != SV_OK)
 		rc = cli_error(
-		    client, err, "restart %s/%" PRIu32, group, ordinal);
-	} else if (cli->json) {
-		putchar('{');
-		json_key(stdout, &first, "group");
-		json_string(stdout, group);
-		json_key(stdout, &first, "ordinal");
-		printf("%" PRIu32 "}\n", ordinal);
-	} else {
-		printf("%s/%" PRIu32 ": restarting\n", group, ordinal);
-	}
+		    client, err, "terminate %s/%" PRIu32, group, ordinal);
+	else
+		admin_worker(cli, group, ordinal, "terminating", NULL);
 	sv_client_close(client);
 	return rc;
 }

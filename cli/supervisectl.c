@@ -7,11 +7,14 @@
  * Design: global options come first and are parsed with getopt_long in
  * "+" mode, which stops at the first non-option word, the command. The
  * command's own words are then scanned by hand: "--json", "-h"/"--help" and
- * "--" (end of options, needed for a group named "-x") are recognised
- * anywhere, any other word starting with '-' is a usage error, and the rest
- * are positional arguments, counted against the command table. Only then is
- * the socket URL resolved (-s, else $SUPERVISE_URL, else sv_default_url()),
- * so a usage error never depends on the environment.
+ * "--" (end of options, needed for a group named "-x" and before the
+ * program of spawn) are recognised anywhere, "--NAME VALUE" and
+ * "--NAME=VALUE" are taken when the command's table entry declares NAME,
+ * any other word starting with '-' (but a negative number) is a usage
+ * error, and the rest are positional arguments, counted against the command
+ * table. Only then is the socket URL resolved (-s, else $SUPERVISE_URL,
+ * else sv_default_url()), so a usage error never depends on the
+ * environment.
  *
  * Exit codes are fixed (cli.h, docs/supervisectl.md): 0 success, 1 the
  * supervisor answered with an error, 100 usage error, 111 system failure.
@@ -19,7 +22,8 @@
  * (full disk, closed pipe) is a system failure too.
  *
  * Layout: command table, usage, option parsing (main_options), command
- * argument parsing (main_command_args), URL resolution (main_url), main.
+ * argument parsing (main_command_option, main_command_args), URL
+ * resolution (main_url), main.
  */
 #include "cli.h"
 
@@ -29,23 +33,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A supervisectl command and the number of positional arguments it takes. */
+/*
+ * A supervisectl command: the number of positional arguments it takes and
+ * the options it accepts (NULL-terminated names without "--", each taking
+ * a value), or NULL for none.
+ */
 struct main_command {
-	const char *name;
-	cli_cmd_fn *fn; /* NULL for help */
-	int         min_args;
-	int         max_args;
-	const char *synopsis;
+	const char        *name;
+	cli_cmd_fn        *fn; /* NULL for help */
+	int                min_args;
+	int                max_args;
+	const char        *synopsis;
+	const char *const *options;
 };
 
+static const char *const main_restart_opts[] = {"expect-generation", NULL};
+static const char *const main_spawn_opts[]
+    = {"count", "purpose", "max-count", "cwd", "env", "set", NULL};
+static const char *const main_events_opts[] = {"count", "for", NULL};
+
+/* The program of spawn: at most 256 words, the config file's bound. */
+#define MAIN_SPAWN_ARGV_MAX 256
+/* ready's chain-loaded program, same bound. */
+#define MAIN_READY_ARGV_MAX 256
+
 static const struct main_command main_commands[] = {
-    {"status", cmd_status, 0, 1, "status [GROUP]"},
-    {"whoami", cmd_whoami, 0, 0, "whoami"},
-    {"hello", cmd_hello, 0, 0, "hello"},
-    {"scale", cmd_scale, 2, 2, "scale GROUP N"},
-    {"stop", cmd_stop, 1, 1, "stop GROUP"},
-    {"restart", cmd_restart, 2, 2, "restart GROUP ORDINAL"},
-    {"help", NULL, 0, 1, "help"},
+    {"status", cmd_status, 0, 1, "status [GROUP]", NULL},
+    {"groups", cmd_groups, 0, 1, "groups [GROUP]", NULL},
+    {"whoami", cmd_whoami, 0, 0, "whoami", NULL},
+    {"hello", cmd_hello, 0, 0, "hello", NULL},
+    {"scale", cmd_scale, 2, 2, "scale GROUP N", NULL},
+    {"stop", cmd_stop, 1, 1, "stop GROUP", NULL},
+    {"restart", cmd_restart, 2, 2,
+        "restart GROUP ORDINAL [--expect-generation G]", main_restart_opts},
+    {"reset", cmd_reset, 1, 1, "reset GROUP", NULL},
+    {"start", cmd_start, 1, 1, "start GROUP", NULL},
+    {"terminate", cmd_terminate, 2, 2, "terminate GROUP ORDINAL", NULL},
+    {"spawn", cmd_spawn, 2, 1 + MAIN_SPAWN_ARGV_MAX,
+        "spawn NAME --count N --purpose P [--max-count M] [--cwd DIR]"
+        " [--env NAME=VALUE]... [--set KEY=VALUE]... -- PROGRAM [ARGS...]",
+        main_spawn_opts},
+    {"delete", cmd_delete, 1, 1, "delete GROUP", NULL},
+    {"ready", cmd_ready, 0, 1 + MAIN_READY_ARGV_MAX,
+        "ready [STATUS] [-- PROGRAM [ARGS...]]", NULL},
+    {"heartbeat", cmd_heartbeat, 0, MAIN_READY_ARGV_MAX,
+        "heartbeat [-- PROGRAM [ARGS...]]", NULL},
+    {"events", cmd_events, 0, 1,
+        "events [GROUP[/ORDINAL]] [--count N] [--for MS]", main_events_opts},
+    {"help", NULL, 0, 1, "help", NULL},
 };
 
 #define MAIN_NCOMMANDS (sizeof main_commands / sizeof main_commands[0])
@@ -69,21 +104,56 @@ main_usage(FILE *f)
 	    "\n"
 	    "Query and control the worker groups of a supervised daemon.\n"
 	    "\n"
-	    "Commands:\n"
-	    "  status [GROUP]         list workers: GROUP ORDINAL GENERATION"
+	    "Queries:\n"
+	    "  status [GROUP]           list workers: GROUP ORDINAL GENERATION"
 	    " PID STATE\n"
-	    "                         UPTIME PURPOSE (every group, or GROUP)\n"
-	    "  whoami                 identity of the calling worker (run it"
+	    "                           READY UPTIME PURPOSE STATUS, then one"
+	    " line per\n"
+	    "                           failed group\n"
+	    "  groups [GROUP]           list groups: counts, restart type,"
+	    " strategy, failed\n"
+	    "  whoami                   identity of the calling worker (run it"
 	    " inside one)\n"
-	    "  hello                  server name, protocol version,"
-	    " supervisor id, features\n"
-	    "  scale GROUP N          set the number of workers of GROUP to"
+	    "  hello                    server name, protocol version,"
+	    " supervisor id,\n"
+	    "                           features\n"
+	    "  events [GROUP[/ORDINAL]] [--count N] [--for MS]\n"
+	    "                           follow the event stream live, one line"
+	    " per event,\n"
+	    "                           until interrupted, N events or MS"
+	    " milliseconds\n"
+	    "Control:\n"
+	    "  scale GROUP N            set the number of workers of GROUP to"
 	    " N\n"
-	    "  stop GROUP             stop every worker of GROUP (scale back"
+	    "  stop GROUP               stop every worker of GROUP (scale back"
 	    " up to restart)\n"
-	    "  restart GROUP ORDINAL  restart one worker; its generation goes"
-	    " up by one\n"
-	    "  help                   show this help\n"
+	    "  restart GROUP ORDINAL [--expect-generation G]\n"
+	    "                           restart one worker (only if its"
+	    " generation is G)\n"
+	    "  reset GROUP              clear a failed group and start its"
+	    " workers again\n"
+	    "  start GROUP              start one more worker; prints its"
+	    " ordinal\n"
+	    "  terminate GROUP ORDINAL  stop one worker and release its"
+	    " ordinal\n"
+	    "  spawn NAME --count N --purpose P [--max-count M] [--cwd DIR]\n"
+	    "        [--env NAME=VALUE]... [--set KEY=VALUE]... -- PROGRAM"
+	    " [ARGS...]\n"
+	    "                           create a group at runtime (--set: any"
+	    " config key)\n"
+	    "  delete GROUP             stop every worker of GROUP and remove"
+	    " it\n"
+	    "From a worker (the worker process itself; a shell script uses"
+	    " exec):\n"
+	    "  ready [STATUS] [-- PROGRAM [ARGS...]]\n"
+	    "                           report readiness (and a status line),"
+	    " then exec\n"
+	    "                           PROGRAM if given\n"
+	    "  heartbeat [-- PROGRAM [ARGS...]]\n"
+	    "                           feed the watchdog, then exec PROGRAM "
+	    "if"
+	    " given\n"
+	    "  help                     show this help\n"
 	    "\n"
 	    "Options (before COMMAND; --json and -h also after it):\n"
 	    "  -s, --socket URL   control socket URL (default: $" SV_ENV_URL
@@ -95,7 +165,7 @@ main_usage(FILE *f)
 	    "  -h, --help         show this help and exit\n"
 	    "  -V, --version      show the version and exit\n"
 	    "\n"
-	    "GROUP is 1..%d characters of [A-Za-z0-9_.-]; N, ORDINAL and MS"
+	    "GROUP is 1..%d characters of [A-Za-z0-9_.-]; N, ORDINAL, G and MS"
 	    " are decimal\n"
 	    "numbers. Use -- before a GROUP that starts with '-'.\n"
 	    "\n"
@@ -103,10 +173,12 @@ main_usage(FILE *f)
 	    "  0    success\n"
 	    "  1    the supervisor answered with an error (no such group or"
 	    " worker, not a\n"
-	    "       supervised worker, resource exhausted, busy, ...)\n"
+	    "       supervised worker, resource exhausted, busy, conflict, bad"
+	    " request, ...)\n"
 	    "  100  usage error (bad option or argument, unknown command)\n"
 	    "  111  system failure (cannot connect, timeout, protocol error,"
-	    " out of memory)\n",
+	    " out of memory,\n"
+	    "       the supervisor went away)\n",
 	    url, CLI_TIMEOUT_DEFAULT, CLI_GROUP_MAX);
 }
 
@@ -187,28 +259,78 @@ main_options(int argc, char **argv, struct cli *cli, const char **socketp)
 }
 
 /*
+ * main_command_option handles the word a = "--NAME[=VALUE]" when NAME is an
+ * option of cmd: it stores the option in opts[*nopts] (the value from a, or
+ * the next word argv[*ip + 1], advancing *ip). Returns 1 when taken, 0 when
+ * NAME is not an option of cmd, or an exit code after printing a usage
+ * error.
+ */
+static int
+main_command_option(int argc, char **argv, int *ip,
+    const struct main_command *cmd, struct cli_opt *opts, size_t *nopts)
+{
+	const char *a = argv[*ip] + 2, *eq = strchr(a, '=');
+	size_t      len = eq != NULL ? (size_t) (eq - a) : strlen(a), k;
+
+	if (cmd->options == NULL)
+		return 0;
+	for (k = 0; cmd->options[k] != NULL; k++)
+		if (strlen(cmd->options[k]) == len
+		    && strncmp(cmd->options[k], a, len) == 0)
+			break;
+	if (cmd->options[k] == NULL)
+		return 0;
+	if (*nopts >= CLI_OPTS_MAX)
+		return cli_usage_error(
+		    cmd->name, "more than %d options", CLI_OPTS_MAX);
+	opts[*nopts].name = cmd->options[k];
+	if (eq != NULL) {
+		opts[*nopts].value = eq + 1;
+	} else if (*ip + 1 < argc) {
+		opts[*nopts].value = argv[++*ip];
+	} else {
+		return cli_usage_error(cmd->name,
+		    "option \"--%s\" needs a value; usage: " CLI_PROG " %s",
+		    cmd->options[k], cmd->synopsis);
+	}
+	++*nopts;
+	return 1;
+}
+
+/*
  * main_command_args scans the words after the command (argv[first..argc)),
- * handling --json, -h/--help and --, and packs the positional arguments at
+ * handling --json, -h/--help, -- and the command's options (stored in opts,
+ * recorded in cli), and packs the positional arguments at
  * argv[first..first+*np). Returns -1 to go on, or an exit code as
  * main_options does.
  */
 static int
 main_command_args(int argc, char **argv, int first,
-    const struct main_command *cmd, struct cli *cli, int *np)
+    const struct main_command *cmd, struct cli *cli, struct cli_opt *opts,
+    int *np)
 {
-	int i, n = 0, options = 1;
+	size_t nopts = 0;
+	int    i, n = 0, options = 1, rc;
 
+	cli->ndash = -1;
 	for (i = first; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (options && strcmp(a, "--") == 0) {
-			options = 0;
+			options    = 0;
+			cli->ndash = n;
 		} else if (options && strcmp(a, "--json") == 0) {
 			cli->json = 1;
 		} else if (options
 		    && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
 			main_usage(stdout);
 			return CLI_EXIT_OK;
+		} else if (options && a[0] == '-' && a[1] == '-'
+		    && (rc = main_command_option(
+		            argc, argv, &i, cmd, opts, &nopts))
+		        != 0) {
+			if (rc != 1)
+				return rc;
 		} else if (options && a[0] == '-' && a[1] != '\0'
 		    && (a[1] < '0' || a[1] > '9')) {
 			return cli_usage_error(cmd->name,
@@ -222,7 +344,9 @@ main_command_args(int argc, char **argv, int first,
 		return cli_usage_error(cmd->name,
 		    "%s arguments; usage: " CLI_PROG " %s",
 		    n < cmd->min_args ? "missing" : "too many", cmd->synopsis);
-	*np = n;
+	cli->opts  = opts;
+	cli->nopts = nopts;
+	*np        = n;
 	return -1;
 }
 
@@ -256,7 +380,8 @@ main_url(struct cli *cli, const char *socketp, char *buf, size_t size)
 int
 main(int argc, char **argv)
 {
-	struct cli                 cli        = {NULL, CLI_TIMEOUT_DEFAULT, 0};
+	static struct cli_opt opts[CLI_OPTS_MAX];
+	struct cli cli = {NULL, CLI_TIMEOUT_DEFAULT, 0, NULL, 0, -1};
 	const struct main_command *cmd        = NULL;
 	const char                *socket_url = NULL;
 	char                       url[MAIN_URL_MAX];
@@ -275,7 +400,7 @@ main(int argc, char **argv)
 		return cli_usage_error("usage",
 		    "unknown command \"%s\"; see " CLI_PROG " --help",
 		    argv[optind]);
-	rc = main_command_args(argc, argv, optind + 1, cmd, &cli, &n);
+	rc = main_command_args(argc, argv, optind + 1, cmd, &cli, opts, &n);
 	if (rc >= 0)
 		return rc;
 

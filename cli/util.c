@@ -10,9 +10,11 @@
  * before talking to anyone (an over-long socket URL, say) and is therefore a
  * usage error (exit 100).
  *
- * Layout: error reporting (cli_exit_code, cli_error, cli_usage_error,
- * cli_connect), argument checking (cli_check_group, cli_parse_u32), text
- * formatting (cli_fmt_uptime, cli_put_clean, cli_kind_name).
+ * Layout: error reporting (cli_exit_code, cli_error, cli_error_detail,
+ * cli_usage_error, cli_connect), argument checking (cli_opt,
+ * cli_check_group, cli_parse_u32, cli_parse_u64), text formatting
+ * (cli_fmt_uptime, cli_fmt_time, cli_fmt_trunc, cli_put_clean,
+ * cli_kind_name).
  */
 #include "cli.h"
 
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* Longest "what" or detail kept in an error line; the rest is cut. */
 #define UTIL_MSG_MAX 512
@@ -79,6 +82,20 @@ cli_error(const sv_client *client, sv_err err, const char *fmt, ...)
 	return cli_exit_code(err);
 }
 
+/* cli_error_detail prints the error line for err with the given detail. */
+int
+cli_error_detail(sv_err err, const char *detail, const char *fmt, ...)
+{
+	char    what[UTIL_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	util_error_line(what, sv_strerror(err), detail);
+	return cli_exit_code(err);
+}
+
 /* cli_usage_error prints a usage error line and returns CLI_EXIT_USAGE. */
 int
 cli_usage_error(const char *what, const char *fmt, ...)
@@ -109,6 +126,19 @@ cli_connect(const struct cli *cli, sv_client **clientp)
 
 /* ---- argument checking -------------------------------------------------- */
 
+/* cli_opt returns the last value given to option name, or NULL. */
+const char *
+cli_opt(const struct cli *cli, const char *name)
+{
+	const char *value = NULL;
+	size_t      i;
+
+	for (i = 0; i < cli->nopts; i++)
+		if (strcmp(cli->opts[i].name, name) == 0)
+			value = cli->opts[i].value;
+	return value;
+}
+
 /* cli_check_group checks a group name against the rule of docs/config.md. */
 int
 cli_check_group(const char *cmd, const char *s)
@@ -133,20 +163,32 @@ cli_check_group(const char *cmd, const char *s)
 	return CLI_EXIT_OK;
 }
 
-/* cli_parse_u32 parses a strict decimal number in 0..max. */
+/* cli_parse_u64 parses a strict decimal number in 0..max. */
 int
-cli_parse_u32(const char *s, uint32_t max, uint32_t *out)
+cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long v;
-	char         *end;
+	unsigned long long v;
+	char              *end;
 
-	/* strtoul alone would accept leading space, '+' and '-' (negating
+	/* strtoull alone would accept leading space, '+' and '-' (negating
 	 * the value), so require a digit first. */
 	if (s == NULL || s[0] < '0' || s[0] > '9')
 		return -1;
 	errno = 0;
-	v     = strtoul(s, &end, 10);
+	v     = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v > max)
+		return -1;
+	*out = (uint64_t) v;
+	return 0;
+}
+
+/* cli_parse_u32 parses a strict decimal number in 0..max. */
+int
+cli_parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(s, max, &v) != 0)
 		return -1;
 	*out = (uint32_t) v;
 	return 0;
@@ -175,6 +217,43 @@ cli_fmt_uptime(char *buf, size_t size, uint64_t ms)
 	else
 		snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h", ms / day,
 		    ms % day / hour);
+}
+
+/* cli_fmt_time renders a Unix time in ms as UTC ISO 8601. */
+void
+cli_fmt_time(char *buf, size_t size, uint64_t ms)
+{
+	time_t    sec = (time_t) (ms / 1000);
+	struct tm tm;
+	char      date[24];
+
+	if (gmtime_r(&sec, &tm) == NULL
+	    || strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		snprintf(buf, size, "@%" PRIu64 "ms", ms);
+		return;
+	}
+	snprintf(buf, size, "%s.%03uZ", date, (unsigned) (ms % 1000));
+}
+
+/* cli_fmt_trunc copies s, cut to max bytes with "..." when longer. */
+void
+cli_fmt_trunc(char *buf, size_t size, const char *s, size_t max)
+{
+	size_t len, keep;
+
+	if (s == NULL)
+		s = "";
+	len = strlen(s);
+	if (len <= max) {
+		snprintf(buf, size, "%s", s);
+		return;
+	}
+	keep = max - 3;
+	/* Back off to the start of a UTF-8 sequence: s[keep] is the first
+	 * byte cut, so it must not be a continuation byte. */
+	while (keep > 0 && ((unsigned char) s[keep] & 0xc0) == 0x80)
+		keep--;
+	snprintf(buf, size, "%.*s...", (int) keep, s);
 }
 
 /* cli_put_clean writes s with control characters replaced by '?'. */

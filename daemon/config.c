@@ -185,7 +185,7 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
     "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    "admin", NULL};
+    "admin", "notify_access", NULL};
 
 static const char *const cfg_top_keys[] = {
     "socket_dir", "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
@@ -484,6 +484,12 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			have_max     = true;
 		} else if (strcmp(name, "admin") == 0) {
 			err = cfg_bool(c, e, key, &g->admin);
+		} else if (strcmp(name, "notify_access") == 0) {
+			static const char *const access[]
+			    = {"main", "all", NULL};
+			int idx       = 0;
+			err           = cfg_choice(c, e, key, access, &idx);
+			g->notify_all = idx == 1;
 		} else {
 			err = cfg_group_policy(c, e, name, key, &g->pol);
 		}

@@ -37,6 +37,7 @@ typedef struct svd_group_config {
 	uint32_t        max_count;
 	sv_group_policy pol; /* restart type, backoff, timeouts, ... */
 	bool            admin; /* its workers may send admin requests */
+	bool notify_all; /* descendants may report (Ready, notify) */
 } svd_group_config;
 
 typedef struct svd_config {

@@ -42,6 +42,8 @@ extern char **environ;
 #define SUP_SPAWN_BATCH 32
 /* How far up the process tree whoami looks for a worker. */
 #define SUP_MAX_ANCESTRY 32
+/* Event lines logged per second at most (the rest are counted). */
+#define SUP_LOG_PER_SEC 200
 /* Largest page of ListWorkers. */
 #define SUP_MAX_PAGE 4096u
 
@@ -94,6 +96,8 @@ struct svd_sup {
 	svd_notify       *notify;
 	sv_io             notify_io;
 	unsigned long     notify_drops; /* datagrams refused */
+	uint64_t          log_sec; /* second of the event lines counted */
+	unsigned long     log_lines, log_suppressed;
 	uint64_t          seq; /* last event sequence number */
 	char              id[33];
 	char              url[600];
@@ -323,9 +327,30 @@ sup_drain_effects(svd_sup *s)
 static void
 sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 {
-	char    nm[96];
-	sv_wkey key = {ev->group_id, ev->ordinal, ev->generation};
+	char     nm[96];
+	sv_wkey  key = {ev->group_id, ev->ordinal, ev->generation};
+	uint64_t sec = sv_loop_now_ms() / 1000;
 
+	/* A crash loop without backoff must not fill the disk: at most
+	 * SUP_LOG_PER_SEC event lines a second; the rest are counted and the
+	 * count is logged once the second is over. Events are still
+	 * published in full. */
+	if (sec != s->log_sec) {
+		if (s->log_suppressed > 0) {
+			svd_log(
+			    "%lu event lines suppressed in the last second "
+			    "(more than %d a second; see the event stream "
+			    "for all of them)",
+			    s->log_suppressed, SUP_LOG_PER_SEC);
+		}
+		s->log_sec        = sec;
+		s->log_lines      = 0;
+		s->log_suppressed = 0;
+	}
+	if (++s->log_lines > SUP_LOG_PER_SEC) {
+		s->log_suppressed++;
+		return;
+	}
 	key_name(s, key, nm, sizeof(nm));
 	switch (ev->kind) {
 	case SV_EV_STARTED:
@@ -554,6 +579,27 @@ sup_event_after(svd_sup *s, const sv_event *ev)
 	}
 }
 
+static long proc_ppid(long pid);
+
+/* sup_find_worker finds the worker that is process pid or its nearest
+ * ancestor (at most SUP_MAX_ANCESTRY levels up): the pid hash answers in
+ * constant time per step; /proc is read only for processes that are not
+ * workers themselves. */
+static bool
+sup_find_worker(svd_sup *s, long pid, sv_wkey *keyp)
+{
+	for (int depth = 0; depth < SUP_MAX_ANCESTRY && pid > 1; depth++) {
+		if (sv_pidmap_get(&s->pids, pid, keyp)) {
+			return true;
+		}
+		if (pid == (long) getpid()) {
+			break;
+		}
+		pid = proc_ppid(pid);
+	}
+	return false;
+}
+
 /* sup_status_text records a worker's status line and, when it changed,
  * logs and publishes it. */
 static void
@@ -601,12 +647,21 @@ sup_notify_one(svd_sup *s, const svd_notify_msg *m)
 	uint64_t now = sv_loop_now_ms();
 
 	if (!sv_pidmap_get(&s->pids, m->pid, &key)) {
-		if (s->notify_drops++ % 100 == 0) {
-			svd_log("notify datagram from pid %d, which is not a "
-			        "worker: dropped (%lu so far)",
-			    (int) m->pid, s->notify_drops);
+		/* A descendant is heard only where its group allows it. */
+		svd_gsh *g = NULL;
+		if (!sup_find_worker(s, m->pid, &key)
+		    || (g = gsh_find(s, key.group_id)) == NULL
+		    || !g->cfg->notify_all) {
+			if (s->notify_drops++ % 100 == 0) {
+				svd_log(
+				    "notify datagram from pid %d, which is "
+				    "not a worker (or a descendant of one "
+				    "with notify_access = \"all\"): dropped "
+				    "(%lu so far)",
+				    (int) m->pid, s->notify_drops);
+			}
+			return;
 		}
-		return;
 	}
 	if (m->has_status) {
 		sup_status_text(s, key, m->status);
@@ -1395,25 +1450,11 @@ proc_ppid(long pid)
 }
 
 /* req_find_worker finds the worker that is the caller or its nearest
- * ancestor (at most SUP_MAX_ANCESTRY levels up): the pid hash answers in
- * constant time per step; /proc is read only for callers that are not
- * workers themselves. */
+ * ancestor (sup_find_worker). */
 static bool
 req_find_worker(req_ctx *c, sv_wkey *keyp)
 {
-	long pid = (long) c->pid;
-
-	for (int depth = 0; c->pid != 0 && depth < SUP_MAX_ANCESTRY && pid > 1;
-	     depth++) {
-		if (sv_pidmap_get(&c->s->pids, pid, keyp)) {
-			return true;
-		}
-		if (pid == (long) getpid()) {
-			break;
-		}
-		pid = proc_ppid(pid);
-	}
-	return false;
+	return c->pid != 0 && sup_find_worker(c->s, (long) c->pid, keyp);
 }
 
 /* req_caller finds the worker that is the caller or its nearest ancestor
@@ -1494,10 +1535,14 @@ req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
 		return err;
 	}
 	if (p->pid != (int64_t) c->pid) {
-		return req_err(c, SV_EPERM,
-		    "only the worker process itself (pid %" PRId64
-		    ") may report for %s[%" PRIu32 "]",
-		    p->pid, g->name, s->ordinal);
+		svd_gsh *gs = gsh_find(c->s, g->id);
+		if (gs == NULL || !gs->cfg->notify_all) {
+			return req_err(c, SV_EPERM,
+			    "only the worker process itself (pid %" PRId64
+			    ") may report for %s[%" PRIu32
+			    "] (notify_access = \"all\" lets its descendants)",
+			    p->pid, g->name, s->ordinal);
+		}
 	}
 	key = (sv_wkey) {g->id, s->ordinal, p->generation};
 	if (ready && c->req->ready->status[0] != '\0') {

@@ -1,13 +1,15 @@
 /*
  * cli_format_test.c — unit tests of supervisectl's pure helpers: JSON
- * string escaping (cli/json.c), uptime rendering and strict number and
- * group-name parsing (cli/util.c).
+ * string escaping (cli/json.c), uptime, time and truncated-text rendering,
+ * strict number and group-name parsing, option lookup and the exit-code
+ * map (cli/util.c).
  *
  * Design: the helpers write to a FILE, so each test captures the output
  * with open_memstream and compares whole strings. Nothing here talks to a
  * supervisor; the end-to-end behaviour is cli_test.sh's job.
  *
- * Layout: capture helper, json tests, uptime tests, parsing tests, main.
+ * Layout: capture helper, json tests, uptime, time and truncation tests,
+ * parsing and option tests, main.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +141,56 @@ test_uptime(void **state)
 	expect_uptime(UINT64_MAX, "213503982334d14h");
 }
 
+/* expect_time checks the rendering of a Unix time in ms. */
+static void
+expect_time(uint64_t ms, const char *want)
+{
+	char buf[CLI_TIME_BUFSZ];
+
+	cli_fmt_time(buf, sizeof buf, ms);
+	assert_string_equal(buf, want);
+}
+
+/* test_time: UTC, ISO 8601, milliseconds zero-padded. */
+static void
+test_time(void **state)
+{
+	(void) state;
+	expect_time(0, "1970-01-01T00:00:00.000Z");
+	expect_time(1735787045678ULL, "2025-01-02T03:04:05.678Z");
+	expect_time(951782400007ULL, "2000-02-29T00:00:00.007Z");
+	expect_time(4102444799999ULL, "2099-12-31T23:59:59.999Z");
+}
+
+/* expect_trunc checks cli_fmt_trunc(s, max). */
+static void
+expect_trunc(const char *s, size_t max, const char *want)
+{
+	char buf[64];
+
+	cli_fmt_trunc(buf, sizeof buf, s, max);
+	assert_string_equal(buf, want);
+	assert_true(strlen(buf) <= max);
+}
+
+/* test_trunc: short text is kept, long text ends in "..." within max
+ * bytes, never cut inside a UTF-8 sequence. */
+static void
+test_trunc(void **state)
+{
+	(void) state;
+	expect_trunc("", 10, "");
+	expect_trunc(NULL, 10, "");
+	expect_trunc("0123456789", 10, "0123456789");
+	expect_trunc("0123456789a", 10, "0123456...");
+	expect_trunc("abcd", 3, "...");
+	/* "\xc3\xa9" is two bytes: cutting after byte 6 would split it. */
+	expect_trunc("abcdef\xc3\xa9ghij", 10, "abcdef...");
+	expect_trunc("abcde\xc3\xa9ghijk", 10, "abcde\xc3\xa9...");
+	/* A 4-byte sequence straddling the cut is dropped whole. */
+	expect_trunc("abcde\xf0\x9f\x98\x80ghij", 10, "abcde...");
+}
+
 /* ---- parsing ------------------------------------------------------------ */
 
 /* test_parse_u32: strict decimal only, bounded by max. */
@@ -170,6 +222,45 @@ test_parse_u32(void **state)
 	assert_int_equal(cli_parse_u32("3x", UINT32_MAX, &v), -1);
 	assert_int_equal(cli_parse_u32("0x10", UINT32_MAX, &v), -1);
 	assert_int_equal(v, 42); /* untouched on error */
+}
+
+/* test_parse_u64: the same rules as u32, over 64 bits. */
+static void
+test_parse_u64(void **state)
+{
+	uint64_t v = 42;
+
+	(void) state;
+	assert_int_equal(
+	    cli_parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(cli_parse_u64("4294967296", UINT64_MAX, &v), 0);
+	assert_true(v == 4294967296ULL);
+
+	v = 42;
+	assert_int_equal(
+	    cli_parse_u64("18446744073709551616", UINT64_MAX, &v), -1);
+	assert_int_equal(cli_parse_u64("-1", UINT64_MAX, &v), -1);
+	assert_int_equal(cli_parse_u64("+1", UINT64_MAX, &v), -1);
+	assert_int_equal(cli_parse_u64("1e3", UINT64_MAX, &v), -1);
+	assert_int_equal(cli_parse_u64("101", 100, &v), -1);
+	assert_true(v == 42); /* untouched on error */
+}
+
+/* test_opt: the last value of a repeated option wins; absent is NULL. */
+static void
+test_opt(void **state)
+{
+	const struct cli_opt opts[]
+	    = {{"count", "1"}, {"set", "a=b"}, {"count", "2"}};
+	struct cli cli = {"ipc:///x", 1000, 0, opts, 3, -1};
+
+	(void) state;
+	assert_string_equal(cli_opt(&cli, "count"), "2");
+	assert_string_equal(cli_opt(&cli, "set"), "a=b");
+	assert_null(cli_opt(&cli, "for"));
+	cli.nopts = 0;
+	assert_null(cli_opt(&cli, "count"));
 }
 
 /* test_check_group: the config.md rule, 1..64 of [A-Za-z0-9_.-]. */
@@ -205,6 +296,10 @@ test_exit_code(void **state)
 	assert_int_equal(cli_exit_code(SV_ENOTWORKER), CLI_EXIT_ANSWER);
 	assert_int_equal(cli_exit_code(SV_EEXHAUSTED), CLI_EXIT_ANSWER);
 	assert_int_equal(cli_exit_code(SV_EBUSY), CLI_EXIT_ANSWER);
+	assert_int_equal(cli_exit_code(SV_ECONFLICT), CLI_EXIT_ANSWER);
+	assert_int_equal(cli_exit_code(SV_EBADREQ), CLI_EXIT_ANSWER);
+	/* A code from a newer supervisor is still its refusal. */
+	assert_int_equal(cli_exit_code((sv_err) 42), CLI_EXIT_ANSWER);
 	assert_int_equal(cli_exit_code(SV_EINVAL), CLI_EXIT_USAGE);
 	assert_int_equal(cli_exit_code(SV_ENOMEM), CLI_EXIT_SYSTEM);
 	assert_int_equal(cli_exit_code(SV_ETIMEDOUT), CLI_EXIT_SYSTEM);
@@ -224,7 +319,11 @@ main(void)
 	    cmocka_unit_test(test_json_utf8),
 	    cmocka_unit_test(test_json_key),
 	    cmocka_unit_test(test_uptime),
+	    cmocka_unit_test(test_time),
+	    cmocka_unit_test(test_trunc),
 	    cmocka_unit_test(test_parse_u32),
+	    cmocka_unit_test(test_parse_u64),
+	    cmocka_unit_test(test_opt),
 	    cmocka_unit_test(test_check_group),
 	    cmocka_unit_test(test_exit_code),
 	};

@@ -469,6 +469,70 @@ test_workers_are_not_admins(void **state)
 	assert_int_equal(it_stop(&ctx), 0);
 }
 
+/*
+ * notify_access: a shell worker runs `supervisectl ready up` as a child.
+ * With the default ("main") the child is refused and the worker stays
+ * STARTING; with "all" the worker becomes ready with that status text.
+ */
+static void
+test_notify_access_all(void **state)
+{
+	static char     sh[8192];
+	const char     *args[] = {"-c", sh, NULL};
+	struct it_group g[]    = {
+	       {.name       = "strict",
+	           .count   = 1,
+	           .program = "/bin/sh",
+	           .extra   = "    ready = true;"},
+	       {.name       = "relaxed",
+	           .count   = 1,
+	           .program = "/bin/sh",
+	           .extra   = "    ready = true; notify_access = \"all\";"},
+        };
+	it_ctx      ctx;
+	sv_workers *w;
+	char        path[256];
+	int64_t     end;
+
+	(void) state;
+	snprintf(sh, sizeof(sh),
+	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
+	    "%s ready up 2>/dev/null; echo $? >$d/$SUPERVISE_GROUP.tmp "
+	    "&& mv $d/$SUPERVISE_GROUP.tmp $d/$SUPERVISE_GROUP.rc; "
+	    "exec sleep 1000",
+	    ctl_path);
+	g[0].args = args;
+	g[1].args = args;
+	assert_int_equal(it_start(&ctx, g, 2), 0);
+	snprintf(path, sizeof(path), "%s/strict.rc", ctx.dir);
+	assert_int_equal(wait_file(path), 1);
+	snprintf(path, sizeof(path), "%s/relaxed.rc", ctx.dir);
+	assert_int_equal(wait_file(path), 0);
+	end = it_now_ms() + EV_WAIT_MS;
+	for (;;) {
+		IT_PASS(&ctx,
+		    sv_client_status(
+		        ctx.client, "relaxed", 0, IT_CALL_MS, &w));
+		bool ok = sv_workers_ready(w, 0)
+		    && strcmp(sv_workers_status_text(w, 0), "up") == 0
+		    && sv_workers_state(w, 0) == SV_STATE_RUNNING;
+		sv_workers_free(w);
+		if (ok) {
+			break;
+		}
+		if (it_now_ms() > end) {
+			fail_msg("relaxed[0] never became ready with \"up\"");
+		}
+		nng_msleep(10); /* bounded poll of the status */
+	}
+	IT_PASS(
+	    &ctx, sv_client_status(ctx.client, "strict", 0, IT_CALL_MS, &w));
+	assert_false(sv_workers_ready(w, 0));
+	assert_int_equal(sv_workers_state(w, 0), SV_STATE_STARTING);
+	sv_workers_free(w);
+	assert_int_equal(it_stop(&ctx), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -477,6 +541,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_one_for_all_order),
 	    cmocka_unit_test(test_stop_escalation),
 	    cmocka_unit_test(test_workers_are_not_admins),
+	    cmocka_unit_test(test_notify_access_all),
 	};
 	char *slash;
 
