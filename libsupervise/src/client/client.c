@@ -320,6 +320,21 @@ cl_call(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
 	return cl_call_mode(c, req, expect, true, timeout_ms, replyp);
 }
 
+/* cl_send sends a request whose reply carries nothing the caller needs. */
+static sv_err
+cl_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms)
+{
+	svw_env *rep = NULL;
+	sv_err   err
+	    = cl_call_mode(c, req, expect, idempotent, timeout_ms, &rep);
+
+	if (err == SV_OK) {
+		svw_free(rep);
+	}
+	return err;
+}
+
 /* cl_group validates an optional group name argument. */
 static sv_err
 cl_group(sv_client *c, const char *group, int optional)
@@ -784,7 +799,6 @@ cl_restart(sv_client *client, const char *group, uint32_t ordinal, bool cas,
 {
 	svw_env                      req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RestartWorker r   = SUPERVISE__V1__RESTART_WORKER__INIT;
-	svw_env                     *rep = NULL;
 	sv_err                       err;
 
 	if (client == NULL) {
@@ -801,13 +815,8 @@ cl_restart(sv_client *client, const char *group, uint32_t ordinal, bool cas,
 	req.restart_worker    = &r;
 	/* Without the compare-and-swap a lost connection is reported, never
 	 * resent; with it a resent copy gets CONFLICT at worst. */
-	err = cl_call_mode(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, cas, timeout_ms,
-	    &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return cl_send(client, &req,
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, cas, timeout_ms);
 }
 
 sv_err
@@ -998,8 +1007,7 @@ sv_client_terminate_worker(
 	svw_env                        req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__TerminateWorker t
 	    = SUPERVISE__V1__TERMINATE_WORKER__INIT;
-	svw_env *rep = NULL;
-	sv_err   err;
+	sv_err err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -1012,13 +1020,8 @@ sv_client_terminate_worker(
 	req.body_case        = SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER;
 	req.terminate_worker = &t;
 	/* Not idempotent: a resent copy could stop a worker started since. */
-	err = cl_call_mode(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms,
-	    &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return cl_send(client, &req,
+	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms);
 }
 
 sv_err
@@ -1215,8 +1218,6 @@ sv_client_ready(sv_client *client, const char *status, int timeout_ms)
 {
 	svw_env              req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__Ready r   = SUPERVISE__V1__READY__INIT;
-	svw_env             *rep = NULL;
-	sv_err               err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -1227,12 +1228,8 @@ sv_client_ready(sv_client *client, const char *status, int timeout_ms)
 	r.status      = status != NULL ? (char *) status : "";
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_READY;
 	req.ready     = &r;
-	err           = cl_call(
-	              client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, timeout_ms, &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return cl_send(
+	    client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true, timeout_ms);
 }
 
 sv_err
@@ -1240,18 +1237,12 @@ sv_client_heartbeat(sv_client *client, int timeout_ms)
 {
 	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__Heartbeat h   = SUPERVISE__V1__HEARTBEAT__INIT;
-	svw_env                 *rep = NULL;
-	sv_err                   err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
 	}
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT;
 	req.heartbeat = &h;
-	err           = cl_call(
-	              client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, timeout_ms, &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return cl_send(
+	    client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true, timeout_ms);
 }
