@@ -46,6 +46,13 @@ cfg_fail(cfg_ctx *c, const config_setting_t *s, const char *key,
 	va_end(ap);
 	snprintf(c->err, c->errlen, "%s:%d: %s: %s", c->path,
 	    s != NULL ? config_setting_source_line(s) : 0, key, msg);
+	/* One line, whatever the file's strings hold (a value may contain a
+	 * newline or an escape sequence). */
+	for (char *p = c->err; *p != '\0'; p++) {
+		if ((unsigned char) *p < 0x20 || *p == 0x7f) {
+			*p = '?';
+		}
+	}
 	return SV_EINVAL;
 }
 
@@ -487,9 +494,9 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "notify_access") == 0) {
 			static const char *const access[]
 			    = {"main", "all", NULL};
-			int idx       = 0;
-			err           = cfg_choice(c, e, key, access, &idx);
-			g->notify_all = idx == 1;
+			int choice    = 0;
+			err           = cfg_choice(c, e, key, access, &choice);
+			g->notify_all = choice == 1;
 		} else {
 			err = cfg_group_policy(c, e, name, key, &g->pol);
 		}

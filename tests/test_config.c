@@ -160,6 +160,11 @@ test_supervision_keys(void **state)
 	         " purpose = \"p\"; max_seconds = 0; } );\n",
 	    "groups[0].max_seconds: must be an integer in 1..86400");
 	load_err("strategy = \"all\";\n", "1: strategy: must be one of");
+	/* A value with a newline still gives a one-line error (load_err
+	 * checks that there is no newline). */
+	load_err("groups = ( { name = \"a\"; count = 1; purpose = \"p\";\n"
+	         " argv = [\"/x\\ny\"]; } );\n",
+	    "groups[0].argv: program \"/x?y\" is not an executable file");
 	/* The program and the working directory are checked at load time. */
 	load_err("groups = ( { name = \"a\"; count = 1; purpose = \"p\";\n"
 	         " argv = [\"/nonexistent/prog\"]; } );\n",

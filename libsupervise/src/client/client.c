@@ -551,7 +551,10 @@ cl_workers_add(
 	if (all == NULL) {
 		return SV_ENOMEM;
 	}
-	memcpy(all + w->n, items, n * sizeof(Supervise__V1__WorkerStatus *));
+	if (n > 0) { /* an empty list may come with items NULL */
+		memcpy(all + w->n, items,
+		    n * sizeof(Supervise__V1__WorkerStatus *));
+	}
 	w->items = all;
 	w->n += n;
 	return SV_OK;
