@@ -9,6 +9,8 @@
 #                   and build a consumer with CMake and with pkg-config)
 #   5. scripts/lint.sh   clang-format, cppcheck and clang-tidy: any finding
 #                   fails the run
+#   6. scripts/fuzz.sh 15  every libFuzzer harness (tests/fuzz/) for 15 s
+#                   from its committed seed corpus
 #
 # Every stage runs even when an earlier one failed, except those that need
 # what failed (no ctest without a build). Exits 0 only when every stage
@@ -122,5 +124,8 @@ if [ "$plain_built" -eq 1 ]; then
 else
 	skip "lint" "build/ failed"
 fi
+
+# --- fuzzing, bounded --------------------------------------------------------
+stage "fuzz (libFuzzer, 15 s per harness)" bash scripts/fuzz.sh 15
 
 summary
