@@ -302,7 +302,7 @@ cmd_events(const struct cli *cli, int argc, char **argv)
 	struct events_target t;
 	uint32_t             count = 0, for_ms = 0;
 	int64_t              deadline = 0;
-	sv_events           *ev;
+	sv_events           *ev       = NULL;
 	int                  rc;
 
 	if ((rc = events_target(argc > 0 ? argv[0] : NULL, &t)) != 0)
@@ -322,6 +322,8 @@ cmd_events(const struct cli *cli, int argc, char **argv)
 	events_signals();
 	if ((rc = events_open(cli, t.has_ordinal ? t.prefix : NULL, &ev)) != 0)
 		return rc;
+	if (ev == NULL)
+		return CLI_EXIT_SYSTEM;
 	if (for_ms != 0)
 		deadline = events_now_ms() + for_ms;
 	rc = events_loop(cli, ev, &t, count, deadline);

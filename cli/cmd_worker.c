@@ -44,9 +44,12 @@ worker_exec(const char *cmd, char **prog, int n)
 	if (args == NULL)
 		return cli_error_detail(SV_ENOMEM, NULL, "%s", cmd);
 	memcpy(args, prog, (size_t) n * sizeof *args);
-	if (fflush(stdout) != 0)
-		return cli_error_detail(SV_ESYSTEM, strerror(errno),
+	if (fflush(stdout) != 0) {
+		e = errno;
+		free(args);
+		return cli_error_detail(SV_ESYSTEM, strerror(e),
 		    "%s: write to standard output", cmd);
+	}
 	execvp(args[0], args);
 	e = errno;
 	free(args);

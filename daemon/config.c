@@ -453,7 +453,7 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "argv") == 0) {
 			err = cfg_strv(
 			    c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
-			if (err == SV_OK) {
+			if (err == SV_OK && g->argv != NULL && g->argc > 0) {
 				err = cfg_program(c, e, key, g->argv[0]);
 			}
 		} else if (strcmp(name, "env") == 0) {
@@ -473,7 +473,9 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		} else if (strcmp(name, "cwd") == 0) {
 			struct stat st;
 			err = cfg_str(c, e, key, SVD_MAX_STRING, &g->cwd);
-			if (err == SV_OK && stat(g->cwd, &st) != 0) {
+			if (err == SV_OK && g->cwd == NULL) {
+				err = cfg_fail(c, e, key, "must be a string");
+			} else if (err == SV_OK && stat(g->cwd, &st) != 0) {
 				err = cfg_fail(c, e, key,
 				    "cannot use \"%s\": %s", g->cwd,
 				    strerror(errno));
