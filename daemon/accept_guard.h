@@ -1,17 +1,37 @@
 /*
  * accept_guard.h — keeps the control socket accepting connections.
  *
- * nng 1.5.2 (Debian bookworm's) has a bug (nanomsg/nng#1518, fixed after
- * 1.5.2): a peer that disconnects during the SP handshake makes the ipc
- * listener stop accepting for good. Any local process that connects and
- * hangs up early, including a worker killed at the wrong moment, would
- * silently cut every later client off the supervisor.
+ * nng 1.5.2 (Debian bookworm's) has a bug (nanomsg/nng#1518, fixed in nng
+ * 1.6.0): a peer that disconnects during the SP handshake, before the
+ * server has written its header, makes the server's write fail with EPIPE,
+ * which nng maps to NNG_ECLOSED and hands to the socket's pending accept;
+ * the socket takes that for "listener closed" and never accepts again.
+ * Every later connection completes the handshake and then waits, unserved,
+ * holding a descriptor; closing such a listener cannot free it (nng only
+ * frees a listener once its handshaken connections are gone, and nothing
+ * frees those), so each repair by "close and listen again" leaks the old
+ * listening socket and every connection stuck in it.
  *
- * The guard detects that state and has the server recreate its listener.
- * Every SVD_GUARD_INTERVAL_MS it connects to the socket file and waits up to
- * SVD_GUARD_TIMEOUT_MS for the SP handshake and for the server to report the
- * pipe as accepted (svd_guard_accepted); otherwise the listener is stuck
- * (or gone), and the relisten callback runs.
+ * The guard therefore does two things:
+ *  1. Prevention. While the guard module is linked into the daemon,
+ *     sendmsg() failing with EPIPE inside libnng reports ECONNRESET instead
+ *     (see accept_guard.c). nng maps that to NNG_ECONNRESET, which its
+ *     listener treats as a remote condition and keeps accepting: the bug
+ *     cannot trigger, and nothing is left to repair or to leak.
+ *  2. Detection, cheaply. The guard watches the listening socket for new
+ *     connections (a duplicate of its descriptor, read-only) and the socket
+ *     directory for the socket file's removal (inotify). When a connection
+ *     arrived but no pipe was accepted within SVD_GUARD_TIMEOUT_MS, or the
+ *     file went away, it probes: it connects as an SP REQ peer, expects the
+ *     server's header and the server reporting the pipe as accepted
+ *     (svd_guard_accepted). An idle daemon is never woken by the guard.
+ *     - no listener (file gone, connection refused) or a handshake that is
+ *       never accepted: the relisten callback recreates the listener;
+ *     - connected but no handshake, or no descriptor for the probe: the
+ *       daemon is out of file descriptors (EMFILE) or overloaded;
+ *       recreating the listener cannot help, so the guard logs it once,
+ *       probes again after a back-off doubling from SVD_GUARD_BACKOFF_MIN_MS
+ *       to SVD_GUARD_BACKOFF_MAX_MS, and logs the recovery.
  */
 #ifndef SVD_ACCEPT_GUARD_H
 #define SVD_ACCEPT_GUARD_H
@@ -20,8 +40,11 @@
 
 #include "supervise/supervise.h"
 
-#define SVD_GUARD_INTERVAL_MS 500
-#define SVD_GUARD_TIMEOUT_MS  500
+/* A new connection must become a pipe within this; also a probe's limit. */
+#define SVD_GUARD_TIMEOUT_MS 500
+/* Back-off between probes while the socket cannot accept (EMFILE). */
+#define SVD_GUARD_BACKOFF_MIN_MS 1000
+#define SVD_GUARD_BACKOFF_MAX_MS 60000
 
 typedef struct svd_guard svd_guard;
 
@@ -29,9 +52,10 @@ typedef struct svd_guard svd_guard;
 typedef bool (*svd_relisten_fn)(void *arg);
 
 /*
- * svd_guard_start starts the guard thread probing url (ipc:// only). On
- * SV_OK *guardp belongs to the caller: stop it with svd_guard_stop. Errors:
- * SV_EINVAL (not ipc://), SV_ENOMEM, SV_ESYSTEM.
+ * svd_guard_start starts the guard thread for url (ipc:// only), whose
+ * listener must already be listening. On SV_OK *guardp belongs to the
+ * caller: stop it with svd_guard_stop. Errors: SV_EINVAL (not ipc://),
+ * SV_ENOMEM, SV_ESYSTEM (no thread, no eventfd).
  */
 sv_err svd_guard_start(
     const char *url, svd_relisten_fn relisten, void *arg, svd_guard **guardp);

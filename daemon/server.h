@@ -7,6 +7,10 @@
  * directory; requests larger than SVW_MAX_REQUEST close the sender's pipe
  * (nng's NNG_OPT_RECVMAXSZ); the caller of every request is identified by
  * the kernel credentials of its connection (NNG_OPT_IPC_PEER_PID/UID).
+ * One connection cannot stall the others: at most 2 requests in flight per
+ * connection (more are dropped), and a connection that does not take its
+ * reply within 20 ms loses the reply and is refused until it hangs up
+ * (see server.c).
  */
 #ifndef SVD_SERVER_H
 #define SVD_SERVER_H
