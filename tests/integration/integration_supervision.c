@@ -388,6 +388,56 @@ test_stop_escalation(void **state)
 	assert_int_equal(it_stop(&ctx), 0);
 }
 
+/*
+ * An operator restart of a worker waiting in backoff starts it at once and
+ * clears its failure history: right after the reply the worker runs, with
+ * a pid and no fast failures (the skeleton kept the history, so the next
+ * start waited 6,400 ms after six fast failures, and answered BACKOFF with
+ * pid 0). The worker fails on its first run only.
+ */
+static void
+test_restart_in_backoff(void **state)
+{
+	static const char *const     args[] = {"-c",
+	        "d=${SUPERVISE_URL#ipc://}; d=${d%/control.sock}; "
+	            "n=$(cat $d/runs 2>/dev/null || echo 0); echo $((n+1)) >$d/runs; "
+	            "[ $n -ge 1 ] && exec sleep 1000; exit 1",
+	        NULL};
+	static const struct it_group g[]    = {{.name = "flaky",
+	       .count                                 = 1,
+	       .program                               = "/bin/sh",
+	       .args                                  = args,
+	       .backoff_ms                            = 5000}};
+	it_ctx                       ctx;
+	sv_workers                  *w;
+	int64_t                      end;
+	bool                         backoff;
+
+	(void) state;
+	assert_int_equal(it_start(&ctx, g, 1), 0);
+	end = it_now_ms() + EV_WAIT_MS;
+	do { /* bounded poll until it waits 5 s after its failure */
+		if (it_now_ms() > end) {
+			fail_msg("flaky[0] never waited in backoff");
+		}
+		nng_msleep(10);
+		IT_PASS(&ctx,
+		    sv_client_status(ctx.client, "flaky", 0, IT_CALL_MS, &w));
+		backoff = sv_workers_state(w, 0) == SV_STATE_BACKOFF
+		    && sv_workers_fast_failures(w, 0) == 1;
+		sv_workers_free(w);
+	} while (!backoff);
+	IT_PASS(&ctx, sv_client_restart(ctx.client, "flaky", 0, IT_CALL_MS));
+	IT_PASS(
+	    &ctx, sv_client_status(ctx.client, "flaky", 0, IT_CALL_MS, &w));
+	assert_true(sv_workers_pid(w, 0) > 0);
+	assert_int_equal(sv_workers_fast_failures(w, 0), 0);
+	assert_int_equal(sv_workers_restart_in_ms(w, 0), 0);
+	assert_int_not_equal(sv_workers_state(w, 0), SV_STATE_BACKOFF);
+	sv_workers_free(w);
+	assert_int_equal(it_stop(&ctx), 0);
+}
+
 static char ctl_path[4096]; /* supervisectl of this build */
 
 /* wait_file reads an integer written to path, waiting for it. */
@@ -542,6 +592,7 @@ main(int argc, char **argv)
 	    cmocka_unit_test(test_stop_escalation),
 	    cmocka_unit_test(test_workers_are_not_admins),
 	    cmocka_unit_test(test_notify_access_all),
+	    cmocka_unit_test(test_restart_in_backoff),
 	};
 	char *slash;
 
