@@ -95,6 +95,13 @@ it_finish(int failed)
 	return failed;
 }
 
+/* The sv-testworker path (harness.h). */
+const char *
+it_worker_program(void)
+{
+	return it_worker_path;
+}
+
 /* Monotonic milliseconds. */
 int64_t
 it_now_ms(void)
@@ -137,9 +144,13 @@ it_write_config(it_ctx *ctx, const struct it_group *groups, size_t n)
 		fprintf(f, "    count = %d;\n", g->count);
 		fprintf(f, "    purpose = \"integration test worker %s\";\n",
 		    g->name);
-		fprintf(f, "    env = [ \"SV_TEST_REPORT_URL=%s\"%s ];\n",
+		fprintf(f, "    env = [ \"SV_TEST_REPORT_URL=%s\"%s",
 		    ctx->report_url,
 		    g->ignore_term ? ", \"SV_TEST_IGNORE_TERM=1\"" : "");
+		for (size_t k = 0; g->env_extra != NULL && g->env_extra[k];
+		     k++)
+			fprintf(f, ", \"%s\"", g->env_extra[k]);
+		fprintf(f, " ];\n");
 		if (g->backoff_ms > 0)
 			fprintf(f,
 			    "    min_uptime_ms = 60000;\n"

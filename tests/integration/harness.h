@@ -85,6 +85,13 @@ struct it_group {
 	int backoff_ms; /* 0: no backoff (min_uptime_ms = 0); else
 	                 * min_uptime_ms 60000, backoff doubling from
 	                 * this value up to 4 times it */
+	const char *const *env_extra; /* NULL or NULL-terminated: more
+	                               * "NAME=value" entries of the env
+	                               * line (the SV_TEST_* knobs of
+	                               * sv-testworker.c), written as
+	                               * given inside double quotes: a
+	                               * libconfig escape such as \n
+	                               * ("\\n" in C) becomes a newline */
 };
 
 /* Lines added at the top level of every generated config (for instance
@@ -142,6 +149,10 @@ void it_args(int argc, char **argv);
  * `return it_finish(cmocka_run_group_tests_name(...));`.
  */
 int it_finish(int failed);
+
+/* it_worker_program returns the path of sv-testworker given to it_args
+ * (for group specs built by a test); NULL before it_args. */
+const char *it_worker_program(void);
 
 /* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
 int64_t it_now_ms(void);
