@@ -192,7 +192,7 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
     "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    "admin", "notify_access", NULL};
+    "admin", "notify_access", "user", "group", NULL};
 
 static const char *const cfg_top_keys[] = {
     "socket_dir", "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
@@ -418,13 +418,66 @@ cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
 	return err;
 }
 
+/* cfg_ident reads user or group: a name, or a number given as a string or
+ * an integer (0..4294967294). */
+static sv_err
+cfg_ident(cfg_ctx *c, const config_setting_t *s, const char *key, char **out)
+{
+	int t = config_setting_type(s);
+
+	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+		int64_t v = 0;
+		char    num[24];
+		sv_err  err = cfg_int(c, s, key, 0, 4294967294LL, &v);
+		if (err != SV_OK) {
+			return err;
+		}
+		snprintf(num, sizeof(num), "%lld", (long long) v);
+		return (*out = strdup(num)) != NULL ? SV_OK : cfg_oom(c);
+	}
+	if (t != CONFIG_TYPE_STRING) {
+		return cfg_fail(c, s, key, "must be a name or a number");
+	}
+	return cfg_str(c, s, key, SV_CREDS_MAX_NAME, out);
+}
+
+/* cfg_creds resolves a group's user and group (privileges.h) into
+ * g->creds; the error names the user key (us) or the group key (gs). */
+static sv_err
+cfg_creds(cfg_ctx *c, const config_setting_t *us, const config_setting_t *gs,
+    const char *base, svd_group_config *g)
+{
+	char   msg[256], key[160];
+	sv_err err;
+
+	if (g->user == NULL) {
+		snprintf(key, sizeof(key), "%s.group", base);
+		return cfg_fail(c, gs, key,
+		    "group needs user (the user to run the workers as)");
+	}
+	err = sv_creds_resolve(g->user, g->group, &g->creds, msg, sizeof(msg));
+	if (err == SV_OK) {
+		return SV_OK;
+	}
+	if (err == SV_ENOMEM) {
+		return cfg_oom(c);
+	}
+	/* An unknown group is the group key's fault; the rest the user's. */
+	if (gs != NULL && strstr(msg, "unknown group") != NULL) {
+		snprintf(key, sizeof(key), "%s.group", base);
+		return cfg_fail(c, gs, key, "%s", msg);
+	}
+	snprintf(key, sizeof(key), "%s.user", base);
+	return cfg_fail(c, us, key, "%s", msg);
+}
+
 /* cfg_group reads one group setting into g. */
 static sv_err
 cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
     uint64_t stop_default, svd_group_config *g)
 {
 	char                    key[160], base[32];
-	const config_setting_t *e;
+	const config_setting_t *e, *us = NULL, *gs = NULL;
 	int64_t                 v = 0;
 	sv_err                  err;
 	bool                    have_count = false, have_max = false;
@@ -493,6 +546,12 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			have_max     = true;
 		} else if (strcmp(name, "admin") == 0) {
 			err = cfg_bool(c, e, key, &g->admin);
+		} else if (strcmp(name, "user") == 0) {
+			us  = e;
+			err = cfg_ident(c, e, key, &g->user);
+		} else if (strcmp(name, "group") == 0) {
+			gs  = e;
+			err = cfg_ident(c, e, key, &g->group);
 		} else if (strcmp(name, "notify_access") == 0) {
 			static const char *const access[]
 			    = {"main", "all", NULL};
@@ -531,6 +590,9 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 	if (g->pol.backoff.max_ms < g->pol.backoff.initial_ms) {
 		return cfg_fail(c, s, g->name,
 		    "backoff_max_ms is below backoff_initial_ms");
+	}
+	if (us != NULL || gs != NULL) {
+		return cfg_creds(c, us, gs, base, g);
 	}
 	return SV_OK;
 }
@@ -739,6 +801,8 @@ svd_config_free(svd_config *cfg)
 		cfg_free_strv(g->env);
 		free(g->purpose);
 		free(g->cwd);
+		free(g->user);
+		free(g->group);
 	}
 	free(cfg->groups);
 	free(cfg->socket_dir);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/supervision.h"
+#include "shell/privileges.h"
 #include "supervise/supervise.h"
 
 #define SVD_MAX_GROUPS  64
@@ -37,7 +38,10 @@ typedef struct svd_group_config {
 	uint32_t        max_count;
 	sv_group_policy pol; /* restart type, backoff, timeouts, ... */
 	bool            admin; /* its workers may send admin requests */
-	bool notify_all; /* descendants may report (Ready, notify) */
+	bool     notify_all; /* descendants may report (Ready, notify) */
+	char    *user; /* as written; NULL: the daemon's user */
+	char    *group; /* as written; NULL: the user's primary group */
+	sv_creds creds; /* resolved at load time (shell/privileges.h) */
 } svd_group_config;
 
 typedef struct svd_config {

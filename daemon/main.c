@@ -3,20 +3,31 @@
  *
  * Order of start-up matters:
  *   1. parse arguments and the config (errors go to the terminal);
- *   2. prepare the socket directory (0700, ours);
+ *   2. prepare the socket directory (0700, ours; 0711 when some group
+ *      runs as another user, whose workers must reach the sockets);
  *   3. without --foreground, fork once into the background *before* nng
  *      starts any thread, and let the parent wait on a pipe until the child
  *      serves (or says why it cannot), so "supervised && supervisectl ..."
  *      works;
- *   4. block SIGTERM/SIGINT/SIGHUP in every thread (before nng starts its
- *      threads) and receive them through a signalfd in the event loop;
- *   5. listen, start the groups, run until a signal has stopped every worker.
+ *   4. block SIGTERM/SIGINT/SIGHUP/SIGCHLD in every thread (before nng
+ *      starts its threads) and receive them through a signalfd in the
+ *      event loop; become a child subreaper, so orphans of workers come
+ *      back to us (SIGCHLD) and are reaped;
+ *   5. detect cgroup v2 (one cgroup per worker where we may create them;
+ *      logged either way), listen, start the groups, run until a signal
+ *      has stopped every worker; then kill what the workers left (their
+ *      cgroups, then any child left) and reap it before exiting.
+ * Sockets: control.sock and notify.sock are 0600, or 0666 when some group
+ * runs as another user (a request's rights come from the kernel's peer
+ * credentials, not from the file mode: docs/protocol.md); events.sock
+ * stays 0600.
  * Exit status: 0 after a clean shutdown, 2 for a bad configuration, 100 for
  * bad usage, 111 for a system failure.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +45,8 @@
 
 #include "config.h"
 #include "paths.h"
+#include "shell/cgroup.h"
+#include "shell/reaper.h"
 #include "server.h"
 #include "supervisor.h"
 
@@ -42,6 +55,8 @@
 #define EXIT_SYSTEM 111
 /* How long the foreground parent waits for the detached daemon to serve. */
 #define DAEMONIZE_TIMEOUT_MS 30000
+/* How long the end waits for leftovers of workers to die. */
+#define LEFTOVER_TIMEOUT_MS 5000
 
 /* usage prints the help text. */
 static void
@@ -75,17 +90,26 @@ usage(FILE *f)
 	    "111 system failure.\n");
 }
 
-/* prepare_dir creates dir with mode 0700, or checks that an existing one is
- * a directory of ours that nobody else may write to. The mode of a
- * directory we did not create is never changed. */
+/* prepare_dir creates dir with mode 0700 (0711 when shared: workers of
+ * other users must pass through it), or checks that an existing one is a
+ * directory of ours that nobody else may write to (and, when shared, that
+ * others may search). The mode of a directory we did not create is never
+ * changed. */
 static bool
-prepare_dir(const char *dir, bool *created)
+prepare_dir(const char *dir, bool shared, bool *created)
 {
 	struct stat st;
+	mode_t      mode = shared ? 0711 : 0700;
 
 	*created = false;
-	if (mkdir(dir, 0700) == 0) {
+	if (mkdir(dir, mode) == 0) {
 		*created = true;
+		/* Ours: the umask may have taken the search bits. */
+		if (chmod(dir, mode) != 0) {
+			fprintf(stderr, "supervised: chmod %s: %s\n", dir,
+			    strerror(errno));
+			return false;
+		}
 		return true;
 	}
 	if (errno != EEXIST) {
@@ -112,6 +136,44 @@ prepare_dir(const char *dir, bool *created)
 		    "0700 if missing)\n",
 		    dir, (st.st_mode & 002) != 0 ? "everyone" : "its group",
 		    (unsigned) (st.st_mode & 07777));
+		return false;
+	}
+	if (shared && (st.st_mode & 001) == 0) {
+		fprintf(stderr,
+		    "supervised: socket_dir %s (mode %04o) cannot be searched "
+		    "by other users, but some group runs its workers as "
+		    "another user and they must reach the sockets: make it "
+		    "0711, or name a directory the daemon creates\n",
+		    dir, (unsigned) (st.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/* shared_sockets tells whether some group runs its workers as another
+ * uid, which must be able to connect to control.sock and notify.sock. */
+static bool
+shared_sockets(const svd_config *cfg)
+{
+	for (size_t i = 0; i < cfg->ngroups; i++) {
+		const sv_creds *c = &cfg->groups[i].creds;
+		if (c->set && c->uid != geteuid()) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* open_socket lets every user connect to name in dir (0666); whether a
+ * request may do anything is decided by the peer's kernel credentials. */
+static bool
+open_socket(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (chmod(path, 0666) != 0) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
 		return false;
 	}
 	return true;
@@ -233,7 +295,9 @@ main(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
 	const char *cfgpath    = NULL;
-	bool        foreground = false, created, check = false;
+	bool        foreground = false, created, check = false, shared;
+	sv_cgtree  *cg = NULL;
+	size_t      left;
 	svd_config *cfg;
 	svd_sup    *sup;
 	svd_server *srv;
@@ -287,8 +351,9 @@ main(int argc, char **argv)
 		svd_config_free(cfg);
 		return 0;
 	}
+	shared = shared_sockets(cfg);
 	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK
-	    || !prepare_dir(cfg->socket_dir, &created)
+	    || !prepare_dir(cfg->socket_dir, shared, &created)
 	    || !check_socket_path(cfg->socket_dir, "control.sock")
 	    || !check_socket_path(cfg->socket_dir, "events.sock")
 	    || !check_socket_path(cfg->socket_dir, "notify.sock")) {
@@ -310,6 +375,7 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD); /* orphans to reap (shell/reaper.h) */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
@@ -320,10 +386,28 @@ main(int argc, char **argv)
 	/* After the signal mask, so the writer thread never takes them. */
 	(void) svd_log_start();
 
+	if (sv_reaper_enable() != SV_OK) {
+		svd_log("cannot become a child subreaper: %s; orphans of "
+		        "workers go to init",
+		    strerror(errno));
+	}
 	if ((rv = svd_sup_create(cfg, url, &sup)) != SV_OK) {
 		snprintf(
 		    err, sizeof(err), "cannot set up: %s", sv_strerror(rv));
 		goto fail;
+	}
+	{
+		char msg[PATH_MAX + 200];
+		if (sv_cgtree_open(&cg, msg, sizeof(msg)) == SV_OK) {
+			svd_log("%s", msg);
+			svd_sup_set_cgroups(sup, cg);
+		} else {
+			svd_log("no per-worker cgroups (%s): a worker's "
+			        "leftovers are killed by process group; one "
+			        "that called setsid() is reaped when it dies "
+			        "but not killed before the daemon stops",
+			    msg);
+		}
 	}
 	if (svd_server_start(sup, url, &srv, err, sizeof(err)) != SV_OK) {
 		svd_sup_destroy(sup);
@@ -347,6 +431,19 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	svd_sup_set_notify(sup, notify);
+	if (shared) {
+		svd_server_set_mode(srv, 0666);
+	}
+	if (shared
+	    && (!open_socket(cfg->socket_dir, "control.sock", err, sizeof(err))
+	        || !open_socket(
+	            cfg->socket_dir, "notify.sock", err, sizeof(err)))) {
+		svd_server_stop(srv);
+		svd_events_close(events);
+		svd_sup_destroy(sup);
+		svd_notify_close(notify);
+		goto fail;
+	}
 	/* Written only once we own the socket, so it names the live daemon. */
 	snprintf(
 	    pidpath, sizeof(pidpath), "%s/supervised.pid", cfg->socket_dir);
@@ -362,6 +459,17 @@ main(int argc, char **argv)
 	svd_events_close(events);
 	svd_sup_destroy(sup);
 	svd_notify_close(notify);
+	/* Every worker is reaped: what is left of them dies now. */
+	if ((left = sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS)) > 0) {
+		svd_log("%zu worker cgroups still busy after %d ms; left in "
+		        "place",
+		    left, LEFTOVER_TIMEOUT_MS);
+	}
+	cg = NULL;
+	if ((left = sv_reaper_finish(LEFTOVER_TIMEOUT_MS)) > 0) {
+		svd_log("killed %zu process%s left by workers", left,
+		    left == 1 ? "" : "es");
+	}
 	/* Let nng's reaper finish with closed pipes and listeners, so nothing
 	 * is left allocated at exit (LeakSanitizer checks this in CI). */
 	nng_fini();
@@ -377,6 +485,7 @@ main(int argc, char **argv)
 	return rv == SV_OK ? 0 : EXIT_SYSTEM;
 
 fail:
+	(void) sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS);
 	svd_log_stop();
 	if (readyfd >= 0) {
 		dprintf(readyfd, "1%s", err);

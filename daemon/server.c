@@ -39,9 +39,22 @@
  *    SRV_CONTEXTS contexts, so the others keep being served.
  * Refusals and drops are logged at most once per second, with a count of
  * the lines not logged, so a hostile peer cannot flood the log.
+ *
+ * Who is asking (issue 6, item 2): the kernel records the pid of the
+ * process that connected, once, at connect(). If that process exits while
+ * another keeps the connection (an inherited descriptor), its pid can be
+ * reused, even by a worker. So when a pipe is added, a pidfd of its peer is
+ * opened (the peer is then in the middle of the handshake, alive) and kept
+ * in a table by pipe id; every request carries a duplicate of it to the
+ * loop thread, which asks the pidfd whether the connecting process still
+ * lives right before it answers. A connection is thus never answered for a
+ * process that started after it was made (docs/protocol.md, section 6).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -61,6 +74,11 @@
 #define SRV_SEND_TIMEOUT_MS 20
 /* Refused connections remembered at once. */
 #define SRV_REFUSED_MAX 64
+/* Connections whose peer's pidfd is kept (beyond: requests that need to
+ * know the caller are answered as for an unknown process). */
+#define SRV_PEERS_MAX 4096
+
+static int srv_peer_dup(svd_server *srv, uint32_t id);
 
 #define SRV_XSTR(x) #x
 #define SRV_STR(x)  SRV_XSTR(x)
@@ -79,6 +97,7 @@ struct svd_server {
 	nng_socket      sock;
 	nng_listener    l;
 	svd_guard      *guard;
+	int             mode; /* of the socket file: 0600, or 0666 */
 	char            url[600];
 	srv_ctx         ctxs[SRV_CONTEXTS];
 	int             nctx;
@@ -87,6 +106,11 @@ struct svd_server {
 	unsigned        refused_next; /* slot replaced next when full */
 	int64_t         log_at; /* monotonic ms of the last line logged */
 	unsigned long   unlogged; /* lines since then, not logged */
+	struct {
+		uint32_t pipe; /* 0: free */
+		int      pidfd; /* of the process that connected */
+	} peers[SRV_PEERS_MAX];
+	size_t npeers; /* slots in use at the front, in any order */
 };
 
 /* srv_now_ms reads CLOCK_MONOTONIC in milliseconds. */
@@ -285,15 +309,21 @@ srv_cb(void *arg)
 		return;
 	}
 	c->state = SRV_WAIT;
-	svd_sup_submit(c->srv->sup, req, pid, uid, srv_done, c);
+	svd_sup_submit(c->srv->sup, req, pid, uid,
+	    srv_peer_dup(c->srv, nng_pipe_id(p)), srv_done, c);
 }
 
-/* srv_listen creates and starts the listener (0600, bounded requests). */
+/* srv_listen creates and starts the listener (mode srv->mode, bounded
+ * requests). */
 static int
 srv_listen(svd_server *srv)
 {
-	int rv;
+	int rv, mode;
 
+	/* The mode may change after start (svd_server_set_mode). */
+	pthread_mutex_lock(&srv->mtx);
+	mode = srv->mode;
+	pthread_mutex_unlock(&srv->mtx);
 	if ((rv = nng_listener_create(&srv->l, srv->sock, srv->url)) != 0) {
 		return rv;
 	}
@@ -301,7 +331,7 @@ srv_listen(svd_server *srv)
 	         srv->l, NNG_OPT_RECVMAXSZ, SVW_MAX_REQUEST))
 	        != 0
 	    || (rv = nng_listener_set_int(
-	            srv->l, NNG_OPT_IPC_PERMISSIONS, 0600))
+	            srv->l, NNG_OPT_IPC_PERMISSIONS, mode))
 	        != 0
 	    || (rv = nng_listener_start(srv->l, 0)) != 0) {
 		nng_listener_close(srv->l);
@@ -324,9 +354,61 @@ srv_relisten(void *arg)
 	return true;
 }
 
-/* srv_pipe_cb tells the accept guard about every accepted pipe and forgets
- * refused pipes that are gone. It runs on nng's pipe thread and must not
- * close sockets or listeners. */
+/* srv_peer_add keeps a pidfd of pipe p's peer (mutex held). */
+static void
+srv_peer_add(svd_server *srv, nng_pipe p)
+{
+	uint64_t pid = 0;
+	int      fd;
+
+	if (srv->npeers >= SRV_PEERS_MAX
+	    || nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0
+	    || pid == 0 || pid > INT32_MAX) {
+		return;
+	}
+	/* The peer is in its handshake with us: alive, so this is it. */
+	if ((fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0)) < 0) {
+		return;
+	}
+	srv->peers[srv->npeers].pipe  = nng_pipe_id(p);
+	srv->peers[srv->npeers].pidfd = fd;
+	srv->npeers++;
+}
+
+/* srv_peer_del closes the pidfd kept for pipe id (mutex held). */
+static void
+srv_peer_del(svd_server *srv, uint32_t id)
+{
+	for (size_t i = 0; i < srv->npeers; i++) {
+		if (srv->peers[i].pipe == id) {
+			close(srv->peers[i].pidfd);
+			srv->peers[i] = srv->peers[--srv->npeers];
+			return;
+		}
+	}
+}
+
+/* srv_peer_dup returns a duplicate of the pidfd kept for pipe id (the
+ * caller owns it), or -1. */
+static int
+srv_peer_dup(svd_server *srv, uint32_t id)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&srv->mtx);
+	for (size_t i = 0; i < srv->npeers; i++) {
+		if (srv->peers[i].pipe == id) {
+			fd = fcntl(srv->peers[i].pidfd, F_DUPFD_CLOEXEC, 0);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&srv->mtx);
+	return fd;
+}
+
+/* srv_pipe_cb tells the accept guard about every accepted pipe, keeps its
+ * peer's pidfd, and forgets both when the pipe is gone. It runs on nng's
+ * pipe thread and must not close sockets or listeners. */
 static void
 srv_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -334,9 +416,13 @@ srv_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if (ev == NNG_PIPE_EV_REM_POST) {
 		srv_forget(srv, nng_pipe_id(p));
+		pthread_mutex_lock(&srv->mtx);
+		srv_peer_del(srv, nng_pipe_id(p));
+		pthread_mutex_unlock(&srv->mtx);
 		return;
 	}
 	pthread_mutex_lock(&srv->mtx);
+	srv_peer_add(srv, p);
 	if (srv->guard != NULL) {
 		svd_guard_accepted(srv->guard);
 	}
@@ -356,6 +442,7 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 		return SV_ENOMEM;
 	}
 	srv->sup    = sup;
+	srv->mode   = 0600;
 	srv->log_at = INT64_MIN / 2;
 	pthread_mutex_init(&srv->mtx, NULL);
 	snprintf(srv->url, sizeof(srv->url), "%s", url);
@@ -430,6 +517,18 @@ svd_server_stop(svd_server *srv)
 	for (int i = 0; i < srv->nctx; i++) {
 		nng_aio_free(srv->ctxs[i].aio);
 	}
+	for (size_t i = 0; i < srv->npeers; i++) {
+		close(srv->peers[i].pidfd);
+	}
 	pthread_mutex_destroy(&srv->mtx);
 	free(srv);
+}
+
+void
+svd_server_set_mode(svd_server *srv, int mode)
+{
+	/* The accept guard may relisten at any time: under its lock. */
+	pthread_mutex_lock(&srv->mtx);
+	srv->mode = mode;
+	pthread_mutex_unlock(&srv->mtx);
 }

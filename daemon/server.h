@@ -36,4 +36,11 @@ sv_err svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
  */
 void svd_server_stop(svd_server *srv);
 
+/*
+ * svd_server_set_mode sets the mode of the socket file for every later
+ * listen (a listener the accept guard recreates): 0600 by default, 0666 when
+ * workers run as other users (main.c changes the current file itself).
+ */
+void svd_server_set_mode(svd_server *srv, int mode);
+
 #endif /* SVD_SERVER_H */

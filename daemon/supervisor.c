@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,7 +31,9 @@
 #include "core/supervision.h"
 #include "events.h"
 #include "notify.h"
+#include "shell/cgroup.h"
 #include "shell/loop.h"
+#include "shell/reaper.h"
 #include "shell/spawn.h"
 #include "supervisor.h"
 #include "wire/wire.h"
@@ -51,14 +54,15 @@ typedef struct svd_gsh svd_gsh;
 
 /* The shell's record of one process: what the core cannot hold. */
 typedef struct svd_proc {
-	svd_sup *s;
-	sv_wkey  key;
-	pid_t    pid;
-	int      pidfd; /* -1: record unused */
-	sv_io    io;
-	sv_timer timer;
-	uint64_t guard; /* guard of the armed timer */
-	char     status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
+	svd_sup   *s;
+	sv_wkey    key;
+	pid_t      pid;
+	int        pidfd; /* -1: record unused */
+	sv_io      io;
+	sv_timer   timer;
+	uint64_t   guard; /* guard of the armed timer */
+	char       status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
+	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 } svd_proc;
 
 /* The shell's side of a group: its config and per-seat records. */
@@ -79,6 +83,7 @@ struct svd_gsh {
 typedef struct svd_req {
 	struct svd_req *next;
 	nng_msg        *msg;
+	int             pidfd; /* of the connecting process, or -1; owned */
 	uint64_t        pid;
 	uint64_t        uid;
 	svd_done_cb     done;
@@ -94,6 +99,7 @@ struct svd_sup {
 	sv_pidmap         pids;
 	svd_events       *events;
 	svd_notify       *notify;
+	sv_cgtree        *cg; /* per-worker cgroups, or NULL */
 	sv_io             notify_io;
 	unsigned long     notify_drops; /* datagrams refused */
 	uint64_t          log_sec; /* second of the event lines counted */
@@ -169,12 +175,14 @@ env_build_base(svd_gsh *g)
 /* ---- shell records --------------------------------------------------------
  */
 
-static void proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
-static void proc_timer_cb(sv_loop *loop, sv_timer *t);
-static void seat_timer_cb(sv_loop *loop, sv_timer *t);
-static void sup_run_effects(svd_sup *s);
-static void gsh_remove(svd_sup *s, uint32_t id);
-static void sup_notify_drain(svd_sup *s);
+static void   proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
+static void   proc_timer_cb(sv_loop *loop, sv_timer *t);
+static void   seat_timer_cb(sv_loop *loop, sv_timer *t);
+static void   sup_run_effects(svd_sup *s);
+static void   gsh_remove(svd_sup *s, uint32_t id);
+static sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len,
+    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, nng_msg **replyp);
+static void   sup_notify_drain(svd_sup *s);
 
 /* gsh_find returns the shell group of a core group id. */
 static svd_gsh *
@@ -754,8 +762,9 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	sv_spawn_req req;
 	svd_proc    *p;
 	pid_t        pid;
-	int          pidfd, eno = ENOMEM;
+	int          pidfd, eno = ENOMEM, procsfd = -1;
 	uint64_t     now;
+	sv_cgleaf   *leaf = NULL;
 
 	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
 		sv_core_spawn_failed(s->core, t, EAGAIN, sv_loop_now_ms());
@@ -790,12 +799,33 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	}
 	envp[k] = NULL;
 
-	req.path = g->cfg->argv[0];
-	req.argv = g->cfg->argv;
-	req.envp = (char *const *) envp;
-	req.cwd  = g->cfg->cwd;
+	/* Its own cgroup, if we have them; without one it still runs (its
+	 * process group is killed after it exits). */
+	if (s->cg != NULL) {
+		char label[96];
+		snprintf(label, sizeof(label), "%s.%" PRIu32, g->cfg->name,
+		    t.ordinal);
+		if (sv_cgtree_leaf(s->cg, label, &leaf) != SV_OK
+		    || (procsfd = sv_cgleaf_open_procs(s->cg, leaf)) < 0) {
+			svd_log("%s: no cgroup of its own: %s",
+			    key_name(s, t, nm, sizeof(nm)), strerror(errno));
+			sv_cgtree_release(s->cg, leaf);
+			leaf = NULL;
+		}
+	}
+	req.path            = g->cfg->argv[0];
+	req.argv            = g->cfg->argv;
+	req.envp            = (char *const *) envp;
+	req.cwd             = g->cfg->cwd;
+	req.creds           = &g->cfg->creds;
+	req.join_cgroup     = procsfd >= 0;
+	req.cgroup_procs_fd = procsfd;
 	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
 		free(envp);
+		if (procsfd >= 0) {
+			close(procsfd);
+		}
+		sv_cgtree_release(s->cg, leaf);
 		svd_log("%s: cannot spawn %s: %s",
 		    key_name(s, t, nm, sizeof(nm)), g->cfg->argv[0],
 		    strerror(eno));
@@ -803,6 +833,10 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		return;
 	}
 	free(envp);
+	if (procsfd >= 0) {
+		close(procsfd);
+	}
+	p->cg    = leaf;
 	p->key   = t;
 	p->pid   = pid;
 	p->pidfd = pidfd;
@@ -823,10 +857,39 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		}
 		close(pidfd);
 		p->pidfd = -1;
+		sv_cgtree_release(s->cg, p->cg);
+		p->cg = NULL;
 		sv_core_spawn_failed(s->core, t, ENOMEM, now);
 		return;
 	}
 	sv_core_spawned(s->core, t, pid, now);
+}
+
+/* sup_is_worker tells sv_reaper_collect whether pid is a worker. */
+static bool
+sup_is_worker(void *arg, pid_t pid)
+{
+	svd_sup *s = arg;
+	sv_wkey  key;
+
+	return sv_pidmap_get(&s->pids, pid, &key);
+}
+
+/* sup_reap_orphans reaps exited orphans (descendants of workers
+ * reparented to the daemon, a child subreaper), but no worker, and
+ * removes the released cgroups that have become empty. Called on SIGCHLD
+ * and after each worker is reaped. */
+static void
+sup_reap_orphans(svd_sup *s)
+{
+	(void) sv_reaper_collect(sup_is_worker, s);
+	(void) sv_cgtree_sweep(s->cg);
+}
+
+void
+svd_sup_set_cgroups(svd_sup *s, sv_cgtree *cg)
+{
+	s->cg = cg;
 }
 
 /* proc_exit_cb reaps a process whose pidfd became readable. */
@@ -866,6 +929,13 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	 * process group gets SIGKILL. (The group id cannot have been reused
 	 * yet: we are in the callback that reaped its leader.) */
 	(void) sv_signal_group(p->pid, SIGKILL);
+	/* And whatever left the process group but not its cgroup. */
+	if (p->cg != NULL) {
+		sv_cgtree_release(s->cg, p->cg);
+		p->cg = NULL;
+	}
+	/* Orphans that exited while this worker's zombie was in the way. */
+	sup_reap_orphans(s);
 	x = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
 	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
 	sup_run_effects(s);
@@ -1042,20 +1112,26 @@ sup_wake(svd_sup *s)
 
 void
 svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid, uint64_t peer_uid,
-    svd_done_cb done, void *arg)
+    int peer_pidfd, svd_done_cb done, void *arg)
 {
 	svd_req *r = malloc(sizeof(*r));
 
 	if (r == NULL) {
 		nng_msg_free(msg);
+		if (peer_pidfd >= 0) {
+			close(peer_pidfd);
+		}
 		done(arg, NULL);
 		return;
 	}
-	*r = (svd_req) {NULL, msg, peer_pid, peer_uid, done, arg};
+	*r = (svd_req) {NULL, msg, peer_pidfd, peer_pid, peer_uid, done, arg};
 	pthread_mutex_lock(&s->qmtx);
 	if (s->stopped) {
 		pthread_mutex_unlock(&s->qmtx);
 		nng_msg_free(msg);
+		if (peer_pidfd >= 0) {
+			close(peer_pidfd);
+		}
 		free(r);
 		done(arg, NULL);
 		return;
@@ -1083,10 +1159,13 @@ sup_serve(svd_sup *s)
 	while (r != NULL) {
 		svd_req *next = r->next;
 		nng_msg *rep  = NULL;
-		if (svd_sup_dispatch(s, nng_msg_body(r->msg),
-		        nng_msg_len(r->msg), r->pid, r->uid, &rep)
+		if (sup_dispatch(s, nng_msg_body(r->msg), nng_msg_len(r->msg),
+		        r->pid, r->uid, r->pidfd, &rep)
 		    != SV_OK) {
 			rep = NULL;
+		}
+		if (r->pidfd >= 0) {
+			close(r->pidfd);
 		}
 		nng_msg_free(r->msg);
 		r->done(r->arg, rep);
@@ -1117,6 +1196,10 @@ sup_sig_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	(void) loop;
 	(void) events;
 	while (read(io->fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			sup_reap_orphans(s);
+			continue;
+		}
 		if (si.ssi_signo == SIGHUP) {
 			svd_log("SIGHUP ignored: configuration reload is not "
 			        "supported yet");
@@ -1215,6 +1298,9 @@ svd_sup_destroy(svd_sup *s)
 	while ((r = s->qhead) != NULL) {
 		s->qhead = r->next;
 		nng_msg_free(r->msg);
+		if (r->pidfd >= 0) {
+			close(r->pidfd);
+		}
 		free(r);
 	}
 	if (s->wakefd >= 0) {
@@ -1292,6 +1378,7 @@ typedef struct req_ctx {
 	size_t         emsglen;
 	void          *arena[3];
 	char           token[48];
+	bool           peer_gone; /* the connecting process has exited */
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -1320,6 +1407,14 @@ req_admin(req_ctx *c)
 		return req_err(c, SV_EPERM,
 		    "uid %" PRIu64 " may not administer this supervisor",
 		    c->uid);
+	}
+	if (c->peer_gone) {
+		/* It may have been a worker: what holds the connection now is
+		 * not known. */
+		return req_err(c, SV_EPERM,
+		    "the process that opened this connection (pid %" PRIu64
+		    ") has exited; administer over a connection of your own",
+		    c->pid);
 	}
 	if (req_find_worker(c, &key)) {
 		svd_gsh *g = gsh_find(c->s, key.group_id);
@@ -1454,7 +1549,8 @@ proc_ppid(long pid)
 static bool
 req_find_worker(req_ctx *c, sv_wkey *keyp)
 {
-	return c->pid != 0 && sup_find_worker(c->s, (long) c->pid, keyp);
+	return !c->peer_gone && c->pid != 0
+	    && sup_find_worker(c->s, (long) c->pid, keyp);
 }
 
 /* req_caller finds the worker that is the caller or its nearest ancestor
@@ -1466,6 +1562,12 @@ req_caller(
 	sv_wkey          key;
 	const sv_cgroup *g;
 
+	if (c->peer_gone) {
+		return req_err(c, SV_ENOTWORKER,
+		    "the process that opened this connection (pid %" PRIu64
+		    ") has exited; its pid may belong to another process now",
+		    c->pid);
+	}
 	if (c->pid == 0) {
 		return req_err(c, SV_ENOTWORKER,
 		    "the caller's process cannot be identified");
@@ -2259,16 +2361,32 @@ sv_err
 svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, nng_msg **replyp)
 {
+	return sup_dispatch(s, buf, len, peer_pid, peer_uid, -1, replyp);
+}
+
+/* sup_dispatch is svd_sup_dispatch with the connecting process's pidfd
+ * (or -1: not known, trust peer_pid): a process that has exited is no
+ * longer the caller, whatever now runs under its pid. */
+static sv_err
+sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
+    uint64_t peer_uid, int peer_pidfd, nng_msg **replyp)
+{
 	svw_env *req = NULL;
 	uint64_t rid;
 	char     emsg[SVW_MAX_TEXT];
 	sv_err   err;
 	req_ctx  c
 	    = {s, NULL, peer_pid, peer_uid, SUPERVISE__V1__ENVELOPE__INIT,
-	        emsg, sizeof(emsg), {NULL, NULL, NULL}, ""};
+	        emsg, sizeof(emsg), {NULL, NULL, NULL}, "", false};
 
 	emsg[0] = '\0';
-	err     = svw_decode(buf, len, SVW_MAX_REQUEST, &req, &rid);
+	/* Asked right before the answer, on the thread that answers: a
+	 * pidfd that is readable means the process has exited. */
+	if (peer_pidfd >= 0) {
+		struct pollfd pfd = {peer_pidfd, POLLIN, 0};
+		c.peer_gone       = poll(&pfd, 1, 0) > 0;
+	}
+	err = svw_decode(buf, len, SVW_MAX_REQUEST, &req, &rid);
 	switch (err) {
 	case SV_OK:
 		break;

@@ -26,6 +26,7 @@
 #include "events.h"
 #include "log.h"
 #include "notify.h"
+#include "shell/cgroup.h"
 #include "supervise/supervise.h"
 
 typedef struct svd_sup svd_sup;
@@ -69,6 +70,13 @@ void svd_sup_set_events(svd_sup *s, svd_events *ev);
 void svd_sup_set_notify(svd_sup *s, svd_notify *n);
 
 /*
+ * svd_sup_set_cgroups gives each worker spawned from now on its own cgroup
+ * in cg (shell/cgroup.h), killed whole when the worker exits. cg stays the
+ * caller's; close it after svd_sup_destroy. NULL: no cgroups.
+ */
+void svd_sup_set_cgroups(svd_sup *s, sv_cgtree *cg);
+
+/*
  * svd_done_cb receives the reply to a submitted request (NULL: none could
  * be built, or the supervisor has stopped; the caller then drops the
  * request). The reply belongs to the callee. Called on the loop thread, or
@@ -79,10 +87,13 @@ typedef void (*svd_done_cb)(void *arg, nng_msg *reply);
 /*
  * svd_sup_submit hands one request (msg, which it takes) from a peer with
  * the given kernel credentials to the loop thread, which calls done(arg,
- * reply). Thread-safe; never blocks on the supervisor.
+ * reply). peer_pidfd (taken too; -1 if none) is a pidfd of the process that
+ * made the connection: if it has exited by the time the request is
+ * answered, the request is not answered for whatever process now has its
+ * pid. Thread-safe; never blocks on the supervisor.
  */
 void svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
-    uint64_t peer_uid, svd_done_cb done, void *arg);
+    uint64_t peer_uid, int peer_pidfd, svd_done_cb done, void *arg);
 
 /*
  * svd_sup_dispatch answers one request of len bytes from a peer with the

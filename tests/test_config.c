@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "config.h"
 
@@ -270,6 +274,170 @@ test_missing_file(void **state)
 	assert_non_null(strstr(err, "/nonexistent/sv.conf: cannot read"));
 }
 
+/* group_cfg is a one-group config with extra keys (user, group). */
+static void
+group_cfg(char *buf, size_t len, const char *extra)
+{
+	snprintf(buf, len,
+	    "groups = (\n"
+	    "  { name = \"w\"; argv = [\"/bin/true\"]; count = 1;\n"
+	    "    purpose = \"p\";\n"
+	    "    %s }\n"
+	    ");\n",
+	    extra);
+}
+
+/* load_ok loads a one-group config with extra keys; returns it. */
+static svd_config *
+load_ok(const char *extra)
+{
+	svd_config *cfg = NULL;
+	char        text[512], err[1024];
+
+	group_cfg(text, sizeof(text), extra);
+	write_cfg(text);
+	if (svd_config_load(path, &cfg, err, sizeof(err)) != SV_OK)
+		fail_msg("%s: %s", extra, err);
+	unlink(path);
+	return cfg;
+}
+
+/* user and group (as root): names and numbers resolve to uid, gid and the
+ * user's groups; mistakes name file, line and key. */
+static void
+test_user_keys(void **state)
+{
+	struct passwd  *pw = getpwnam("nobody");
+	svd_config     *cfg;
+	const sv_creds *c;
+	gid_t           groups[SV_CREDS_MAX_GROUPS];
+	int             ng = SV_CREDS_MAX_GROUPS;
+	char            text[512], extra[128];
+	uid_t           lonely = 4000123; /* no passwd entry, we hope */
+
+	(void) state;
+	if (geteuid() != 0 || pw == NULL) {
+		skip(); /* resolution as another user needs root */
+	}
+	assert_true(getgrouplist(pw->pw_name, pw->pw_gid, groups, &ng) >= 0);
+
+	/* Without user: the daemon's own credentials. */
+	cfg = load_ok("");
+	assert_false(cfg->groups[0].creds.set);
+	assert_null(cfg->groups[0].user);
+	svd_config_free(cfg);
+
+	/* By name: nobody's uid, primary gid and groups. */
+	cfg = load_ok("user = \"nobody\";");
+	c   = &cfg->groups[0].creds;
+	assert_true(c->set);
+	assert_int_equal(c->uid, pw->pw_uid);
+	assert_int_equal(c->gid, pw->pw_gid);
+	assert_int_equal(c->ngroups, (size_t) ng);
+	assert_memory_equal(c->groups, groups, (size_t) ng * sizeof(gid_t));
+	assert_string_equal(cfg->groups[0].user, "nobody");
+	svd_config_free(cfg);
+
+	/* By number, as an integer, and a group by name: gid 0. */
+	snprintf(extra, sizeof(extra), "user = %u; group = \"root\";",
+	    (unsigned) pw->pw_uid);
+	cfg = load_ok(extra);
+	c   = &cfg->groups[0].creds;
+	assert_int_equal(c->uid, pw->pw_uid);
+	assert_int_equal(c->gid, 0);
+	svd_config_free(cfg);
+
+	/* A uid without a passwd entry works with an explicit group, and
+	 * gets that group alone. */
+	if (getpwuid(lonely) == NULL) {
+		snprintf(extra, sizeof(extra), "user = \"%u\"; group = 12345;",
+		    (unsigned) lonely);
+		cfg = load_ok(extra);
+		c   = &cfg->groups[0].creds;
+		assert_int_equal(c->uid, lonely);
+		assert_int_equal(c->gid, 12345);
+		assert_int_equal(c->ngroups, 1);
+		assert_int_equal(c->groups[0], 12345);
+		svd_config_free(cfg);
+		snprintf(
+		    extra, sizeof(extra), "user = \"%u\";", (unsigned) lonely);
+		group_cfg(text, sizeof(text), extra);
+		load_err(text,
+		    "4: groups[0].user: uid 4000123 has no passwd "
+		    "entry");
+	}
+
+	group_cfg(text, sizeof(text), "user = \"sv-no-such-user\";");
+	load_err(text, "4: groups[0].user: unknown user \"sv-no-such-user\"");
+	group_cfg(text, sizeof(text),
+	    "user = \"nobody\";\n    group = \"sv-no-such-group\";");
+	load_err(text, "5: groups[0].group: unknown group");
+	group_cfg(text, sizeof(text), "group = \"root\";");
+	load_err(text, "4: groups[0].group: group needs user");
+	group_cfg(text, sizeof(text), "user = \"\";");
+	load_err(text, "4: groups[0].user: must not be empty");
+	group_cfg(text, sizeof(text), "user = 4294967295;");
+	load_err(text, "4: groups[0].user: must be an integer in");
+	group_cfg(text, sizeof(text), "user = -1;");
+	load_err(text, "4: groups[0].user: must be an integer in");
+	group_cfg(text, sizeof(text), "user = true;");
+	load_err(text, "4: groups[0].user: must be a name or a number");
+}
+
+/* A daemon that is not root may name only its own user: another one is
+ * "needs root" at load time. Checked in a child that drops to nobody. */
+static void
+test_user_needs_root(void **state)
+{
+	struct passwd *pw = getpwnam("nobody");
+	char           text[512], other[512];
+	pid_t          pid;
+	int            st;
+
+	(void) state;
+	if (geteuid() != 0 || pw == NULL) {
+		skip();
+	}
+	group_cfg(text, sizeof(text), "user = \"nobody\";");
+	group_cfg(other, sizeof(other), "user = \"root\";");
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		svd_config *cfg = NULL;
+		char        err[1024];
+		int         rc = 0;
+
+		if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0
+		    || setuid(pw->pw_uid) != 0) {
+			_exit(10);
+		}
+		/* Our own user: accepted, nothing to switch. */
+		write_cfg(text);
+		if (svd_config_load(path, &cfg, err, sizeof(err)) != SV_OK
+		    || cfg->groups[0].creds.set) {
+			fprintf(stderr, "own user: %s\n", err);
+			rc = 11;
+		}
+		svd_config_free(cfg);
+		unlink(path);
+		cfg = NULL;
+		/* Another: refused at load time, naming the key. */
+		write_cfg(other);
+		if (svd_config_load(path, &cfg, err, sizeof(err)) == SV_OK
+		    || strstr(err,
+		           ": groups[0].user: running workers as uid "
+		           "0 gid 0 needs root")
+		        == NULL) {
+			fprintf(stderr, "other user: %s\n", err);
+			rc = 12;
+		}
+		unlink(path);
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int
 main(void)
 {
@@ -279,6 +447,8 @@ main(void)
 	    cmocka_unit_test(test_supervision_keys),
 	    cmocka_unit_test(test_directory),
 	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_user_keys),
+	    cmocka_unit_test(test_user_needs_root),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -2,14 +2,25 @@
  * spawn.h — starting, signalling and reaping worker processes (internal,
  * effect shell).
  *
- * Spawning uses posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK)), never
- * fork, because nng's threads make fork unsafe. The child gets an empty
- * signal mask, default dispositions for the signals the daemon blocks or
- * ignores, its own process group, and stdin from /dev/null. Every fd of the
- * daemon is close-on-exec, so the child inherits only stdin/stdout/stderr.
- * Each child is tracked by a pidfd: exits are noticed by polling it and
- * reaped with waitid(P_PIDFD), which reaps exactly that child and is immune
- * to pid reuse.
+ * Spawning never forks a copy of the daemon, because nng's threads make
+ * fork unsafe. The common case uses posix_spawn (glibc:
+ * clone(CLONE_VM|CLONE_VFORK)). A worker that runs as another user, or
+ * that joins its own cgroup before exec, needs steps posix_spawn cannot
+ * take (setgroups, setresgid, setresuid; a write to cgroup.procs); for it
+ * sv_spawn does what glibc does, itself: clone(CLONE_VM|CLONE_VFORK|
+ * CLONE_PIDFD) onto a private stack, with every signal blocked around it.
+ * That child shares the daemon's memory until it execs, so it makes only
+ * async-signal-safe calls, and credentials are set with raw system calls
+ * (glibc's setuid() would try to apply the change to every thread of the
+ * daemon). The PATH search is done beforehand, in the parent; a failure in
+ * the child is reported through memory the two share.
+ *
+ * Either way the child gets an empty signal mask, default dispositions for
+ * the signals the daemon blocks or ignores, its own process group, and
+ * stdin from /dev/null. Every fd of the daemon is close-on-exec, so the
+ * child inherits only stdin/stdout/stderr. Each child is tracked by a
+ * pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
+ * which reaps exactly that child and is immune to pid reuse.
  */
 #ifndef SV_SHELL_SPAWN_H
 #define SV_SHELL_SPAWN_H
@@ -17,13 +28,19 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "shell/privileges.h"
 #include "supervise/supervise.h"
 
 typedef struct sv_spawn_req {
 	const char  *path; /* program; searched in PATH when it has no '/' */
 	char *const *argv; /* NULL-terminated */
 	char *const *envp; /* NULL-terminated, complete environment */
-	const char  *cwd; /* NULL: inherit */
+	const char  *cwd; /* NULL: inherit; else entered as the worker's
+	                   * user, after the credentials are set */
+	const sv_creds *creds; /* NULL or !set: the daemon's own */
+	bool            join_cgroup; /* write "0" to cgroup_procs_fd */
+	int             cgroup_procs_fd; /* a cgroup.procs opened O_WRONLY
+	                                  * (cgroup.h); with join_cgroup */
 } sv_spawn_req;
 
 /* How a child ended. */
@@ -37,7 +54,9 @@ typedef struct sv_exit_info {
 /*
  * sv_spawn starts a child. On SV_OK *pidp is its pid and *pidfdp a pidfd
  * (close-on-exec) that the caller closes after sv_reap. Errors: SV_ENOTFOUND
- * (program not found or not executable; *errnop says why), SV_ESYSTEM.
+ * (program not found or not executable; *errnop says why), SV_ESYSTEM
+ * (*errnop says why: EPERM from a credential step, the errno of a failed
+ * cgroup join or chdir, ...). On failure no child is left.
  */
 sv_err sv_spawn(
     const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop);

@@ -1,0 +1,466 @@
+/*
+ * cgroup.c — per-worker cgroup v2 leaves (see cgroup.h).
+ *
+ * Every file operation is relative to the tree's directory fd (openat,
+ * mkdirat, unlinkat), so the tree's path is resolved once. Leaves are kept
+ * on one list; a released leaf stays on it, marked, until it is removed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shell/cgroup.h"
+
+/* Longest line read from /proc/self/mountinfo or /proc/self/cgroup. */
+#define CG_LINE_MAX 8192
+/* Longest leaf name: label part plus ".<seq>". */
+#define CG_LEAF_MAX 120
+/* Longest label part of a leaf name. */
+#define CG_LABEL_MAX 96
+
+struct sv_cgleaf {
+	sv_cgleaf *next, *prev;
+	bool       released;
+	char       name[CG_LEAF_MAX];
+};
+
+struct sv_cgtree {
+	int        fd; /* the tree's directory */
+	int        parentfd; /* the daemon's own cgroup */
+	char       name[64]; /* the tree's name in the parent */
+	char       path[PATH_MAX];
+	uint64_t   seq;
+	sv_cgleaf *leaves; /* live and released */
+};
+
+/* cg_msg formats msg and returns err. */
+static sv_err cg_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static sv_err
+cg_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* cg_unescape decodes mountinfo's octal escapes (\040) in place. */
+static void
+cg_unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r != '\0'; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0'
+		    && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8
+			    + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* cg_find_mount finds the first cgroup2 mount: its mount point and the
+ * cgroup path it shows (its root). Returns true when found. */
+static bool
+cg_find_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line, *sep, *fld[5], *save = NULL;
+	bool  found = false;
+
+	if (f == NULL || (line = malloc(CG_LINE_MAX)) == NULL) {
+		if (f != NULL) {
+			fclose(f);
+		}
+		return false;
+	}
+	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
+		if (strchr(line, '\n') == NULL) {
+			continue; /* overlong line: not one we can use */
+		}
+		if ((sep = strstr(line, " - ")) == NULL
+		    || strncmp(sep + 3, "cgroup2 ", 8) != 0) {
+			continue;
+		}
+		*sep   = '\0';
+		fld[0] = strtok_r(line, " ", &save);
+		for (int i = 1; i < 5; i++) {
+			fld[i] = fld[i - 1] != NULL
+			    ? strtok_r(NULL, " ", &save)
+			    : NULL;
+		}
+		if (fld[4] == NULL) {
+			continue;
+		}
+		cg_unescape(fld[3]);
+		cg_unescape(fld[4]);
+		if (strlen(fld[4]) < mntlen && strlen(fld[3]) < rootlen) {
+			snprintf(mnt, mntlen, "%s", fld[4]);
+			snprintf(root, rootlen, "%s", fld[3]);
+			found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* cg_own_path reads the daemon's cgroup v2 path ("0::PATH"). */
+static bool
+cg_own_path(char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char *line;
+	bool  found = false;
+
+	if (f == NULL || (line = malloc(CG_LINE_MAX)) == NULL) {
+		if (f != NULL) {
+			fclose(f);
+		}
+		return false;
+	}
+	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
+		char *nl = strchr(line, '\n');
+		if (nl == NULL || strncmp(line, "0::", 3) != 0) {
+			continue;
+		}
+		*nl = '\0';
+		if (strlen(line + 3) < len && line[3] == '/') {
+			snprintf(path, len, "%s", line + 3);
+			found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* cg_write writes text to the file name in dirfd. Returns 0 or -1. */
+static int
+cg_write(int dirfd, const char *name, const char *text)
+{
+	int     fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int     e;
+
+	if (fd < 0) {
+		return -1;
+	}
+	n = write(fd, text, strlen(text));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t) strlen(text) ? 0 : -1;
+}
+
+sv_err
+sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
+{
+	char        mnt[PATH_MAX], root[PATH_MAX], own[PATH_MAX];
+	char        dir[PATH_MAX];
+	const char *rel;
+	sv_cgtree  *t;
+	int         pfd, n;
+	sv_err      err;
+
+	*treep = NULL;
+	if (!cg_find_mount(mnt, sizeof(mnt), root, sizeof(root))) {
+		return cg_msg(msg, msglen, SV_ENOTFOUND,
+		    "no cgroup2 file system is mounted");
+	}
+	if (!cg_own_path(own, sizeof(own))) {
+		return cg_msg(msg, msglen, SV_ENOTFOUND,
+		    "no cgroup v2 entry in /proc/self/cgroup");
+	}
+	/* The mount shows the hierarchy from root down. */
+	rel = own;
+	if (strcmp(root, "/") != 0) {
+		size_t rl = strlen(root);
+		if (strncmp(own, root, rl) != 0
+		    || (own[rl] != '/' && own[rl] != '\0')) {
+			return cg_msg(msg, msglen, SV_ENOTFOUND,
+			    "our cgroup %s is outside the cgroup2 mount %s "
+			    "(root %s)",
+			    own, mnt, root);
+		}
+		rel = own + rl;
+	}
+	n = snprintf(
+	    dir, sizeof(dir), "%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
+	if (n < 0 || (size_t) n >= sizeof(dir) - 80) {
+		return cg_msg(
+		    msg, msglen, SV_ENOTFOUND, "cgroup path too long");
+	}
+	if ((pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		return cg_msg(msg, msglen, SV_ENOTFOUND, "cannot open %s: %s",
+		    dir, strerror(errno));
+	}
+	/* Delegated to us: we may create cgroups here and move processes
+	 * out of this one (the common ancestor of a move). */
+	if (faccessat(pfd, ".", W_OK, AT_EACCESS) != 0
+	    || faccessat(pfd, "cgroup.procs", W_OK, AT_EACCESS) != 0) {
+		err = cg_msg(msg, msglen, SV_EPERM,
+		    "%s is not delegated to us (not writable)", dir);
+		close(pfd);
+		return err;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		close(pfd);
+		return cg_msg(msg, msglen, SV_ENOMEM, "out of memory");
+	}
+	t->parentfd = pfd;
+	t->fd       = -1;
+	/* A stale tree of a dead daemon with our pid: reuse it if empty. */
+	for (int i = 0; i < 10 && t->fd < 0; i++) {
+		if (i == 0) {
+			snprintf(t->name, sizeof(t->name), "supervised.%ld",
+			    (long) getpid());
+		} else {
+			snprintf(t->name, sizeof(t->name), "supervised.%ld.%d",
+			    (long) getpid(), i);
+		}
+		if (mkdirat(pfd, t->name, 0755) != 0
+		    && (errno != EEXIST
+		        || unlinkat(pfd, t->name, AT_REMOVEDIR) != 0
+		        || mkdirat(pfd, t->name, 0755) != 0)) {
+			if (errno == EEXIST || errno == EBUSY
+			    || errno == ENOTEMPTY) {
+				continue; /* not ours to take: next name */
+			}
+			break;
+		}
+		t->fd
+		    = openat(pfd, t->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (t->fd >= 0
+		    && faccessat(t->fd, "cgroup.procs", W_OK, 0) != 0) {
+			close(t->fd);
+			t->fd = -1;
+			break;
+		}
+	}
+	if (snprintf(t->path, sizeof(t->path), "%s/%s", dir, t->name)
+	    >= (int) sizeof(t->path)) {
+		t->path[0] = '\0'; /* not reached: dir is checked above */
+	}
+	if (t->fd < 0) {
+		err = cg_msg(msg, msglen, SV_EPERM, "cannot create %s: %s",
+		    t->path, strerror(errno));
+		close(pfd);
+		free(t);
+		return err;
+	}
+	if (faccessat(t->fd, "cgroup.kill", W_OK, 0) != 0) {
+		err = cg_msg(msg, msglen, SV_EINVAL,
+		    "%s has no cgroup.kill (Linux >= 5.14 needed)", t->path);
+		close(t->fd);
+		(void) unlinkat(pfd, t->name, AT_REMOVEDIR);
+		close(pfd);
+		free(t);
+		return err;
+	}
+	*treep = t;
+	return cg_msg(msg, msglen, SV_OK,
+	    "cgroup v2: one cgroup per worker under %s, killed with "
+	    "cgroup.kill when the worker exits",
+	    t->path);
+}
+
+const char *
+sv_cgtree_path(const sv_cgtree *t)
+{
+	return t->path;
+}
+
+sv_err
+sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
+{
+	sv_cgleaf *l = calloc(1, sizeof(*l));
+	size_t     i;
+
+	if (l == NULL) {
+		return SV_ENOMEM;
+	}
+	for (i = 0; label[i] != '\0' && i < CG_LABEL_MAX; i++) {
+		char c     = label[i];
+		l->name[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		                 || (c >= '0' && c <= '9') || c == '_'
+		                 || c == '-' || (c == '.' && i > 0))
+		    ? c
+		    : '_';
+	}
+	snprintf(l->name + i, sizeof(l->name) - i, ".%" PRIu64, ++t->seq);
+	if (mkdirat(t->fd, l->name, 0755) != 0) {
+		int e = errno;
+		free(l);
+		errno = e;
+		return SV_ESYSTEM;
+	}
+	l->next = t->leaves;
+	if (t->leaves != NULL) {
+		t->leaves->prev = l;
+	}
+	t->leaves = l;
+	*leafp    = l;
+	return SV_OK;
+}
+
+int
+sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l)
+{
+	char path[CG_LEAF_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", l->name);
+	return openat(t->fd, path, O_WRONLY | O_CLOEXEC);
+}
+
+/* cg_unlink takes l off the list and frees it. */
+static void
+cg_unlink(sv_cgtree *t, sv_cgleaf *l)
+{
+	if (l->prev != NULL) {
+		l->prev->next = l->next;
+	} else {
+		t->leaves = l->next;
+	}
+	if (l->next != NULL) {
+		l->next->prev = l->prev;
+	}
+	free(l);
+}
+
+/* cg_kill writes cgroup.kill of a leaf (SIGKILL to all its processes). */
+static void
+cg_kill(sv_cgtree *t, sv_cgleaf *l)
+{
+	char path[CG_LEAF_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/cgroup.kill", l->name);
+	(void) cg_write(t->fd, path, "1");
+}
+
+/* cg_remove tries to remove a leaf; true when it is gone. */
+static bool
+cg_remove(sv_cgtree *t, sv_cgleaf *l)
+{
+	if (unlinkat(t->fd, l->name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+		cg_unlink(t, l);
+		return true;
+	}
+	return false;
+}
+
+void
+sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
+{
+	if (l == NULL) {
+		return;
+	}
+	cg_kill(t, l);
+	l->released = true;
+	(void) cg_remove(t, l);
+}
+
+size_t
+sv_cgtree_sweep(sv_cgtree *t)
+{
+	size_t     left = 0;
+	sv_cgleaf *l, *next;
+
+	if (t == NULL) {
+		return 0;
+	}
+	for (l = t->leaves; l != NULL; l = next) {
+		next = l->next;
+		if (l->released && !cg_remove(t, l)) {
+			left++;
+		}
+	}
+	return left;
+}
+
+/* cg_now_ms is CLOCK_MONOTONIC in milliseconds. */
+static int64_t
+cg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* cg_wait_empty waits at most ms for the leaf's cgroup.events to change
+ * (it does when the leaf empties). */
+static void
+cg_wait_empty(sv_cgtree *t, sv_cgleaf *l, int ms)
+{
+	char          path[CG_LEAF_MAX + 16], buf[256];
+	struct pollfd p;
+	ssize_t       n;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", l->name);
+	if ((p.fd = openat(t->fd, path, O_RDONLY | O_CLOEXEC)) < 0) {
+		return;
+	}
+	p.events = POLLPRI;
+	n        = read(p.fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0") == NULL) {
+			(void) poll(&p, 1, ms);
+		}
+	}
+	close(p.fd);
+}
+
+size_t
+sv_cgtree_close(sv_cgtree *t, int timeout_ms)
+{
+	int64_t    deadline;
+	size_t     left = 0;
+	sv_cgleaf *l;
+
+	if (t == NULL) {
+		return 0;
+	}
+	deadline = cg_now_ms() + timeout_ms;
+	for (l = t->leaves; l != NULL; l = l->next) {
+		cg_kill(t, l);
+		l->released = true;
+	}
+	while ((left = sv_cgtree_sweep(t)) > 0) {
+		int64_t rest = deadline - cg_now_ms();
+		if (rest <= 0) {
+			break;
+		}
+		cg_wait_empty(t, t->leaves, rest > 100 ? 100 : (int) rest);
+	}
+	while (t->leaves != NULL) {
+		cg_unlink(t, t->leaves); /* left in the file system */
+	}
+	close(t->fd);
+	if (left == 0) {
+		(void) unlinkat(t->parentfd, t->name, AT_REMOVEDIR);
+	}
+	close(t->parentfd);
+	free(t);
+	return left;
+}
