@@ -448,10 +448,40 @@ test_err_table(void **state)
 	assert_string_equal(sv_version(), SV_VERSION_STRING);
 }
 
+/* A string with a NUL byte inside (a group name "web\0x") is refused,
+ * at any depth, with the request id kept; the same name without the NUL
+ * decodes. */
+static void
+test_nul_in_string(void **state)
+{
+	/* Envelope{version 1, request_id 9, scale_group{group "web\0x"}} */
+	static const uint8_t bad[] = {0x08, 0x01, 0x10, 0x09, 0x92, 0x02, 0x07,
+	    0x0a, 0x05, 'w', 'e', 'b', 0x00, 'x'};
+	static const uint8_t good[] = {0x08, 0x01, 0x10, 0x09, 0x92, 0x02,
+	    0x07, 0x0a, 0x05, 'w', 'e', 'b', 'x', 'x'};
+	svw_env             *env    = NULL;
+	uint64_t             rid    = 0;
+
+	(void) state;
+	assert_int_equal(
+	    svw_decode(bad, sizeof(bad), SVW_MAX_REQUEST, &env, &rid),
+	    SV_EBADREQ);
+	assert_null(env);
+	assert_int_equal(rid, 9);
+	assert_int_equal(
+	    svw_decode(good, sizeof(good), SVW_MAX_REQUEST, &env, &rid),
+	    SV_OK);
+	assert_int_equal(
+	    env->body_case, SUPERVISE__V1__ENVELOPE__BODY_SCALE_GROUP);
+	assert_string_equal(env->scale_group->group, "webxx");
+	svw_free(env);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_nul_in_string),
 	    cmocka_unit_test(test_requests_roundtrip),
 	    cmocka_unit_test(test_replies_roundtrip),
 	    cmocka_unit_test(test_truncated),

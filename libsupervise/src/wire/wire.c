@@ -4,12 +4,90 @@
  * protobuf-c has no size or depth limit of its own: the length check here is
  * the bound (the schema has no recursive message, so depth is bounded by it).
  * An empty buffer is a valid protobuf encoding of an Envelope with version 0
- * and no body; version 0 means "no version", so it is SV_EBADREQ.
+ * and no body; version 0 means "no version", so it is SV_EBADREQ. A string
+ * field holding a NUL byte is SV_EBADREQ too (wire_strings).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "wire/wire.h"
+
+/* Deepest nesting of messages wire_strings follows (the schema has 3). */
+#define WIRE_MAX_DEPTH 8
+
+/* wire_varint reads a varint at *p (below end); false if malformed. */
+static bool
+wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t) (b & 0x7f) << shift;
+		if ((b & 0x80) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * wire_strings walks the encoding of a message of type d and tells whether
+ * any string field, at any depth, holds a NUL byte. protobuf-c hands
+ * strings over as C strings, so "web\0x" would silently become "web":
+ * such a request is refused instead. Malformed encodings are left to the
+ * decoder (false here).
+ */
+static bool
+wire_strings(const ProtobufCMessageDescriptor *d, const uint8_t *p,
+    const uint8_t *end, int depth)
+{
+	while (p < end) {
+		uint64_t                        key, n;
+		const ProtobufCFieldDescriptor *f = NULL;
+
+		if (!wire_varint(&p, end, &key)) {
+			return false;
+		}
+		switch (key & 7) {
+		case 0:
+			if (!wire_varint(&p, end, &n)) {
+				return false;
+			}
+			continue;
+		case 1:
+			p += 8;
+			continue;
+		case 5:
+			p += 4;
+			continue;
+		case 2:
+			break;
+		default:
+			return false;
+		}
+		if (!wire_varint(&p, end, &n) || n > (uint64_t) (end - p)) {
+			return false;
+		}
+		for (unsigned i = 0; i < d->n_fields; i++) {
+			if (d->fields[i].id == (key >> 3)) {
+				f = &d->fields[i];
+				break;
+			}
+		}
+		if (f != NULL && f->type == PROTOBUF_C_TYPE_STRING
+		    && memchr(p, 0, (size_t) n) != NULL) {
+			return true;
+		}
+		if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE
+		    && depth < WIRE_MAX_DEPTH
+		    && wire_strings(f->descriptor, p, p + n, depth + 1)) {
+			return true;
+		}
+		p += n;
+	}
+	return false;
+}
 
 sv_err
 svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
@@ -26,6 +104,11 @@ svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
 		return SV_EBADREQ;
 	}
 	*request_idp = env->request_id;
+	if (wire_strings(&supervise__v1__envelope__descriptor, buf,
+	        (const uint8_t *) buf + len, 0)) {
+		svw_free(env);
+		return SV_EBADREQ;
+	}
 	if (env->version == 0) {
 		/* No version at all (an empty buffer decodes this way). */
 		svw_free(env);

@@ -34,6 +34,7 @@ typedef Supervise__V1__Envelope__BodyCase svw_body;
  * envelope's version and body are checked:
  *   SV_ETOOLARGE   len > max
  *   SV_EBADREQ     not a valid Envelope encoding
+ *   SV_EBADREQ     ... or a string field holds a NUL byte
  *   SV_EBADREQ     ... or version 0 (missing)
  *   SV_EVERSION    version != SV_PROTOCOL_VERSION
  *   SV_EUNKNOWNMSG no body this implementation knows
