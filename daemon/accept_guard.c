@@ -133,7 +133,7 @@ guard_read(int fd, uint8_t *buf, size_t n, int64_t dl_ms)
 static bool
 guard_is_listener(int fd, const char *path)
 {
-	struct sockaddr_un sa;
+	struct sockaddr_un sa  = {0};
 	socklen_t          len = sizeof(sa);
 	int                v   = 0;
 	socklen_t          vl  = sizeof(v);

@@ -1599,8 +1599,9 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	sv_err           err;
 	svd_gsh         *gsh;
 
-	if ((err = req_caller(c, &g, &s, &p)) != SV_OK) {
-		return err;
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	    || s == NULL || p == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	gsh               = gsh_find(c->s, g->id);
 	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
@@ -1633,8 +1634,9 @@ req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
 	sv_wkey          key;
 	sv_err           err;
 
-	if ((err = req_caller(c, &g, &s, &p)) != SV_OK) {
-		return err;
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	    || s == NULL || p == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if (p->pid != (int64_t) c->pid) {
 		svd_gsh *gs = gsh_find(c->s, g->id);
@@ -1861,8 +1863,8 @@ req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	sv_err           err = req_seat(
 	              c, c->req->get_status->group, c->req->get_status->ordinal, &g, &s);
 
-	if (err != SV_OK) {
-		return err;
+	if (err != SV_OK || g == NULL || s == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	return req_reply_status(c, g, s->ordinal, w);
 }
@@ -1877,8 +1879,8 @@ req_resize(req_ctx *c, const char *name, uint32_t count,
 	sv_err           err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, name, &g)) != SV_OK) {
-		return err;
+	    || (err = req_group(c, name, &g)) != SV_OK || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if (count > g->max_count) {
 		return req_err(c, SV_EEXHAUSTED,
@@ -1909,8 +1911,9 @@ req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	sv_err                              err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_seat(c, r->group, r->ordinal, &g, &s)) != SV_OK) {
-		return err;
+	    || (err = req_seat(c, r->group, r->ordinal, &g, &s)) != SV_OK
+	    || g == NULL || s == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	err = sv_core_restart(c->s->core, g->id, r->ordinal,
 	    r->check_generation, r->expected_generation, sv_loop_now_ms());
@@ -1934,9 +1937,9 @@ req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	sv_err           err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->start_worker->group, &g))
-	        != SV_OK) {
-		return err;
+	    || (err = req_group(c, c->req->start_worker->group, &g)) != SV_OK
+	    || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	err = sv_core_start_one(c->s->core, g->id, &ordinal, sv_loop_now_ms());
 	if (err != SV_OK) {
@@ -1955,8 +1958,8 @@ req_terminate_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	sv_err                                err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, t->group, &g)) != SV_OK) {
-		return err;
+	    || (err = req_group(c, t->group, &g)) != SV_OK || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	err = sv_core_terminate_one(
 	    c->s->core, g->id, t->ordinal, sv_loop_now_ms());
@@ -2050,8 +2053,9 @@ req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi)
 	sv_err           err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->reset_group->group, &g)) != SV_OK) {
-		return err;
+	    || (err = req_group(c, c->req->reset_group->group, &g)) != SV_OK
+	    || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if ((err = sv_core_reset(c->s->core, g->id, sv_loop_now_ms()))
 	    != SV_OK) {
@@ -2240,9 +2244,9 @@ req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
 	sv_err           err;
 
 	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->delete_group->group, &g))
-	        != SV_OK) {
-		return err;
+	    || (err = req_group(c, c->req->delete_group->group, &g)) != SV_OK
+	    || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	group_info(c->s, g, gi);
 	c->arena[0] = strdup(gi->name);

@@ -30,7 +30,7 @@
 #define CG_LABEL_MAX 96
 
 struct sv_cgleaf {
-	sv_cgleaf *next, *prev;
+	sv_cgleaf *next;
 	bool       released;
 	char       name[CG_LEAF_MAX];
 };
@@ -299,7 +299,7 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 	if (l == NULL) {
 		return SV_ENOMEM;
 	}
-	for (i = 0; label[i] != '\0' && i < CG_LABEL_MAX; i++) {
+	for (i = 0; i < CG_LABEL_MAX && label[i] != '\0'; i++) {
 		char c     = label[i];
 		l->name[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 		                 || (c >= '0' && c <= '9') || c == '_'
@@ -314,10 +314,7 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 		errno = e;
 		return SV_ESYSTEM;
 	}
-	l->next = t->leaves;
-	if (t->leaves != NULL) {
-		t->leaves->prev = l;
-	}
+	l->next   = t->leaves;
 	t->leaves = l;
 	*leafp    = l;
 	return SV_OK;
@@ -336,13 +333,11 @@ sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l)
 static void
 cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 {
-	if (l->prev != NULL) {
-		l->prev->next = l->next;
-	} else {
-		t->leaves = l->next;
-	}
-	if (l->next != NULL) {
-		l->next->prev = l->prev;
+	for (sv_cgleaf **pp = &t->leaves; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
 	}
 	free(l);
 }

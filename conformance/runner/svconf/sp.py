@@ -1,0 +1,152 @@
+"""SP (nng scalability protocol) over AF_UNIX stream sockets, written out.
+
+Design: the conformance runner must not link libsupervise or nng, so it
+speaks the wire format itself (the format nng 1.5.2 uses on ipc://, also
+described in libsupervise/src/client/transport.h and docs/protocol.md
+section 1):
+
+  connection header, each side sends 8 bytes then reads the peer's:
+      00 'S' 'P' 00, protocol id (16-bit big-endian), 00 00
+  every message: type byte 01, 64-bit big-endian length of the rest, then
+      the SP header (REQ/REP: a 32-bit big-endian request id with the high
+      bit set; PUB/SUB: none) and the body.
+
+Every blocking call takes an absolute deadline (time.monotonic() seconds)
+and every read is bounded by a size limit. This module has no protobuf
+dependency, so the worker agent (sv_agent.py) can share the same framing
+rules (it carries its own small copy to stay a single file).
+"""
+
+import os
+import socket
+import struct
+import time
+
+REQ0 = 0x30
+REP0 = 0x31
+PUB0 = 0x20
+SUB0 = 0x21
+ID_BIT = 0x80000000
+MAX_FRAME = 8 * 1024 * 1024  # largest frame this runner reads
+
+
+class Closed(Exception):
+    """The peer closed the connection (or reset it)."""
+
+
+class Timeout(Exception):
+    """A deadline passed."""
+
+
+def header(proto):
+    return b"\x00SP\x00" + struct.pack(">H", proto) + b"\x00\x00"
+
+
+def url_path(url):
+    if not url.startswith("ipc://"):
+        raise ValueError("only ipc:// URLs are supported: %r" % url)
+    return url[len("ipc://"):]
+
+
+class Conn:
+    """One SP connection. `proto` is ours, `peer` the one we require."""
+
+    def __init__(self, url, proto, peer, deadline):
+        self.url = url
+        self.proto = proto
+        self.peer = peer
+        self.sock = None
+        self.next_id = (int.from_bytes(os.urandom(4), "big") | ID_BIT) & 0xFFFFFFFF
+        self._connect(deadline)
+
+    def _connect(self, deadline):
+        path = url_path(self.url)
+        delay = 0.002
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.settimeout(max(0.001, deadline - time.monotonic()))
+                s.connect(path)
+                s.sendall(header(self.proto))
+                self.sock = s
+                got = self._read_exact(8, deadline)
+                if got[:4] != b"\x00SP\x00" or got[6:] != b"\x00\x00":
+                    raise Closed("bad SP header from peer: %s" % got.hex())
+                if struct.unpack(">H", got[4:6])[0] != self.peer:
+                    raise Closed("peer speaks SP protocol 0x%s" % got[4:6].hex())
+                return
+            except Timeout:
+                s.close()
+                self.sock = None
+                raise
+            except (Closed, OSError) as e:
+                s.close()
+                self.sock = None
+                if time.monotonic() + delay >= deadline:
+                    raise Timeout("cannot connect to %s: %s" % (self.url, e))
+                time.sleep(delay)  # back-off between attempts, bounded
+                delay = min(delay * 2, 0.064)
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _read_exact(self, n, deadline):
+        buf = bytearray()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("read timed out")
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+            except socket.timeout:
+                raise Timeout("read timed out")
+            except (ConnectionResetError, BrokenPipeError) as e:
+                raise Closed(str(e))
+            if not chunk:
+                raise Closed("peer closed the connection")
+            buf += chunk
+        return bytes(buf)
+
+    def send_frame(self, payload, deadline):
+        """Sends one frame (SP header included in payload)."""
+        data = b"\x01" + struct.pack(">Q", len(payload)) + payload
+        try:
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            self.sock.sendall(data)
+        except socket.timeout:
+            raise Timeout("send timed out")
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise Closed(str(e))
+
+    def recv_frame(self, deadline, limit=MAX_FRAME):
+        hdr = self._read_exact(9, deadline)
+        if hdr[0] != 1:
+            raise Closed("bad frame type %d" % hdr[0])
+        n = struct.unpack(">Q", hdr[1:])[0]
+        if n > limit:
+            raise Closed("frame of %d bytes over the limit %d" % (n, limit))
+        return self._read_exact(n, deadline)
+
+    def request(self, body, deadline):
+        """REQ: sends body, returns the reply body with our request id."""
+        rid = self.next_id
+        self.next_id = ((self.next_id + 1) & 0x7FFFFFFF) | ID_BIT
+        self.send_frame(struct.pack(">I", rid) + body, deadline)
+        while True:
+            frame = self.recv_frame(deadline)
+            if len(frame) < 4:
+                raise Closed("reply shorter than its SP header")
+            if struct.unpack(">I", frame[:4])[0] == rid:
+                return frame[4:]
+            # a reply to a request we gave up on: skip it
+
+
+def req(url, deadline):
+    return Conn(url, REQ0, REP0, deadline)
+
+
+def sub(url, deadline):
+    return Conn(url, SUB0, PUB0, deadline)

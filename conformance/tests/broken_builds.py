@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""broken_builds.py — shows that the conformance suite catches real defects.
+
+Design: runs sv_conformance.py against the reference daemon behind
+broken/sv_broken_proxy.py, once per defect, on a few cases, and checks the
+TAP output: the case that exercises the broken rule must fail naming that
+rule, a case that does not touch it must still pass (the failure is
+specific), and the run must exit 1. The proxy without a defect ("none") is
+the control: every selected case passes and the run exits 0, so the
+failures come from the defects and not from the proxy.
+
+Usage: broken_builds.py --supervised PATH [--descriptor FILE]
+Exit status 0 when every expectation holds; each miss is printed.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, ".."))
+PY = "/usr/bin/python3"
+
+# defect: (cases to run, {case: rule it must fail with}, cases that must pass)
+PLAN = {
+    "none": (["001-*", "003-*", "008-*", "009-*", "010-*"], {},
+             ["001-hello-negotiates-v1", "003-malformed-bytes-get-bad-request",
+              "008-identity-from-worker", "009-ordinal-reused-after-kill",
+              "010-generations-strictly-grow"]),
+    "ordinal-not-reused": (["008-*", "009-*"],
+                           {"009-ordinal-reused-after-kill": "ORD-2"},
+                           ["008-identity-from-worker"]),
+    "generation-constant": (["008-*", "010-*"],
+                            {"010-generations-strictly-grow": "GEN-2"},
+                            ["008-identity-from-worker"]),
+    "malformed-no-reply": (["001-*", "003-*"],
+                           {"003-malformed-bytes-get-bad-request": "ERR-1"},
+                           ["001-hello-negotiates-v1"]),
+}
+
+
+def run(defect, cases, a):
+    template = ("%s %s/broken/sv_broken_proxy.py --defect %s --supervised %s "
+                "--config-json {config_json} --socket-dir {socket_dir} "
+                "--inner-dir {dir}/inner" % (PY, ROOT, defect, a.supervised))
+    if a.descriptor:
+        template += " --descriptor " + a.descriptor
+    cmd = [PY, os.path.join(ROOT, "runner", "sv_conformance.py"), "--supervisor", template]
+    if a.descriptor:
+        cmd += ["--descriptor", a.descriptor]
+    for c in cases:
+        cmd += ["--case", c]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=120, text=True)
+    return p.returncode, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--supervised", required=True)
+    ap.add_argument("--descriptor")
+    a = ap.parse_args()
+    misses = 0
+    for defect, (cases, must_fail, must_pass) in PLAN.items():
+        rc, out = run(defect, cases, a)
+        lines = out.splitlines()
+        problems = []
+        for case, rule in must_fail.items():
+            want = " - %s [required] FAILED %s" % (case, rule)
+            if not any(l.startswith("not ok ") and want in l for l in lines):
+                problems.append("%s does not fail naming %s" % (case, rule))
+        for case in must_pass:
+            if not any(l.startswith("ok ") and (" - %s [" % case) in l for l in lines):
+                problems.append("%s does not pass" % case)
+        want_rc = 1 if must_fail else 0
+        if rc != want_rc:
+            problems.append("exit status %d, want %d" % (rc, want_rc))
+        if not lines or not lines[-1].endswith("skipped"):
+            problems.append("no summary line")
+        status = "ok" if not problems else "not ok"
+        print("%s - defect %s: %s" % (status, defect, lines[-1] if lines else "(no output)"))
+        for l in lines:
+            if l.startswith("not ok") or l.startswith("#   "):
+                print("#     " + l)
+        for pr in problems:
+            print("#   MISS: " + pr)
+        misses += len(problems)
+    print("%d defects, %d misses" % (len(PLAN), misses))
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
