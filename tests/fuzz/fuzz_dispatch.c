@@ -107,12 +107,13 @@ answer_to(svw_body b)
  * gives a request before it is served (raw: protobuf-c's own decoding of
  * it, NULL if none), or ERROR_CODE_UNSPECIFIED if it passes them all. */
 static fuzz_code
-expected_refusal(size_t size, const svw_env *raw)
+expected_refusal(const uint8_t *data, size_t size, const svw_env *raw)
 {
 	if (size > SVW_MAX_REQUEST) {
 		return SUPERVISE__V1__ERROR_CODE__ERROR_CODE_TOO_LARGE;
 	}
-	if (raw == NULL || raw->version == 0) {
+	if (raw == NULL || svw_has_nul_string(data, size)
+	    || raw->version == 0) {
 		return SUPERVISE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST;
 	}
 	if (raw->version != SV_PROTOCOL_VERSION) {
@@ -130,9 +131,10 @@ expected_refusal(size_t size, const svw_env *raw)
 
 /* check_reply checks the reply rep to the request of size bytes. */
 static void
-check_reply(size_t size, const svw_env *raw, const svw_env *rep)
+check_reply(
+    const uint8_t *data, size_t size, const svw_env *raw, const svw_env *rep)
 {
-	fuzz_code want = expected_refusal(size, raw);
+	fuzz_code want = expected_refusal(data, size, raw);
 
 	FUZZ_CHECK(rep->version == SV_PROTOCOL_VERSION, "reply version 1");
 	FUZZ_CHECK(rep->request_id == (raw != NULL ? raw->request_id : 0),
@@ -252,7 +254,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size <= SVW_MAX_REQUEST) {
 		raw = supervise__v1__envelope__unpack(NULL, size, data);
 	}
-	check_reply(size, raw, rep);
+	check_reply(data, size, raw, rep);
 	supervise__v1__envelope__free_unpacked(rep, NULL);
 	if (raw != NULL) {
 		supervise__v1__envelope__free_unpacked(raw, NULL);

@@ -144,8 +144,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(rid == 0, "no id from an oversize request");
 		break;
 	case SV_EBADREQ:
-		FUZZ_CHECK(raw == NULL || raw->version == 0,
-		    "BAD_REQUEST: not an Envelope, or version 0");
+		FUZZ_CHECK(raw == NULL || raw->version == 0
+		        || svw_has_nul_string(data, size),
+		    "BAD_REQUEST: not an Envelope, version 0, or a NUL in a "
+		    "string");
 		FUZZ_CHECK(rid == (raw != NULL ? raw->request_id : 0),
 		    "id of a readable envelope kept, else 0");
 		break;

@@ -38,11 +38,18 @@ describe("events", function()
     end
   end
 
+  -- sync makes sure r's subscription is live: the PUB socket may attach a
+  -- new reader a moment after it connects, and an event published before
+  -- that is not delivered; so scale (a no-op) again until one arrives.
   local function sync(c, r)
-    assert(c:scale("ev", N, 5000))
-    next_matching(r, H.now_ms() + 10000, function(e)
-      return e.kind == "group_scaled" and e.group == "ev"
-    end)
+    local deadline = H.now_ms() + 10000
+    while true do
+      assert(c:scale("ev", N, 5000))
+      local ok = pcall(next_matching, r, math.min(deadline, H.now_ms() + 300),
+        function(e) return e.kind == "group_scaled" and e.group == "ev" end)
+      if ok then return end
+      if H.now_ms() >= deadline then error("the event reader never became live", 2) end
+    end
   end
 
   it("see a restart: stopping, then started with generation + 1", function()

@@ -48,10 +48,20 @@ def next_event(reader, deadline, match, seen):
 
 def sync(c, reader, group, count):
     """Makes sure reader's subscription is live: a no-op scale publishes
-    group_scaled, which the reader must then receive."""
-    c.scale(group, count)
-    next_event(reader, time.monotonic() + 10,
-               lambda e: e.kind == "group_scaled" and e.group == group, [])
+    group_scaled, which the reader must then receive. The PUB socket may
+    attach a new reader a moment after it connects (an event published
+    before is not delivered), so scale again until one arrives."""
+    deadline = time.monotonic() + 10
+    while True:
+        c.scale(group, count)
+        try:
+            next_event(reader, min(deadline, time.monotonic() + 0.3),
+                       lambda e: e.kind == "group_scaled"
+                       and e.group == group, [])
+            return
+        except AssertionError:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def test_events_see_a_restart(sup):

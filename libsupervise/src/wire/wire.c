@@ -89,6 +89,13 @@ wire_strings(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 	return false;
 }
 
+bool
+svw_has_nul_string(const void *buf, size_t len)
+{
+	return wire_strings(&supervise__v1__envelope__descriptor, buf,
+	    (const uint8_t *) buf + len, 0);
+}
+
 sv_err
 svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
     uint64_t *request_idp)
@@ -104,8 +111,7 @@ svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
 		return SV_EBADREQ;
 	}
 	*request_idp = env->request_id;
-	if (wire_strings(&supervise__v1__envelope__descriptor, buf,
-	        (const uint8_t *) buf + len, 0)) {
+	if (svw_has_nul_string(buf, len)) {
 		svw_free(env);
 		return SV_EBADREQ;
 	}

@@ -14,6 +14,7 @@
 #ifndef SV_WIRE_WIRE_H
 #define SV_WIRE_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,13 @@ typedef Supervise__V1__Envelope__BodyCase svw_body;
  */
 sv_err svw_decode(const void *buf, size_t len, size_t max, svw_env **envp,
     uint64_t *request_idp);
+
+/*
+ * svw_has_nul_string tells whether any string field of the Envelope
+ * encoded in buf (len bytes), at any depth, holds a NUL byte (svw_decode
+ * refuses those with SV_EBADREQ). Malformed encodings give false.
+ */
+bool svw_has_nul_string(const void *buf, size_t len);
 
 /* svw_free frees an envelope from svw_decode. NULL is ignored. */
 void svw_free(svw_env *env);
