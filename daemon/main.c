@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <linux/close_range.h>
 #include <unistd.h>
 
@@ -51,8 +53,10 @@
 #include "supervisor.h"
 
 #define EXIT_CONFIG 2
-#define EXIT_USAGE  100
-#define EXIT_SYSTEM 111
+/* Longest teardown after the last worker before the process just exits. */
+#define EXIT_TEARDOWN_MS 3000
+#define EXIT_USAGE       100
+#define EXIT_SYSTEM      111
 /* How long the foreground parent waits for the detached daemon to serve. */
 #define DAEMONIZE_TIMEOUT_MS 30000
 /* How long the end waits for leftovers of workers to die. */
@@ -285,6 +289,47 @@ raise_nofile(void)
 	}
 }
 
+/* What exit_watchdog needs: set once, before the thread starts. */
+static struct {
+	char        path[600];
+	int         status;
+	atomic_bool done; /* the sockets were closed in time */
+} exit_wd;
+
+/* exit_watchdog ends the process if closing the sockets after the last
+ * worker takes longer than EXIT_TEARDOWN_MS (see start_exit_watchdog). */
+static void *
+exit_watchdog(void *arg)
+{
+	struct timespec ts = {EXIT_TEARDOWN_MS / 1000, 0};
+
+	(void) arg;
+	while (nanosleep(&ts, &ts) != 0) {
+	}
+	if (atomic_load(&exit_wd.done)) {
+		return NULL;
+	}
+	(void) unlink(exit_wd.path);
+	svd_log("teardown of the control socket is stuck (nng 1.5.2: a pipe "
+	        "that never read its replies); exiting without it");
+	svd_log_stop();
+	_exit(exit_wd.status);
+}
+
+/* start_exit_watchdog arms exit_watchdog with the pid file to remove and
+ * the exit status to use. */
+static void
+start_exit_watchdog(const char *pidpath, int status)
+{
+	pthread_t t;
+
+	snprintf(exit_wd.path, sizeof(exit_wd.path), "%s", pidpath);
+	exit_wd.status = status;
+	if (pthread_create(&t, NULL, exit_watchdog, NULL) == 0) {
+		pthread_detach(t);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -455,8 +500,13 @@ main(int argc, char **argv)
 		close(readyfd);
 	}
 	rv = svd_sup_run(sup, sigfd);
+	/* Every worker is reaped by now. nng 1.5.2 can wait for ever in
+	 * nng_close() for a pipe whose peer never read its replies: that
+	 * must not keep a stopped daemon alive. */
+	start_exit_watchdog(pidpath, rv == SV_OK ? 0 : EXIT_SYSTEM);
 	svd_server_stop(srv);
 	svd_events_close(events);
+	atomic_store(&exit_wd.done, true);
 	svd_sup_destroy(sup);
 	svd_notify_close(notify);
 	/* Every worker is reaped: what is left of them dies now. */

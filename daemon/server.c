@@ -53,10 +53,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
