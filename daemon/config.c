@@ -192,10 +192,10 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
     "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    "admin", "notify_access", "user", "group", NULL};
+    "admin", "notify_access", "user", "group", "die_with_supervisor", NULL};
 
-static const char *const cfg_top_keys[] = {
-    "socket_dir", "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
+static const char *const cfg_top_keys[] = {"socket_dir", "state_dir",
+    "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
 
 /* Signals a group may name as its stop signal. */
 static const struct {
@@ -546,6 +546,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			have_max     = true;
 		} else if (strcmp(name, "admin") == 0) {
 			err = cfg_bool(c, e, key, &g->admin);
+		} else if (strcmp(name, "die_with_supervisor") == 0) {
+			err = cfg_bool(c, e, key, &g->die_with_supervisor);
 		} else if (strcmp(name, "user") == 0) {
 			us  = e;
 			err = cfg_ident(c, e, key, &g->user);
@@ -662,6 +664,14 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 			    c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
 			if (err == SV_OK && cfg->socket_dir != NULL
 			    && cfg->socket_dir[0] != '/') {
+				err = cfg_fail(
+				    c, e, name, "must be an absolute path");
+			}
+		} else if (strcmp(name, "state_dir") == 0) {
+			err = cfg_str(
+			    c, e, name, SVD_MAX_STRING, &cfg->state_dir);
+			if (err == SV_OK && cfg->state_dir != NULL
+			    && cfg->state_dir[0] != '/') {
 				err = cfg_fail(
 				    c, e, name, "must be an absolute path");
 			}
@@ -807,5 +817,6 @@ svd_config_free(svd_config *cfg)
 	free(cfg->groups);
 	free(cfg->socket_dir);
 	free(cfg->log_file);
+	free(cfg->state_dir);
 	free(cfg);
 }

@@ -38,6 +38,8 @@ typedef struct svd_group_config {
 	uint32_t        max_count;
 	sv_group_policy pol; /* restart type, backoff, timeouts, ... */
 	bool            admin; /* its workers may send admin requests */
+	bool die_with_supervisor; /* killed when the daemon dies, never
+	                           * adopted by the next one */
 	bool     notify_all; /* descendants may report (Ready, notify) */
 	char    *user; /* as written; NULL: the daemon's user */
 	char    *group; /* as written; NULL: the user's primary group */
@@ -45,8 +47,10 @@ typedef struct svd_group_config {
 } svd_group_config;
 
 typedef struct svd_config {
-	char             *socket_dir;
-	char             *log_file; /* NULL: SOCKET_DIR/supervised.log */
+	char *socket_dir;
+	char *log_file; /* NULL: SOCKET_DIR/supervised.log */
+	char *state_dir; /* NULL: socket_dir (durable state,
+	                    docs/durability.md) */
 	uint64_t          stop_timeout_ms;
 	sv_strategy       strategy;
 	svd_group_config *groups;

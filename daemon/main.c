@@ -50,6 +50,7 @@
 #include "shell/cgroup.h"
 #include "shell/reaper.h"
 #include "server.h"
+#include "state.h"
 #include "supervisor.h"
 
 #define EXIT_CONFIG 2
@@ -276,6 +277,37 @@ write_pidfile(const char *path)
 	}
 }
 
+/* report_stale logs what a predecessor that died without cleaning up left
+ * in dir: called with the state lock held, so no live daemon owns them. The
+ * sockets are replaced when the server listens; the pid file is rewritten
+ * once it does. */
+static void
+report_stale(const char *dir)
+{
+	char        path[700], buf[32];
+	struct stat st;
+	int         fd;
+	ssize_t     n;
+
+	snprintf(path, sizeof(path), "%s/supervised.pid", dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0]      = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		svd_log("stale pid file %s (pid %s): the previous supervisor "
+		        "died without removing it",
+		    path, buf[0] != '\0' ? buf : "?");
+	}
+	snprintf(path, sizeof(path), "%s/control.sock", dir);
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		svd_log(
+		    "stale control socket %s from the previous supervisor; "
+		    "replacing it",
+		    path);
+	}
+}
+
 /* raise_nofile lifts the soft fd limit to the hard one: one pidfd per
  * worker. */
 static void
@@ -348,6 +380,8 @@ main(int argc, char **argv)
 	svd_server *srv;
 	svd_events *events = NULL;
 	svd_notify *notify = NULL;
+	svd_state  *state  = NULL;
+	sv_jstate   prev   = {0};
 	char     err[1024], url[600], logpath[600], pidpath[600], evurl[700];
 	int      c, readyfd = -1, sigfd;
 	sigset_t set;
@@ -436,6 +470,15 @@ main(int argc, char **argv)
 		        "workers go to init",
 		    strerror(errno));
 	}
+	/* The state directory's lock says whether a predecessor still runs;
+	 * its journal, what a crashed one left. */
+	if ((rv = svd_state_open(
+	         cfg->state_dir != NULL ? cfg->state_dir : cfg->socket_dir,
+	         &state, &prev, err, sizeof(err)))
+	    != SV_OK) {
+		goto fail;
+	}
+	report_stale(cfg->socket_dir);
 	if ((rv = svd_sup_create(cfg, url, &sup)) != SV_OK) {
 		snprintf(
 		    err, sizeof(err), "cannot set up: %s", sv_strerror(rv));
@@ -476,6 +519,15 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	svd_sup_set_notify(sup, notify);
+	rv = svd_sup_take_over(sup, state, &prev, err, sizeof(err));
+	sv_jstate_free(&prev);
+	if (rv != SV_OK) {
+		svd_server_stop(srv);
+		svd_events_close(events);
+		svd_sup_destroy(sup);
+		svd_notify_close(notify);
+		goto fail;
+	}
 	if (shared) {
 		svd_server_set_mode(srv, 0666);
 	}
@@ -509,6 +561,7 @@ main(int argc, char **argv)
 	atomic_store(&exit_wd.done, true);
 	svd_sup_destroy(sup);
 	svd_notify_close(notify);
+	svd_state_close(state);
 	/* Every worker is reaped: what is left of them dies now. */
 	if ((left = sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS)) > 0) {
 		svd_log("%zu worker cgroups still busy after %d ms; left in "
@@ -535,6 +588,8 @@ main(int argc, char **argv)
 	return rv == SV_OK ? 0 : EXIT_SYSTEM;
 
 fail:
+	sv_jstate_free(&prev);
+	svd_state_close(state);
 	(void) sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS);
 	svd_log_stop();
 	if (readyfd >= 0) {

@@ -33,8 +33,10 @@
 #include "notify.h"
 #include "shell/cgroup.h"
 #include "shell/loop.h"
+#include "shell/procinfo.h"
 #include "shell/reaper.h"
 #include "shell/spawn.h"
+#include "state.h"
 #include "supervisor.h"
 #include "wire/wire.h"
 #include "wire/wire_msg.h"
@@ -63,6 +65,8 @@ typedef struct svd_proc {
 	uint64_t   guard; /* guard of the armed timer */
 	char       status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
+	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
+	bool       adopted; /* started by a predecessor: not our child */
 } svd_proc;
 
 /* The shell's side of a group: its config and per-seat records. */
@@ -77,6 +81,7 @@ struct svd_gsh {
 	uint64_t               *seat_guards; /* [max_count] */
 	svd_config             *owned; /* a group created at runtime: its
 	                                * own config (cfg points into it) */
+	char *spec; /* a runtime group's config text (journaled), owned */
 };
 
 /* A request handed from an nng thread to the loop thread. */
@@ -100,6 +105,8 @@ struct svd_sup {
 	svd_events       *events;
 	svd_notify       *notify;
 	sv_cgtree        *cg; /* per-worker cgroups, or NULL */
+	svd_state        *state; /* the journal, or NULL */
+	uint64_t          epoch; /* grows with each supervisor on a state */
 	sv_io             notify_io;
 	unsigned long     notify_drops; /* datagrams refused */
 	uint64_t          log_sec; /* second of the event lines counted */
@@ -369,7 +376,14 @@ sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 		svd_log("%s: pid %" PRId64 " is ready", nm, ev->pid);
 		break;
 	case SV_EV_EXITED:
-		if (ev->exit.exited) {
+		if (!ev->exit.exited && ev->exit.signo == 0) {
+			svd_log("%s: pid %" PRId64 " ended after %" PRIu64
+			        " ms (status unknown)%s%s",
+			    nm, ev->pid, ev->uptime_ms,
+			    ev->why != SV_WHY_NONE ? "; stopped for " : "",
+			    ev->why != SV_WHY_NONE ? sv_why_name(ev->why)
+			                           : "");
+		} else if (ev->exit.exited) {
 			svd_log("%s: pid %" PRId64
 			        " exited with status %d after "
 			        "%" PRIu64 " ms%s%s",
@@ -432,10 +446,77 @@ sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 			    ev->previous, ev->count);
 		}
 		break;
+	case SV_EV_ADOPTED:
+		svd_log("%s: adopted pid %" PRId64 " generation %" PRIu64
+		        " from the previous supervisor",
+		    nm, ev->pid, ev->generation);
+		break;
 	case SV_EV_GROUP_CREATED:
 	case SV_EV_GROUP_DELETED:
 		break;
 	}
+}
+
+/* sup_journal_event records what an event changes of the durable state
+ * (state.h): processes started, adopted, ready, being stopped, reaped;
+ * groups resized, created, deleted. */
+static void
+sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
+{
+	sv_jrec r = {.ordinal = ev->ordinal, .generation = ev->generation};
+	const svd_proc *p;
+	sv_wkey         key = {ev->group_id, ev->ordinal, ev->generation};
+
+	if (s->state == NULL || g == NULL) {
+		return;
+	}
+	r.name = g->cfg->name;
+	switch (ev->kind) {
+	case SV_EV_STARTED:
+	case SV_EV_ADOPTED:
+		if ((p = proc_find(s, key)) == NULL) {
+			return;
+		}
+		r.kind       = SV_J_STARTED;
+		r.pid        = p->pid;
+		r.start_time = p->start_time;
+		svd_state_record(s->state, &r);
+		if (ev->kind == SV_EV_ADOPTED) {
+			const sv_cgroup *cg = sv_core_group(s->core, g->id);
+			if (cg != NULL && ev->ordinal < cg->max_count
+			    && cg->seats[ev->ordinal].cur.ready) {
+				r.kind = SV_J_READY;
+				svd_state_record(s->state, &r);
+			}
+		}
+		return;
+	case SV_EV_READY:
+		r.kind = SV_J_READY;
+		break;
+	case SV_EV_STOPPING:
+		r.kind = SV_J_STOPPING;
+		break;
+	case SV_EV_EXITED:
+		r.kind = SV_J_REAPED;
+		break;
+	case SV_EV_GROUP_SCALED:
+	case SV_EV_GROUP_CREATED:
+		r.kind         = SV_J_GROUP;
+		r.ordinal      = 0;
+		r.count        = ev->kind == SV_EV_GROUP_SCALED
+		           ? ev->count
+		           : sv_core_group(s->core, g->id)->ords.limit;
+		r.config_count = g->cfg->count;
+		r.spec         = g->spec;
+		break;
+	case SV_EV_GROUP_DELETED:
+		r.kind    = SV_J_DELETED;
+		r.ordinal = 0;
+		break;
+	default:
+		return;
+	}
+	svd_state_record(s->state, &r);
 }
 
 /* sup_event logs an event and publishes it on the event socket. */
@@ -460,13 +541,15 @@ sup_event(svd_sup *s, const sv_event *ev)
 	Supervise__V1__WorkerReady   wr = SUPERVISE__V1__WORKER_READY__INIT;
 	Supervise__V1__WorkerEscalated we
 	    = SUPERVISE__V1__WORKER_ESCALATED__INIT;
-	Supervise__V1__GroupReset   gr = SUPERVISE__V1__GROUP_RESET__INIT;
-	Supervise__V1__GroupCreated gc = SUPERVISE__V1__GROUP_CREATED__INIT;
-	Supervise__V1__GroupDeleted gd = SUPERVISE__V1__GROUP_DELETED__INIT;
-	struct timespec             ts;
-	int                         worker = 1;
+	Supervise__V1__GroupReset    gr = SUPERVISE__V1__GROUP_RESET__INIT;
+	Supervise__V1__GroupCreated  gc = SUPERVISE__V1__GROUP_CREATED__INIT;
+	Supervise__V1__GroupDeleted  gd = SUPERVISE__V1__GROUP_DELETED__INIT;
+	Supervise__V1__WorkerAdopted wa = SUPERVISE__V1__WORKER_ADOPTED__INIT;
+	struct timespec              ts;
+	int                          worker = 1;
 
 	sup_log_event(s, ev, group);
+	sup_journal_event(s, ev, g);
 	s->seq++;
 	if (s->events == NULL) {
 		return;
@@ -553,6 +636,11 @@ sup_event(svd_sup *s, const sv_event *ev)
 		e.kind_case       = SUPERVISE__V1__EVENT__KIND_GROUP_SCALED;
 		e.group_scaled    = &gs;
 		worker            = 0;
+		break;
+	case SV_EV_ADOPTED:
+		wa.previous_epoch = s->epoch > 0 ? s->epoch - 1 : 0;
+		e.kind_case       = SUPERVISE__V1__EVENT__KIND_ADOPTED;
+		e.adopted         = &wa;
 		break;
 	case SV_EV_GROUP_CREATED:
 		e.kind_case     = SUPERVISE__V1__EVENT__KIND_GROUP_CREATED;
@@ -820,6 +908,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	req.creds           = &g->cfg->creds;
 	req.join_cgroup     = procsfd >= 0;
 	req.cgroup_procs_fd = procsfd;
+	req.die_with_parent = g->cfg->die_with_supervisor;
 	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
 		free(envp);
 		if (procsfd >= 0) {
@@ -836,13 +925,20 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	if (procsfd >= 0) {
 		close(procsfd);
 	}
-	p->cg    = leaf;
-	p->key   = t;
-	p->pid   = pid;
-	p->pidfd = pidfd;
-	p->guard = 0;
-	p->io    = (sv_io) {pidfd, proc_exit_cb, p};
-	now      = sv_loop_now_ms();
+	p->cg      = leaf;
+	p->key     = t;
+	p->pid     = pid;
+	p->pidfd   = pidfd;
+	p->guard   = 0;
+	p->adopted = false;
+	/* What tells this process from a later one with its pid, for the
+	 * journal (a zombie still has it, so this cannot fail for a child). */
+	if (s->state != NULL
+	    && sv_proc_start_time(pid, &p->start_time) != SV_OK) {
+		p->start_time = 0;
+	}
+	p->io = (sv_io) {pidfd, proc_exit_cb, p};
+	now   = sv_loop_now_ms();
 	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
 	    || sv_pidmap_put(&s->pids, pid, t) != SV_OK) {
 		sv_exit_info xi;
@@ -906,7 +1002,9 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	/* Datagrams the worker sent before it died are still credited to
 	 * its pid, which cannot be reused before the reap below. */
 	sup_notify_drain(s);
-	switch (sv_reap(p->pidfd, &xi)) {
+	/* An adopted process is not our child: init reaps it and its exit
+	 * status is lost to us (docs/durability.md). */
+	switch (p->adopted ? SV_EINVAL : sv_reap(p->pidfd, &xi)) {
 	case SV_OK:
 		break;
 	case SV_EBUSY:
@@ -914,9 +1012,14 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	default:
 		/* Someone else reaped our child: do not spin on a readable
 		 * pidfd; account for it as an exit of unknown status. */
-		svd_log("%s: cannot collect the status of pid %d: %s",
-		    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid,
-		    strerror(errno));
+		if (p->adopted) {
+			svd_log("%s: adopted pid %d exited (status unknown)",
+			    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid);
+		} else {
+			svd_log("%s: cannot collect the status of pid %d: %s",
+			    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid,
+			    strerror(errno));
+		}
 		xi = (sv_exit_info) {false, -1, 0, false};
 		break;
 	}
@@ -1022,6 +1125,7 @@ gsh_free(svd_gsh *g)
 	free(g->seat_guards);
 	free(g->envbase);
 	svd_config_free(g->owned);
+	free(g->spec);
 	free(g);
 }
 
@@ -1048,10 +1152,11 @@ gsh_remove(svd_sup *s, uint32_t id)
 static sv_err gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg);
 
 /* gsh_add creates the shell side of a group and adds the group to the
- * core. owned (may be NULL) is the config cfg belongs to, which the group
- * then owns. On failure nothing is left behind (owned is not freed). */
+ * core. owned (may be NULL) is the config cfg belongs to, and spec (may be
+ * NULL) the text it was made from; the group then owns both. On failure
+ * nothing is left behind (owned and spec are not freed). */
 static sv_err
-gsh_add(svd_sup *s, const svd_group_config *cfg, svd_config *owned)
+gsh_add(svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec)
 {
 	svd_gsh *g;
 	sv_err   err;
@@ -1067,6 +1172,7 @@ gsh_add(svd_sup *s, const svd_group_config *cfg, svd_config *owned)
 		return err;
 	}
 	g->owned          = owned;
+	g->spec           = spec;
 	s->gsh[s->ngsh++] = g;
 	return SV_OK;
 }
@@ -1097,6 +1203,243 @@ gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg)
 	}
 	return sv_core_add_group(
 	    s->core, cfg->name, &cfg->pol, cfg->count, cfg->max_count, &g->id);
+}
+
+/* ---- taking over a predecessor's state ------------------------------------
+ *
+ * A supervisor that finds a journal (state.h) replays it, then, before it
+ * spawns anything: recreates the groups created at runtime, restores each
+ * group's size unless the config changed it since, and goes seat by seat:
+ * a process still alive with the same pid and kernel start time is
+ * adopted (pidfd, no spawn), every other seat spawns with its generation
+ * continued. The new journal (a snapshot of all that) replaces the old one
+ * in one rename, so a crash during the takeover loses nothing either.
+ */
+
+/* to_kill ends a process left by the predecessor that nothing will adopt:
+ * SIGKILL to it and its process group (its pidfd proves it is the same
+ * process, so the group id is still its own). */
+static void
+to_kill(
+    int pidfd, pid_t pid, const char *why, const char *group, uint32_t ordinal)
+{
+	svd_log("%s[%" PRIu32 "]: killing pid %d left by the previous "
+	        "supervisor: %s",
+	    group, ordinal, (int) pid, why);
+	(void) sv_signal_group(pid, SIGKILL);
+	(void) sv_signal(pidfd, SIGKILL);
+	close(pidfd);
+}
+
+/* to_adopt makes a verified process of the predecessor the current one of
+ * seat (g, ordinal). */
+static void
+to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
+    int pidfd, uint64_t floor)
+{
+	svd_proc  *p   = proc_slot(g, ordinal);
+	sv_adoptee a   = {jp->generation, jp->pid, jp->ready, jp->stopping};
+	sv_wkey    key = {g->id, ordinal, jp->generation};
+
+	if (p == NULL
+	    || sv_pidmap_put(&s->pids, (pid_t) jp->pid, key) != SV_OK) {
+		to_kill(pidfd, (pid_t) jp->pid, "no room to track it",
+		    g->cfg->name, ordinal);
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		return;
+	}
+	p->key        = key;
+	p->pid        = (pid_t) jp->pid;
+	p->pidfd      = pidfd;
+	p->guard      = 0;
+	p->cg         = NULL;
+	p->adopted    = true;
+	p->start_time = jp->start_time;
+	p->io         = (sv_io) {pidfd, proc_exit_cb, p};
+	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
+	    || sv_core_restore(
+	           s->core, g->id, ordinal, floor, &a, sv_loop_now_ms())
+	        != SV_OK) {
+		sv_loop_del_io(s->loop, &p->io);
+		(void) sv_pidmap_del(&s->pids, p->pid);
+		p->pidfd = -1;
+		to_kill(pidfd, (pid_t) jp->pid, "cannot watch it",
+		    g->cfg->name, ordinal);
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+	}
+}
+
+/* to_seat takes over one seat of a journaled group (g NULL: the group is
+ * gone from the config; its processes are killed). */
+static void
+to_seat(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
+    const sv_jseat *js, bool same_boot)
+{
+	const sv_jproc *best    = NULL;
+	int             bestfd  = -1;
+	uint64_t        floor   = js->next_generation;
+	bool            in_core = g != NULL && ordinal < g->cfg->max_count;
+
+	for (uint32_t k = 0; k < js->nprocs; k++) {
+		const sv_jproc *jp = &js->procs[k];
+		int             fd;
+		if (!same_boot
+		    || sv_proc_claim((pid_t) jp->pid, jp->start_time, &fd)
+		        != SV_OK) {
+			if (same_boot) {
+				svd_log("%s[%" PRIu32 "]: pid %" PRId64
+				        " generation %" PRIu64
+				        " of the previous supervisor is gone",
+				    name, ordinal, jp->pid, jp->generation);
+			}
+			continue;
+		}
+		if (!in_core) {
+			to_kill(fd, (pid_t) jp->pid,
+			    g == NULL ? "its group is no longer configured"
+			              : "its ordinal is beyond max_count",
+			    name, ordinal);
+		} else if (g->cfg->die_with_supervisor) {
+			to_kill(fd, (pid_t) jp->pid,
+			    "its group has die_with_supervisor", name,
+			    ordinal);
+		} else if (best == NULL || jp->generation > best->generation) {
+			if (best != NULL) {
+				to_kill(bestfd, (pid_t) best->pid,
+				    "a newer generation holds the seat", name,
+				    ordinal);
+			}
+			best   = jp;
+			bestfd = fd;
+		} else {
+			to_kill(fd, (pid_t) jp->pid,
+			    "a newer generation holds the seat", name,
+			    ordinal);
+		}
+	}
+	if (!in_core) {
+		return;
+	}
+	if (best != NULL) {
+		to_adopt(s, g, ordinal, best, bestfd, floor);
+	} else if (floor > 0) {
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+	}
+}
+
+/* to_runtime_groups recreates the groups the predecessor had created at
+ * runtime (from their journaled text) unless the config now has one of
+ * that name. */
+static void
+to_runtime_groups(svd_sup *s, const sv_jstate *prev)
+{
+	for (size_t i = 0; i < prev->ngroups; i++) {
+		const sv_jgroup *jg = &prev->groups[i];
+		svd_config      *cfg;
+		char             msg[512], *spec;
+		if (jg->spec == NULL
+		    || sv_core_group_named(s->core, jg->name) != NULL) {
+			continue;
+		}
+		if (svd_config_load_text(
+		        "journal", jg->spec, &cfg, msg, sizeof(msg))
+		    != SV_OK) {
+			svd_log("%s: cannot recreate the runtime group: %s",
+			    jg->name, msg);
+			continue;
+		}
+		if ((spec = strdup(jg->spec)) == NULL
+		    || gsh_add(s, &cfg->groups[0], cfg, spec) != SV_OK) {
+			svd_log(
+			    "%s: cannot recreate the runtime group", jg->name);
+			free(spec);
+			svd_config_free(cfg);
+			continue;
+		}
+		svd_log(
+		    "%s: runtime group recreated from the journal", jg->name);
+	}
+}
+
+sv_err
+svd_sup_take_over(
+    svd_sup *s, svd_state *st, const sv_jstate *prev, char *err, size_t errlen)
+{
+	bool     same_boot;
+	size_t   adopted_before = sv_core_live(s->core);
+	uint64_t now            = sv_loop_now_ms();
+
+	s->state  = st;
+	s->epoch  = prev->epoch + 1;
+	same_boot = prev->boot_id[0] != '\0'
+	    && strcmp(prev->boot_id, svd_state_boot_id(st)) == 0;
+	if (prev->epoch > 0 && !same_boot) {
+		svd_log("the journal is from another boot: none of its "
+		        "processes can be alive");
+	}
+	svd_state_record(st,
+	    &(sv_jrec) {
+	        .kind = SV_J_EPOCH, .name = s->id, .generation = s->epoch});
+	to_runtime_groups(s, prev);
+	/* Sizes first (a scale emits its own record), then every group's
+	 * record, then the seats. */
+	for (size_t i = 0; i < s->ngsh; i++) {
+		svd_gsh         *g  = s->gsh[i];
+		const sv_jgroup *jg = sv_jstate_group(prev, g->cfg->name);
+		uint32_t         previous;
+		if (jg != NULL && jg->config_count == g->cfg->count
+		    && jg->count != g->cfg->count
+		    && jg->count <= g->cfg->max_count) {
+			(void) sv_core_scale(
+			    s->core, g->id, jg->count, &previous, now);
+			svd_log("%s: size %" PRIu32
+			        " restored from the journal (the config says "
+			        "%" PRIu32 ")",
+			    g->cfg->name, jg->count, g->cfg->count);
+		}
+		svd_state_record(st,
+		    &(sv_jrec) {.kind = SV_J_GROUP,
+		        .name         = g->cfg->name,
+		        .spec         = g->spec,
+		        .count = sv_core_group(s->core, g->id)->ords.limit,
+		        .config_count = g->cfg->count});
+	}
+	sup_drain_effects(s);
+	for (size_t i = 0; i < prev->ngroups; i++) {
+		const sv_jgroup *jg = &prev->groups[i];
+		svd_gsh         *g  = NULL;
+		const sv_cgroup *cg = sv_core_group_named(s->core, jg->name);
+		if (cg != NULL) {
+			g = gsh_find(s, cg->id);
+		}
+		for (uint32_t o = 0; o < jg->nseats; o++) {
+			const sv_jseat *js = &jg->seats[o];
+			if (g != NULL && o < g->cfg->max_count
+			    && js->next_generation > 0) {
+				svd_state_record(st,
+				    &(sv_jrec) {.kind = SV_J_FLOOR,
+				        .name         = g->cfg->name,
+				        .ordinal      = o,
+				        .generation   = js->next_generation});
+			}
+			if (js->nprocs > 0 || g != NULL) {
+				to_seat(s, g, jg->name, o, js, same_boot);
+			}
+		}
+	}
+	/* The adoptions' events record them in the journal's mirror. */
+	sup_drain_effects(s);
+	if (prev->epoch > 0) {
+		svd_log("took over from supervisor %s (epoch %" PRIu64
+		        "): %zu worker%s adopted",
+		    prev->supervisor_id[0] != '\0' ? prev->supervisor_id : "?",
+		    prev->epoch, sv_core_live(s->core) - adopted_before,
+		    sv_core_live(s->core) - adopted_before == 1 ? "" : "s");
+	}
+	return svd_state_begin(st, err, errlen);
 }
 
 /* ---- the request queue and the loop ---------------------------------------
@@ -1256,7 +1599,7 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 		goto fail;
 	}
 	for (size_t i = 0; i < cfg->ngroups; i++) {
-		if ((err = gsh_add(s, &cfg->groups[i], NULL)) != SV_OK) {
+		if ((err = gsh_add(s, &cfg->groups[i], NULL, NULL)) != SV_OK) {
 			goto fail;
 		}
 	}
@@ -1490,7 +1833,7 @@ static const char *const req_features[]
         "admin.restart", "admin.restart.expected_generation", "admin.reset",
         "admin.groups", "admin.start_worker", "admin.terminate_worker",
         "admin.list.pages", "ready", "heartbeat", "events",
-        "admin.create_group", "admin.delete_group"};
+        "admin.create_group", "admin.delete_group", "durable"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -1516,6 +1859,7 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 	hr->events_url     = c->s->events != NULL
 	        ? (char *) svd_events_url(c->s->events)
 	        : (char *) "";
+	hr->epoch          = c->s->epoch;
 	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
 	c->rep.hello_reply = hr;
 	return SV_OK;
@@ -2210,17 +2554,21 @@ req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
 		return SV_EBADREQ;
 	}
 	err = svd_config_load_text("spec", text, &cfg, msg, sizeof(msg));
-	free(text);
 	if (err != SV_OK) {
+		free(text);
 		return req_err(c, err == SV_ENOMEM ? SV_EINTERNAL : SV_EBADREQ,
 		    "%s", msg);
 	}
 	if (sv_core_group_named(c->s->core, cfg->groups[0].name) != NULL) {
+		free(text);
 		svd_config_free(cfg);
 		return req_err(
 		    c, SV_EBADREQ, "a group named \"%s\" exists", sp->name);
 	}
-	if ((err = gsh_add(c->s, &cfg->groups[0], cfg)) != SV_OK) {
+	/* The text goes to the journal with the group (a successor
+	 * recreates the group from it). */
+	if ((err = gsh_add(c->s, &cfg->groups[0], cfg, text)) != SV_OK) {
+		free(text);
 		svd_config_free(cfg);
 		return req_err(c, err == SV_EEXHAUSTED ? err : SV_EINTERNAL,
 		    err == SV_EEXHAUSTED ? "at most %d groups"

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "notify.h"
 #include "shell/cgroup.h"
+#include "state.h"
 #include "supervise/supervise.h"
 
 typedef struct svd_sup svd_sup;
@@ -38,6 +39,18 @@ typedef struct svd_sup svd_sup;
  * Errors: SV_ENOMEM, SV_ESYSTEM.
  */
 sv_err svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp);
+
+/*
+ * svd_sup_take_over makes the supervisor keep its durable state in st
+ * (borrowed: close it after svd_sup_destroy) and takes over what prev, the
+ * journal a predecessor left (read by svd_state_open), describes: runtime
+ * groups, group sizes, generations, and every process of it that is still
+ * alive, adopted instead of spawned (docs/durability.md). Call once, after
+ * svd_sup_set_events and before svd_sup_run. Errors: SV_ESYSTEM (the new
+ * journal could not be written; err says why).
+ */
+sv_err svd_sup_take_over(svd_sup *s, svd_state *st, const sv_jstate *prev,
+    char *err, size_t errlen);
 
 /*
  * svd_sup_destroy frees the supervisor. Call only after svd_sup_run has

@@ -138,6 +138,7 @@ static const field_feature field_features[] = {
         "expected_generation"},
     {"admin.list.pages", "list_workers", "page_token"},
     {"events", "hello_reply", "events_url"},
+    {"durable", "hello_reply", "epoch"},
 };
 #define NFIELD_FEATURES (sizeof(field_features) / sizeof(field_features[0]))
 

@@ -2464,11 +2464,125 @@ test_model(void **state)
 	assert_true(stats[3] > 10);
 }
 
+/* ---- taking over a predecessor's state (sv_core_restore) -----------------
+ */
+
+/* sh_adopt hands the core a process a predecessor left on a seat; returns
+ * its (fake) pid. */
+static int64_t
+sh_adopt(shell *sh, uint32_t id, uint32_t ordinal, uint64_t gen, bool ready,
+    bool stopping, uint64_t floor)
+{
+	sv_adoptee a;
+	int64_t    pid;
+
+	sh->procs
+	    = grow(sh->procs, &sh->capprocs, sh->nprocs, sizeof(*sh->procs));
+	pid                     = PID_BASE + (int64_t) sh->nprocs;
+	sh->procs[sh->nprocs++] = (fproc) {{id, ordinal, gen}, true, 0};
+	a                       = (sv_adoptee) {gen, pid, ready, stopping};
+	assert_int_equal(
+	    sv_core_restore(sh->c, id, ordinal, floor, &a, sh->now), SV_OK);
+	sh->lastgen[id][ordinal] = (int64_t) gen;
+	sh_drain(sh);
+	return pid;
+}
+
+/* Three workers of a crashed predecessor: two alive (adopted, not spawned
+ * again), one dead (spawned with its generation continued). An adopted one
+ * that exits is replaced with generation + 1. */
+static void
+test_restore_adopt(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	size_t          ev0;
+	int64_t         pid0;
+
+	(void) state;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id   = sh_group(&sh, "web", &p, 3, 4);
+	ev0  = sh.nevs;
+	pid0 = sh_adopt(&sh, id, 0, 4, true, false, 5);
+	(void) sh_adopt(&sh, id, 2, 7, true, false, 9);
+	assert_int_equal(sv_core_restore(sh.c, id, 1, 3, NULL, sh.now), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_nev(&sh, ev0, SV_EV_ADOPTED, id, UINT32_MAX), 2);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].ordinal, 1);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].generation, 3);
+	assert_int_equal(S(&sh, id, 0)->cur.state, SV_PROC_RUNNING);
+	assert_int_equal(S(&sh, id, 0)->cur.pid, pid0);
+	assert_int_equal(sv_core_live(sh.c), 3);
+	/* The adopted worker 0 dies: replaced with generation 5 (the floor),
+	 * ordinal 2's floor 9 is kept for its next restart. */
+	sh_exit(&sh, id, 0, x_sig(SIGKILL));
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].ordinal, 0);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].generation, 5);
+	sh_exit(&sh, id, 2, x_code(1));
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].generation, 9);
+	/* A seat taken twice, or one beyond max_count, is refused. */
+	assert_int_equal(
+	    sv_core_restore(sh.c, id, 0, 0, NULL, sh.now), SV_EBUSY);
+	assert_int_equal(
+	    sv_core_restore(sh.c, id, 4, 0, NULL, sh.now), SV_EINVAL);
+	assert_int_equal(
+	    sv_core_restore(sh.c, id + 1, 0, 0, NULL, sh.now), SV_ENOTFOUND);
+	sh_fini(&sh);
+}
+
+/* A worker the predecessor was stopping is stopped again and replaced when
+ * it exits; one beyond the count is stopped and not replaced; one that had
+ * not reported ready is awaited again under the start timeout. */
+static void
+test_restore_stopping_and_excess(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	int64_t         a, b;
+	sv_wkey         kb;
+
+	(void) state;
+	p.need_ready       = true;
+	p.start_timeout_ms = 1000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 2, 4);
+	a  = sh_adopt(&sh, id, 0, 2, true, true, 0);
+	b  = sh_adopt(&sh, id, 3, 1, true, false, 0);
+	(void) sh_adopt(&sh, id, 1, 0, false, false, 0);
+	assert_int_equal(sh_proc(&sh, a)->lastsig, SIGTERM);
+	assert_int_equal(sh_proc(&sh, b)->lastsig, SIGTERM);
+	assert_int_equal(S(&sh, id, 0)->cur.state, SV_PROC_STOPPING);
+	assert_int_equal(S(&sh, id, 1)->cur.state, SV_PROC_STARTING);
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	/* a exits: its seat restarts at once with generation 3. */
+	sh_exit_pid(&sh, a, x_sig(SIGTERM));
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].ordinal, 0);
+	assert_int_equal(sh.spawns[sh.nspawns - 1].generation, 3);
+	/* b exits: ordinal 3 is beyond the count, nothing replaces it. */
+	kb = (sv_wkey) {id, 3, 1};
+	assert_true(key_eq(sh_proc(&sh, b)->key, kb));
+	sh_exit_pid(&sh, b, x_sig(SIGTERM));
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	assert_int_equal(S(&sh, id, 3)->cur.state, SV_PROC_NONE);
+	/* ordinal 1 never reports: the start timeout stops it. */
+	sh_advance(&sh, sh.now + 1000);
+	assert_int_equal(S(&sh, id, 1)->cur.state, SV_PROC_STOPPING);
+	sh_fini(&sh);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_restore_adopt),
+	    cmocka_unit_test(test_restore_stopping_and_excess),
 	    cmocka_unit_test(test_strategy_sibling_types),
 	    cmocka_unit_test(test_strategy_delay),
 	    cmocka_unit_test(test_intensity_edges),

@@ -817,11 +817,10 @@ daemon_rc 0 "--help" --help
 check "supervised --help mentions --config" stdout_has "--config FILE"
 daemon_rc 0 "--version" --version
 check "supervised --version names the protocol" stdout_has "supervise\.v1"
-# A second daemon on the same socket is refused (exit 111), ours unharmed.
-# (nng probes the busy socket by connecting and hanging up at once, which
-# trips nng bug #1518 in our daemon: the accept guard must repair it.)
-daemon_rc 111 "second daemon on a busy socket" --config "$tmp/test.conf" --foreground
-check "second daemon: the error says the socket is in use" stderr_has "in use"
+# A second daemon on the same state directory is refused (exit 111), ours
+# unharmed: the state directory's lock is held by the first.
+daemon_rc 111 "second daemon on a busy state directory" --config "$tmp/test.conf" --foreground
+check "second daemon: the error names the other supervised" stderr_has "another supervised holds"
 
 # ---- background mode ----------------------------------------------------------------
 

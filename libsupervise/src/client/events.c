@@ -136,6 +136,8 @@ ev_kind_name(const Supervise__V1__Event *e)
 		return "stopping";
 	case SUPERVISE__V1__EVENT__KIND_STATUS_TEXT:
 		return "status_text";
+	case SUPERVISE__V1__EVENT__KIND_ADOPTED:
+		return "adopted";
 	default:
 		return "unknown";
 	}
@@ -188,6 +190,10 @@ ev_describe(const Supervise__V1__Event *e, char *buf, size_t len)
 		break;
 	case SUPERVISE__V1__EVENT__KIND_STATUS_TEXT:
 		snprintf(buf, len, "text=%s", e->status_text->text);
+		break;
+	case SUPERVISE__V1__EVENT__KIND_ADOPTED:
+		snprintf(buf, len, "previous_epoch=%llu",
+		    (unsigned long long) e->adopted->previous_epoch);
 		break;
 	default:
 		break;

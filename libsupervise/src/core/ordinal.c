@@ -83,6 +83,31 @@ sv_ordinals_renew(sv_ordinals *o, sv_ordtoken *tok)
 }
 
 sv_err
+sv_ordinals_restore(sv_ordinals *o, sv_ordtoken *tok, uint64_t gen)
+{
+	if (!ord_current(o, *tok)) {
+		return SV_ENOTFOUND;
+	}
+	if (gen < o->cur_gen[tok->ordinal] || gen == UINT64_MAX) {
+		return SV_EINVAL;
+	}
+	o->cur_gen[tok->ordinal] = gen;
+	if (o->next_gen[tok->ordinal] <= gen) {
+		o->next_gen[tok->ordinal] = gen + 1;
+	}
+	tok->generation = gen;
+	return SV_OK;
+}
+
+void
+sv_ordinals_floor(sv_ordinals *o, uint32_t ordinal, uint64_t next)
+{
+	if (ordinal < o->max && o->next_gen[ordinal] < next) {
+		o->next_gen[ordinal] = next;
+	}
+}
+
+sv_err
 sv_ordinals_release(sv_ordinals *o, sv_ordtoken tok)
 {
 	if (tok.ordinal >= o->max) {

@@ -86,6 +86,22 @@ sv_err sv_ordinals_renew(sv_ordinals *o, sv_ordtoken *tok);
  */
 sv_err sv_ordinals_release(sv_ordinals *o, sv_ordtoken tok);
 
+/*
+ * sv_ordinals_restore re-issues tok, the current token of a held ordinal,
+ * at generation gen (not lower than its current one) and makes every later
+ * token of that ordinal larger than gen. A supervisor taking over its
+ * predecessor's state uses it, so generations continue across supervisor
+ * restarts. Errors: SV_ENOTFOUND (tok is not current), SV_EINVAL (gen is
+ * lower than the current generation).
+ */
+sv_err sv_ordinals_restore(sv_ordinals *o, sv_ordtoken *tok, uint64_t gen);
+
+/*
+ * sv_ordinals_floor makes every later token of ordinal carry a generation
+ * of at least next (out-of-range ordinals are ignored).
+ */
+void sv_ordinals_floor(sv_ordinals *o, uint32_t ordinal, uint64_t next);
+
 /* sv_ordinals_is_held tells whether ordinal is held (false out of range). */
 bool sv_ordinals_is_held(const sv_ordinals *o, uint32_t ordinal);
 

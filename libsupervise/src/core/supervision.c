@@ -1128,6 +1128,73 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	return SV_OK;
 }
 
+sv_err
+sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
+    uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms)
+{
+	sv_cgroup *g = group_find(c, id, NULL);
+	sv_seat   *s;
+	sv_proc   *p;
+	sv_event   ev = {.kind = SV_EV_ADOPTED};
+
+	if (g == NULL) {
+		return SV_ENOTFOUND;
+	}
+	if (ordinal >= g->max_count) {
+		return SV_EINVAL;
+	}
+	s = &g->seats[ordinal];
+	if (c->shutting_down || s->cur.state != SV_PROC_NONE) {
+		return SV_EBUSY;
+	}
+	if (s->used || (a != NULL && a->generation == UINT64_MAX)) {
+		return SV_EINVAL;
+	}
+	if (a != NULL && a->generation + 1 > next_generation) {
+		next_generation = a->generation + 1;
+	}
+	sv_ordinals_floor(&g->ords, ordinal, next_generation);
+	if (s->wanted) {
+		/* Its token moves to the adoptee's generation, or to the
+		 * floor for the spawn to come. */
+		uint64_t gen = a != NULL ? a->generation
+		                         : (next_generation > s->tok.generation
+		                                 ? next_generation
+		                                 : s->tok.generation);
+		if (sv_ordinals_restore(&g->ords, &s->tok, gen) != SV_OK) {
+			return SV_EINVAL;
+		}
+	}
+	if (a == NULL) {
+		return SV_OK;
+	}
+	seat_set_pending(g, s, false);
+	s->used = s->wanted;
+	p       = &s->cur;
+	*p      = (sv_proc) {.state = SV_PROC_RUNNING,
+	         .generation        = a->generation,
+	         .pid               = a->pid,
+	         .started_ms        = now_ms,
+	         .ready             = true};
+	g->live++;
+	c->live++;
+	emit(c, g, s, p, ev);
+	if (!s->wanted || a->stopping) {
+		proc_stop(c, g, s, p,
+		    s->wanted ? SV_WHY_RESTART : SV_WHY_UNWANTED, now_ms);
+	} else if (g->pol.need_ready && !a->ready) {
+		p->state = SV_PROC_STARTING;
+		p->ready = false;
+		proc_await(g, p, true);
+		if (g->pol.start_timeout_ms > 0) {
+			proc_arm(c, g, s, p, now_ms + g->pol.start_timeout_ms);
+		}
+	} else if (g->pol.watchdog_ms > 0) {
+		proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
+	}
+	return SV_OK;
+}
+
 /* group_for_request finds a group an operator may change. */
 static sv_err
 group_for_request(sv_core *c, uint32_t id, sv_cgroup **gp)

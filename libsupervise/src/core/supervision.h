@@ -201,6 +201,7 @@ typedef enum sv_event_kind {
 	SV_EV_GROUP_CREATED     = 12,
 	SV_EV_GROUP_DELETED     = 13,
 	SV_EV_STOPPING          = 14, /* the supervisor signalled a worker */
+	SV_EV_ADOPTED           = 15, /* taken over from a predecessor */
 } sv_event_kind;
 
 /* Phase of an unresponsive worker. */
@@ -252,6 +253,15 @@ typedef struct sv_fx {
 typedef sv_wkey sv_spawn_ticket;
 
 typedef struct sv_core sv_core;
+
+/* A process a predecessor supervisor left running, verified by the shell
+ * (same pid, same kernel start time) and handed to sv_core_restore. */
+typedef struct sv_adoptee {
+	uint64_t generation;
+	int64_t  pid;
+	bool     ready; /* it had reported ready */
+	bool     stopping; /* the predecessor was stopping it */
+} sv_adoptee;
 
 /*
  * sv_core_create makes an empty supervisor core with the given strategy.
@@ -407,6 +417,27 @@ sv_err sv_core_start_one(
  */
 sv_err sv_core_terminate_one(
     sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now_ms);
+
+/*
+ * sv_core_restore takes over one seat of a predecessor's state; call it for
+ * a group right after sv_core_add_group, before any spawn.
+ *   next_generation: every later process on the seat gets at least this
+ *     generation (0: no floor), so generations continue across supervisor
+ *     restarts.
+ *   a: NULL, or the process that still runs on the seat. It becomes the
+ *     seat's current process instead of a spawn and is announced with
+ *     SV_EV_ADOPTED: running (ready as recorded; a group that awaits
+ *     readiness waits again, under a fresh start timeout, for one that had
+ *     not reported), or stopped again (stop signal, stop timer) when the
+ *     predecessor was stopping it (it restarts on exit, as after an operator
+ *     restart) or its ordinal is beyond the group's count (it is not
+ *     replaced).
+ * Errors: SV_ENOTFOUND (no group id), SV_EINVAL (ordinal >= max_count, or
+ * generation below one the seat has used), SV_EBUSY (the seat already has
+ * a process, or the core is shutting down).
+ */
+sv_err sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
+    uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms);
 
 /*
  * sv_core_shutdown stops every worker (reverse start order) and cancels

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,6 +48,7 @@ typedef struct spawn_child {
 	const sv_spawn_req *req;
 	const char         *path; /* resolved program */
 	const sigset_t     *dflt; /* signals reset to SIG_DFL */
+	pid_t               parent; /* the daemon's pid */
 	volatile int        err; /* errno of the step that failed, or 0 */
 } spawn_child;
 
@@ -188,6 +190,16 @@ spawn_child_main(void *arg)
 	if (r->cwd != NULL && chdir(r->cwd) != 0) {
 		goto fail;
 	}
+	/* After the credentials, which would clear it. If the daemon died
+	 * before this, the signal will never come: go now. */
+	if (r->die_with_parent) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+			goto fail;
+		}
+		if (getppid() != c->parent) {
+			_exit(127);
+		}
+	}
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) {
 		goto fail;
@@ -221,7 +233,7 @@ spawn_clone(const sv_spawn_req *req, const sigset_t *dflt, pid_t *pidp,
 		*errnop = errno;
 		return SV_ESYSTEM;
 	}
-	c = (spawn_child) {req, path, dflt, 0};
+	c = (spawn_child) {req, path, dflt, getpid(), 0};
 	/* No signal handler may run in the child while it shares our memory
 	 * (it unblocks signals just before exec). */
 	sigfillset(&all);
@@ -261,7 +273,8 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 	*errnop = 0;
 	sigemptyset(&none);
 	spawn_default_set(&dflt);
-	if ((req->creds != NULL && req->creds->set) || req->join_cgroup) {
+	if ((req->creds != NULL && req->creds->set) || req->join_cgroup
+	    || req->die_with_parent) {
 		return spawn_clone(req, &dflt, pidp, pidfdp, errnop);
 	}
 

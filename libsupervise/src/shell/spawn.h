@@ -41,6 +41,8 @@ typedef struct sv_spawn_req {
 	bool            join_cgroup; /* write "0" to cgroup_procs_fd */
 	int             cgroup_procs_fd; /* a cgroup.procs opened O_WRONLY
 	                                  * (cgroup.h); with join_cgroup */
+	bool die_with_parent; /* SIGKILL when the spawning thread dies
+	                       * (PR_SET_PDEATHSIG; uses the clone path) */
 } sv_spawn_req;
 
 /* How a child ended. */

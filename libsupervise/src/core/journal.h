@@ -1,0 +1,171 @@
+/*
+ * journal.h — the supervisor's durable state: record format and replay
+ * (pure decision core; no I/O).
+ *
+ * A supervisor appends one line per change of what must outlive it: a new
+ * epoch, a group's desired size (and, for a group created at runtime, its
+ * spec), a process started (pid and kernel start time), ready, being
+ * stopped, reaped. A new supervisor replays the lines into an sv_jstate:
+ * which processes of the previous one may still be alive, which generation
+ * each seat reached, how large each group was meant to be.
+ *
+ * Format (version 1), one record per line, fields separated by one space,
+ * the last field the CRC-32 (8 lowercase hex digits) of everything before
+ * the space that precedes it:
+ *
+ *   H 1 BOOT_ID                        header, always the first line
+ *   E EPOCH SUPERVISOR_ID              a supervisor took over the state
+ *   G NAME COUNT CONFIG_COUNT SPEC     a group's desired size; SPEC "-" or
+ *                                      the runtime group's config text
+ *   D NAME                             the group was deleted
+ *   N NAME ORDINAL NEXT_GENERATION     generation floor of a seat
+ *   P NAME ORDINAL GEN PID START       a process started
+ *   R NAME ORDINAL GEN                 it reported ready
+ *   T NAME ORDINAL GEN                 the supervisor is stopping it
+ *   X NAME ORDINAL GEN                 it was reaped
+ *
+ * Strings are percent-encoded (every byte <= 0x20, '%' and >= 0x7f as %XX)
+ * so a field never holds a space or a newline.
+ *
+ * Crash safety. Lines are appended with one write(2) each; a supervisor
+ * killed at any instant leaves a prefix of whole lines, possibly followed
+ * by one torn line. A last line without its newline or with a bad CRC is
+ * therefore dropped (sv_jstate.torn says so); a bad line followed by a
+ * good one is corruption, not a crash, and the whole journal is refused.
+ * A file cut inside its header is refused too. Replaying never trusts a
+ * number beyond its bound (groups, ordinals, lengths).
+ */
+#ifndef SV_CORE_JOURNAL_H
+#define SV_CORE_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "supervise/supervise.h"
+
+/* Format version written in the header. */
+#define SV_JOURNAL_VERSION 1
+/* Longest line, newline included (a runtime group's spec is the bulk). */
+#define SV_JOURNAL_LINE_MAX (200u * 1024u)
+/* Most groups a journal may name (deleted ones are forgotten). */
+#define SV_JOURNAL_MAX_GROUPS 256
+/* Longest group name, terminator excluded. */
+#define SV_JOURNAL_NAME_MAX 255
+/* Longest runtime group spec, terminator excluded. */
+#define SV_JOURNAL_SPEC_MAX (64u * 1024u)
+/* Boot id and supervisor id: terminator excluded. */
+#define SV_JOURNAL_ID_MAX 63
+/* Live process records a seat may hold (current and old). */
+#define SV_JOURNAL_SEAT_PROCS 2
+
+/* A process the previous supervisor started and had not reaped. */
+typedef struct sv_jproc {
+	uint64_t generation;
+	int64_t  pid;
+	uint64_t start_time; /* /proc/PID/stat field 22, clock ticks */
+	bool     ready;
+	bool     stopping;
+} sv_jproc;
+
+/* A seat: the next generation it may use and its unreaped processes. */
+typedef struct sv_jseat {
+	uint64_t next_generation; /* 0: never used */
+	uint32_t nprocs;
+	sv_jproc procs[SV_JOURNAL_SEAT_PROCS];
+} sv_jseat;
+
+typedef struct sv_jgroup {
+	char     *name; /* owned */
+	char     *spec; /* owned; NULL: a group of the config file */
+	uint32_t  count; /* desired size */
+	uint32_t  config_count; /* the config's count when count was set */
+	sv_jseat *seats; /* [nseats], indexed by ordinal; owned */
+	uint32_t  nseats;
+} sv_jgroup;
+
+/* The state a journal describes. Everything in it is owned by it. */
+typedef struct sv_jstate {
+	char       boot_id[SV_JOURNAL_ID_MAX + 1];
+	uint64_t   epoch; /* of the last E record; 0: none */
+	char       supervisor_id[SV_JOURNAL_ID_MAX + 1];
+	sv_jgroup *groups; /* [ngroups] */
+	size_t     ngroups;
+	size_t     nrecords; /* records replayed */
+	size_t     nlive; /* unreaped processes over all seats */
+	bool       torn; /* a torn last line was dropped */
+} sv_jstate;
+
+/*
+ * sv_jstate_init makes st an empty state for boot_id (may be ""). Free it
+ * with sv_jstate_free. Errors: SV_EINVAL (boot_id too long).
+ */
+sv_err sv_jstate_init(sv_jstate *st, const char *boot_id);
+
+/* sv_jstate_free frees what st owns and leaves it empty. */
+void sv_jstate_free(sv_jstate *st);
+
+/*
+ * sv_journal_replay parses a whole journal (buf, len bytes; need not be
+ * terminated) into *st, which it initialises; on SV_OK free it with
+ * sv_jstate_free. On failure *st is empty and err (errlen bytes, always
+ * terminated) says where and why, for example "line 7: bad checksum".
+ * Errors: SV_EINVAL (not a journal, unsupported version, a corrupt record
+ * before the last line, a bound exceeded), SV_ENOMEM.
+ */
+sv_err sv_journal_replay(
+    const char *buf, size_t len, sv_jstate *st, char *err, size_t errlen);
+
+/*
+ * sv_journal_apply parses one line (without its newline) and applies it to
+ * st, as replay does; the daemon uses it to keep its own copy current.
+ * Errors: SV_EINVAL (err says why), SV_ENOMEM.
+ */
+sv_err sv_journal_apply(
+    sv_jstate *st, const char *line, size_t len, char *err, size_t errlen);
+
+/* Kinds of records, named after their first letter. */
+typedef enum sv_jkind {
+	SV_J_HEADER   = 'H',
+	SV_J_EPOCH    = 'E',
+	SV_J_GROUP    = 'G',
+	SV_J_DELETED  = 'D',
+	SV_J_FLOOR    = 'N',
+	SV_J_STARTED  = 'P',
+	SV_J_READY    = 'R',
+	SV_J_STOPPING = 'T',
+	SV_J_REAPED   = 'X',
+} sv_jkind;
+
+/* One record, as a plain struct (unused fields are ignored). */
+typedef struct sv_jrec {
+	sv_jkind    kind;
+	const char *name; /* group (G, D, N, P, R, T, X); boot id (H);
+	                   * supervisor id (E) */
+	const char *spec; /* G: NULL for "-" */
+	uint32_t    ordinal;
+	uint32_t    count, config_count; /* G */
+	uint64_t    generation; /* P R T X; next generation (N); epoch (E) */
+	int64_t     pid; /* P */
+	uint64_t    start_time; /* P */
+} sv_jrec;
+
+/*
+ * sv_journal_format writes record r as one line, newline included, into a
+ * new buffer: on SV_OK *linep (free it) holds *lenp bytes, terminated.
+ * Errors: SV_EINVAL (a string or number out of bounds), SV_ENOMEM.
+ */
+sv_err sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp);
+
+/*
+ * sv_journal_snapshot writes st as a fresh journal (header, epoch, every
+ * group, seat floors and unreaped processes), the form a compaction
+ * writes. On SV_OK *bufp (free it) holds *lenp bytes. Errors: SV_ENOMEM,
+ * SV_EINVAL (st holds something unformattable).
+ */
+sv_err sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp);
+
+/* sv_jstate_group finds a group by name, or NULL. */
+sv_jgroup *sv_jstate_group(const sv_jstate *st, const char *name);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * procinfo.c — process start times, the boot id, and claiming a process a
+ * predecessor started (see procinfo.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shell/procinfo.h"
+
+/* Longest /proc/PID/stat we read (comm is at most 16 bytes; the rest is
+ * numbers). */
+#define PI_STAT_MAX 2048
+
+/* pi_read reads up to cap - 1 bytes of path into buf, terminated. Returns
+ * the length, or -1 with errno set. */
+static ssize_t
+pi_read(const char *path, char *buf, size_t cap)
+{
+	int     fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0) {
+		return -1;
+	}
+	while ((size_t) total < cap - 1
+	    && (n = read(fd, buf + total, cap - 1 - (size_t) total)) > 0) {
+		total += n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+sv_err
+sv_proc_start_time(pid_t pid, uint64_t *ticksp)
+{
+	char        path[64], buf[PI_STAT_MAX];
+	const char *p;
+	char       *end;
+	int         field = 2; /* the field ')' closes */
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	if (pi_read(path, buf, sizeof(buf)) < 0) {
+		return errno == ENOENT || errno == ESRCH ? SV_ENOTFOUND
+		                                         : SV_ESYSTEM;
+	}
+	/* comm may hold spaces and parentheses: count from the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL) {
+		return SV_ESYSTEM;
+	}
+	p++;
+	while (field < 21) {
+		if ((p = strchr(p + 1, ' ')) == NULL) {
+			return SV_ESYSTEM;
+		}
+		field++;
+	}
+	errno   = 0;
+	*ticksp = strtoull(p + 1, &end, 10);
+	if (errno != 0 || end == p + 1 || (*end != ' ' && *end != '\0')) {
+		return SV_ESYSTEM;
+	}
+	return SV_OK;
+}
+
+sv_err
+sv_boot_id(char *buf, size_t len)
+{
+	char    tmp[SV_BOOT_ID_LEN + 8];
+	ssize_t n
+	    = pi_read("/proc/sys/kernel/random/boot_id", tmp, sizeof(tmp));
+
+	if (n <= 0) {
+		return SV_ESYSTEM;
+	}
+	while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' ')) {
+		tmp[--n] = '\0';
+	}
+	if ((size_t) n + 1 > len) {
+		return SV_EINVAL;
+	}
+	memcpy(buf, tmp, (size_t) n + 1);
+	return SV_OK;
+}
+
+sv_err
+sv_proc_claim(pid_t pid, uint64_t start_time, int *pidfdp)
+{
+	uint64_t now;
+	int      fd;
+	sv_err   err;
+
+	if (pid <= 0) {
+		return SV_ENOTFOUND;
+	}
+	fd = (int) syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		return errno == ESRCH ? SV_ENOTFOUND : SV_ESYSTEM;
+	}
+	(void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if ((err = sv_proc_start_time(pid, &now)) != SV_OK
+	    || now != start_time) {
+		close(fd);
+		return err == SV_ESYSTEM ? err : SV_ENOTFOUND;
+	}
+	/* Alive now, through the pidfd: the stat we read was its own. (A
+	 * zombie still answers; its exit shows as the pidfd readable.) */
+	if (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) != 0) {
+		close(fd);
+		return SV_ENOTFOUND;
+	}
+	*pidfdp = fd;
+	return SV_OK;
+}

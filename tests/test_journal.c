@@ -1,0 +1,446 @@
+/*
+ * test_journal.c — the supervisor's journal (core/journal.h): records
+ * round-trip, replay rebuilds the state a supervisor left, a journal cut at
+ * every byte offset is read up to its last whole record or refused with a
+ * message (never a crash: this test runs under ASan in CI), corruption
+ * before the last line is refused, bounds hold.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/journal.h"
+#include "core/ordinal.h"
+
+/* seal appends " CRC" to line, as the journal does (an independent
+ * bitwise CRC-32, so a wrong polynomial in journal.c would show). */
+static void
+seal(const char *line, char *out, size_t cap)
+{
+	uint32_t crc = 0xffffffffu;
+
+	for (const char *p = line; *p != '\0'; p++) {
+		crc ^= (uint8_t) *p;
+		for (int k = 0; k < 8; k++) {
+			crc = (crc & 1u) ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+		}
+	}
+	snprintf(out, cap, "%s %08x", line, ~crc);
+}
+
+/* A growing text of records. */
+typedef struct text {
+	char  *p;
+	size_t len;
+} text;
+
+static void
+add(text *t, sv_jrec r)
+{
+	char  *line;
+	size_t n;
+
+	assert_int_equal(sv_journal_format(&r, &line, &n), SV_OK);
+	assert_int_equal(line[n - 1], '\n');
+	t->p = realloc(t->p, t->len + n + 1);
+	assert_non_null(t->p);
+	memcpy(t->p + t->len, line, n + 1);
+	t->len += n;
+	free(line);
+}
+
+/* A realistic history: two groups, restarts, a runtime group with a spec
+ * full of spaces and newlines, a deletion, a stop in progress. */
+static text
+history(void)
+{
+	text t = {NULL, 0};
+
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b00t-1d"});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_EPOCH, .name = "sup-a", .generation = 1});
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "web",
+	        .count        = 3,
+	        .config_count = 3});
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "tmp",
+	        .count        = 1,
+	        .config_count = 1,
+	        .spec = "tmp = { argv = [\"/bin/sleep\", \"9\"];\n  count = "
+	                "1; }\n"});
+	for (uint32_t o = 0; o < 3; o++) {
+		add(&t,
+		    (sv_jrec) {.kind = SV_J_STARTED,
+		        .name        = "web",
+		        .ordinal     = o,
+		        .generation  = 0,
+		        .pid         = 100 + o,
+		        .start_time  = 5000 + o});
+	}
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STARTED,
+	        .name        = "tmp",
+	        .ordinal     = 0,
+	        .generation  = 0,
+	        .pid         = 200,
+	        .start_time  = 6000});
+	add(&t, (sv_jrec) {.kind = SV_J_READY, .name = "web", .ordinal = 0});
+	/* web[1] crashes and comes back twice */
+	add(&t, (sv_jrec) {.kind = SV_J_REAPED, .name = "web", .ordinal = 1});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STARTED,
+	        .name        = "web",
+	        .ordinal     = 1,
+	        .generation  = 1,
+	        .pid         = 111,
+	        .start_time  = 7000});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_REAPED,
+	        .name        = "web",
+	        .ordinal     = 1,
+	        .generation  = 1});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STARTED,
+	        .name        = "web",
+	        .ordinal     = 1,
+	        .generation  = 2,
+	        .pid         = 112,
+	        .start_time  = 7100});
+	add(&t, (sv_jrec) {.kind = SV_J_DELETED, .name = "tmp"});
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "web",
+	        .count        = 2,
+	        .config_count = 3});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STOPPING, .name = "web", .ordinal = 2});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_EPOCH, .name = "sup-b", .generation = 2});
+	return t;
+}
+
+static void
+test_replay_history(void **state)
+{
+	text       t = history();
+	sv_jstate  st;
+	sv_jgroup *g;
+	char       err[200];
+
+	(void) state;
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
+	assert_string_equal(st.boot_id, "b00t-1d");
+	assert_int_equal(st.epoch, 2);
+	assert_string_equal(st.supervisor_id, "sup-b");
+	assert_false(st.torn);
+	assert_int_equal(st.ngroups, 1); /* tmp was deleted */
+	assert_null(sv_jstate_group(&st, "tmp"));
+	g = sv_jstate_group(&st, "web");
+	assert_non_null(g);
+	assert_int_equal(g->count, 2);
+	assert_int_equal(g->config_count, 3);
+	assert_null(g->spec);
+	assert_int_equal(st.nlive, 3);
+	assert_int_equal(g->seats[0].nprocs, 1);
+	assert_true(g->seats[0].procs[0].ready);
+	assert_int_equal(g->seats[0].procs[0].pid, 100);
+	assert_int_equal(g->seats[0].next_generation, 1);
+	assert_int_equal(g->seats[1].nprocs, 1);
+	assert_int_equal(g->seats[1].procs[0].generation, 2);
+	assert_int_equal(g->seats[1].procs[0].pid, 112);
+	assert_int_equal(g->seats[1].procs[0].start_time, 7100);
+	assert_false(g->seats[1].procs[0].ready);
+	assert_int_equal(g->seats[1].next_generation, 3);
+	assert_true(g->seats[2].procs[0].stopping);
+	sv_jstate_free(&st);
+	free(t.p);
+}
+
+/* A snapshot replays to the same state, and is smaller than the history. */
+static void
+test_snapshot_round_trip(void **state)
+{
+	text      t = history();
+	sv_jstate a, b;
+	char     *snap, *snap2, err[200];
+	size_t    n, n2;
+
+	(void) state;
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &a, err, sizeof(err)), SV_OK);
+	/* A runtime group's spec survives a snapshot byte for byte. */
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "rt x",
+	        .count        = 1,
+	        .config_count = 0,
+	        .spec         = "a b\nc%d\t\x7f"});
+	sv_jstate_free(&a);
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &a, err, sizeof(err)), SV_OK);
+	assert_int_equal(sv_journal_snapshot(&a, &snap, &n), SV_OK);
+	assert_true(n < t.len);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &b, err, sizeof(err)), SV_OK);
+	assert_string_equal(
+	    sv_jstate_group(&b, "rt x")->spec, "a b\nc%d\t\x7f");
+	assert_int_equal(b.nlive, a.nlive);
+	assert_int_equal(b.epoch, a.epoch);
+	assert_int_equal(
+	    sv_jstate_group(&b, "web")->seats[1].next_generation, 3);
+	/* Snapshot of the snapshot is identical: nothing drifts. */
+	assert_int_equal(sv_journal_snapshot(&b, &snap2, &n2), SV_OK);
+	assert_int_equal(n, n2);
+	assert_memory_equal(snap, snap2, n);
+	free(snap);
+	free(snap2);
+	sv_jstate_free(&a);
+	sv_jstate_free(&b);
+	free(t.p);
+}
+
+/* Every prefix of a journal: refused (empty, inside the header) or read up
+ * to its last whole line, with exactly that many records. */
+static void
+test_truncated_everywhere(void **state)
+{
+	text   t = history();
+	size_t header_end;
+	char   err[200];
+
+	(void) state;
+	header_end = (size_t) ((char *) memchr(t.p, '\n', t.len) - t.p) + 1;
+	for (size_t k = 0; k <= t.len; k++) {
+		sv_jstate st;
+		size_t    lines = 0;
+		sv_err    rv;
+		for (size_t i = 0; i < k; i++) {
+			lines += t.p[i] == '\n';
+		}
+		err[0] = '\0';
+		/* A copy of exactly k bytes, so ASan sees any over-read. */
+		char *cut = malloc(k > 0 ? k : 1);
+		memcpy(cut, t.p, k);
+		rv = sv_journal_replay(cut, k, &st, err, sizeof(err));
+		if (k < header_end) {
+			assert_int_equal(rv, SV_EINVAL);
+			assert_true(strlen(err) > 0);
+		} else {
+			assert_int_equal(rv, SV_OK);
+			assert_int_equal(st.nrecords, lines);
+			assert_int_equal(st.torn, t.p[k - 1] != '\n');
+			sv_jstate_free(&st);
+		}
+		free(cut);
+	}
+	free(t.p);
+}
+
+/* A flipped byte before the last line is refused, naming the line; the same
+ * damage on the last line drops that line only. */
+static void
+test_corruption(void **state)
+{
+	text      t = history();
+	sv_jstate st;
+	char      err[200];
+	char     *third = strchr(strchr(t.p, '\n') + 1, '\n') + 1;
+	size_t    lastpos;
+
+	(void) state;
+	third[2] ^= 0x01;
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	assert_non_null(strstr(err, "line 3"));
+	assert_non_null(strstr(err, "checksum"));
+	third[2] ^= 0x01;
+	lastpos = t.len - 2;
+	while (t.p[lastpos - 1] != '\n') {
+		lastpos--;
+	}
+	t.p[lastpos + 3] ^= 0x04;
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
+	assert_true(st.torn);
+	assert_int_equal(st.epoch, 1); /* the last E record was dropped */
+	sv_jstate_free(&st);
+	free(t.p);
+}
+
+static void
+test_refusals(void **state)
+{
+	sv_jstate st;
+	char      err[200];
+	text      t = {NULL, 0};
+
+	(void) state;
+	assert_int_equal(
+	    sv_journal_replay("", 0, &st, err, sizeof(err)), SV_EINVAL);
+	assert_int_equal(
+	    sv_journal_replay("hello\nworld\n", 12, &st, err, sizeof(err)),
+	    SV_EINVAL);
+	assert_non_null(strstr(err, "not a supervised journal"));
+	/* A record about a group never declared. */
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	add(&t, (sv_jrec) {.kind = SV_J_STARTED, .name = "ghost", .pid = 5});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	assert_non_null(strstr(err, "unknown group"));
+	free(t.p);
+	/* Epochs never go back. */
+	t = (text) {NULL, 0};
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 5});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 4});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 6});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	assert_non_null(strstr(err, "line 3"));
+	free(t.p);
+	/* A second header. */
+	t = (text) {NULL, 0};
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	free(t.p);
+}
+
+static void
+test_bounds(void **state)
+{
+	char      name[SV_JOURNAL_NAME_MAX + 2];
+	char     *line;
+	size_t    n;
+	sv_jstate st;
+	char      err[200];
+	text      t = {NULL, 0};
+	char      gname[32];
+
+	(void) state;
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(
+	    sv_journal_format(
+	        &(sv_jrec) {.kind = SV_J_GROUP, .name = name}, &line, &n),
+	    SV_EINVAL);
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_STARTED,
+	                                       .name         = "g",
+	                                       .ordinal      = SV_ORDINALS_MAX,
+	                                       .pid          = 1},
+	                     &line, &n),
+	    SV_EINVAL);
+	assert_int_equal(
+	    sv_journal_format(
+	        &(sv_jrec) {.kind = SV_J_STARTED, .name = "g", .pid = 0},
+	        &line, &n),
+	    SV_EINVAL);
+	assert_int_equal(sv_journal_format(
+	                     &(sv_jrec) {.kind = 'Q', .name = "g"}, &line, &n),
+	    SV_EINVAL);
+	/* Too many groups. */
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	for (int i = 0; i <= SV_JOURNAL_MAX_GROUPS; i++) {
+		snprintf(gname, sizeof(gname), "g%d", i);
+		add(&t, (sv_jrec) {.kind = SV_J_GROUP, .name = gname});
+	}
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	assert_non_null(strstr(err, "groups"));
+	free(t.p);
+	/* A third unreaped process on one seat. */
+	t = (text) {NULL, 0};
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "x"});
+	add(&t, (sv_jrec) {.kind = SV_J_GROUP, .name = "g", .count = 1});
+	for (int i = 0; i < 3; i++) {
+		add(&t,
+		    (sv_jrec) {.kind = SV_J_STARTED,
+		        .name        = "g",
+		        .generation  = (uint64_t) i,
+		        .pid         = 10 + i});
+	}
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	free(t.p);
+	/* Numbers that do not fit, bad escapes, stray spaces. */
+	static const char *bad[] = {
+	    "G g 99999999999999999999999 1 -",
+	    "G g 1 1 %zz",
+	    "G g 1 1 %00",
+	    "G  g 1 1 -",
+	    "P g 0 0 -5 1",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char good[64], sealed[128];
+		seal("G g 1 1 -", good, sizeof(good));
+		seal(bad[i], sealed, sizeof(sealed));
+		(void) sv_jstate_init(&st, "");
+		assert_int_equal(sv_journal_apply(&st, good, strlen(good), err,
+		                     sizeof(err)),
+		    SV_OK);
+		assert_int_equal(sv_journal_apply(&st, sealed, strlen(sealed),
+		                     err, sizeof(err)),
+		    SV_EINVAL);
+		assert_null(strstr(err, "checksum"));
+		sv_jstate_free(&st);
+	}
+}
+
+/* Random bytes never crash the parser and are refused. */
+static void
+test_garbage(void **state)
+{
+	char      buf[512], err[200];
+	sv_jstate st;
+	uint32_t  x = 12345;
+
+	(void) state;
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t) (i % (int) sizeof(buf));
+		for (size_t k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			buf[k] = (char) (x % 4 == 0 ? '\n'
+			        : x % 7 == 0        ? ' '
+			                            : x);
+		}
+		if (n > 0) {
+			buf[0] = 'H';
+		}
+		if (sv_journal_replay(buf, n, &st, err, sizeof(err))
+		    == SV_OK) {
+			sv_jstate_free(&st);
+		}
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_replay_history),
+	    cmocka_unit_test(test_snapshot_round_trip),
+	    cmocka_unit_test(test_truncated_everywhere),
+	    cmocka_unit_test(test_corruption),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_garbage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
