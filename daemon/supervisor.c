@@ -901,6 +901,13 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 			leaf = NULL;
 		}
 	}
+	/* Before the spawn: a crash between it and the P record leaves a
+	 * process the successor must look for (docs/durability.md). */
+	svd_state_record(s->state,
+	    &(sv_jrec) {.kind = SV_J_SPAWNING,
+	        .name         = g->cfg->name,
+	        .ordinal      = t.ordinal,
+	        .generation   = t.generation});
 	req.path            = g->cfg->argv[0];
 	req.argv            = g->cfg->argv;
 	req.envp            = (char *const *) envp;
@@ -1273,17 +1280,53 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 
 /* to_seat takes over one seat of a journaled group (g NULL: the group is
  * gone from the config; its processes are killed). */
+/* to_unrecorded looks for the process of a spawn the predecessor began
+ * but did not record (S without P): by its environment, which names the
+ * predecessor, the group, the ordinal and the generation. On success it
+ * fills *jp as if the P record had been written. */
+static bool
+to_unrecorded(const char *prev_id, const char *name, uint32_t ordinal,
+    uint64_t gen, sv_jproc *jp)
+{
+	char        v_id[96], v_group[300], v_ord[48], v_gen[64];
+	const char *want[4] = {v_id, v_group, v_ord, v_gen};
+	pid_t       pid;
+	uint64_t    start;
+
+	snprintf(v_id, sizeof(v_id), "SUPERVISE_SUPERVISOR_ID=%s", prev_id);
+	snprintf(v_group, sizeof(v_group), "SUPERVISE_GROUP=%s", name);
+	snprintf(v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, ordinal);
+	snprintf(v_gen, sizeof(v_gen), "SUPERVISE_GENERATION=%" PRIu64, gen);
+	if (sv_proc_find_env(want, 4, &pid) != SV_OK
+	    || sv_proc_start_time(pid, &start) != SV_OK) {
+		return false;
+	}
+	*jp = (sv_jproc) {gen, pid, start, false, false};
+	svd_log("%s[%" PRIu32 "]: found pid %d, spawned by the previous "
+	        "supervisor just before it died",
+	    name, ordinal, (int) pid);
+	return true;
+}
+
 static void
 to_seat(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
-    const sv_jseat *js, bool same_boot)
+    const sv_jseat *js, bool same_boot, const char *prev_id)
 {
 	const sv_jproc *best    = NULL;
 	int             bestfd  = -1;
 	uint64_t        floor   = js->next_generation;
 	bool            in_core = g != NULL && ordinal < g->cfg->max_count;
+	sv_jproc        found[SV_JOURNAL_SEAT_PROCS + 1];
+	uint32_t        nfound = js->nprocs;
 
-	for (uint32_t k = 0; k < js->nprocs; k++) {
-		const sv_jproc *jp = &js->procs[k];
+	memcpy(found, js->procs, js->nprocs * sizeof(found[0]));
+	if (same_boot && js->spawning
+	    && to_unrecorded(prev_id, name, ordinal, js->spawning_generation,
+	        &found[nfound])) {
+		nfound++;
+	}
+	for (uint32_t k = 0; k < nfound; k++) {
+		const sv_jproc *jp = &found[k];
 		int             fd;
 		if (!same_boot
 		    || sv_proc_claim((pid_t) jp->pid, jp->start_time, &fd)
@@ -1425,8 +1468,9 @@ svd_sup_take_over(
 				        .ordinal      = o,
 				        .generation   = js->next_generation});
 			}
-			if (js->nprocs > 0 || g != NULL) {
-				to_seat(s, g, jg->name, o, js, same_boot);
+			if (js->nprocs > 0 || js->spawning || g != NULL) {
+				to_seat(s, g, jg->name, o, js, same_boot,
+				    prev->supervisor_id);
 			}
 		}
 	}

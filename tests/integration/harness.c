@@ -255,7 +255,6 @@ int
 it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 {
 	const char *tmp = "/tmp";
-	int64_t     deadline;
 	size_t      i;
 	int         rv;
 
@@ -285,12 +284,30 @@ it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 		it_log("nng_listen %s: %s", ctx->report_url, nng_strerror(rv));
 		goto fail;
 	}
-	if (it_write_config(ctx, groups, n) != 0 || it_spawn_daemon(ctx) != 0)
+	if (it_write_config(ctx, groups, n) != 0)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (groups[i].stop_timeout_ms > ctx->stop_timeout_ms)
 			ctx->stop_timeout_ms = groups[i].stop_timeout_ms;
+	if (it_restart(ctx) == 0)
+		return 0;
+fail:
+	it_stop(ctx);
+	return -1;
+}
 
+/* Starts the daemon on ctx's config and waits for Hello (harness.h). */
+int
+it_restart(it_ctx *ctx)
+{
+	int64_t deadline;
+
+	if (ctx->client != NULL) {
+		sv_client_close(ctx->client);
+		ctx->client = NULL;
+	}
+	if (it_spawn_daemon(ctx) != 0)
+		return -1;
 	/* Wait until the control socket answers Hello, or the daemon dies. */
 	deadline = it_now_ms() + IT_START_MS;
 	for (;;) {
@@ -300,7 +317,7 @@ it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 		if (!it_daemon_alive(ctx)) {
 			it_log("daemon exited during start-up, status 0x%x",
 			    ctx->status);
-			goto fail;
+			return -1;
 		}
 		e = sv_client_open(&ctx->client, ctx->url, 200);
 		if (e == SV_OK) {
@@ -311,17 +328,14 @@ it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 			}
 			it_log("hello: %s: %s", sv_err_name(e),
 			    sv_client_error_message(ctx->client));
-			goto fail;
+			return -1;
 		}
 		if (it_now_ms() >= deadline) {
 			it_log("no control socket at %s after %d ms: %s",
 			    ctx->url, IT_START_MS, sv_err_name(e));
-			goto fail;
+			return -1;
 		}
 	}
-fail:
-	it_stop(ctx);
-	return -1;
 }
 
 /* Polls the daemon once with WNOHANG; records its status. */

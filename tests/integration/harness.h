@@ -165,6 +165,14 @@ int64_t it_now_ms(void);
 int it_start(it_ctx *ctx, const struct it_group *groups, size_t n);
 
 /*
+ * it_restart starts the daemon again on ctx's directory and config (after
+ * the test killed or stopped the previous one), waits until it answers
+ * Hello and reconnects ctx->client. Returns 0, or -1 after printing why
+ * (the daemon, if it runs, is left to it_stop).
+ */
+int it_restart(it_ctx *ctx);
+
+/*
  * it_reap_daemon waits up to deadline_ms for the daemon to exit. Returns 0
  * when it exited (ctx->status holds its status), -1 on timeout.
  */

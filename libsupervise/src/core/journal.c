@@ -337,7 +337,18 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 		return rv;
 	}
 	p = j_proc(s, gen);
+	if (kind != SV_J_READY && kind != SV_J_STOPPING && s->spawning
+	    && s->spawning_generation == gen) {
+		s->spawning = false; /* its P (or X) came */
+	}
 	switch (kind) {
+	case SV_J_SPAWNING:
+		s->spawning            = true;
+		s->spawning_generation = gen;
+		if (gen + 1 > s->next_generation) {
+			s->next_generation = gen + 1;
+		}
+		break;
 	case SV_J_STARTED:
 		if (p != NULL) {
 			return j_fail(err, errlen,
@@ -517,6 +528,7 @@ sv_journal_apply(
 	case SV_J_DELETED:
 	case SV_J_FLOOR:
 		return j_apply_group(st, kind, &fs, name, err, errlen);
+	case SV_J_SPAWNING:
 	case SV_J_STARTED:
 	case SV_J_READY:
 	case SV_J_STOPPING:
@@ -634,6 +646,7 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 		    r->ordinal, r->generation, r->pid, r->start_time);
 		break;
 	case SV_J_FLOOR:
+	case SV_J_SPAWNING:
 	case SV_J_READY:
 	case SV_J_STOPPING:
 	case SV_J_REAPED:
@@ -751,6 +764,13 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 				        .name         = g->name,
 				        .ordinal      = o,
 				        .generation   = s->next_generation});
+			}
+			if (s->spawning) {
+				j_put(&b,
+				    &(sv_jrec) {.kind = SV_J_SPAWNING,
+				        .name         = g->name,
+				        .ordinal      = o,
+				        .generation = s->spawning_generation});
 			}
 			for (uint32_t k = 0; k < s->nprocs; k++) {
 				const sv_jproc *p  = &s->procs[k];

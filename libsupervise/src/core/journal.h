@@ -19,6 +19,10 @@
  *                                      the runtime group's config text
  *   D NAME                             the group was deleted
  *   N NAME ORDINAL NEXT_GENERATION     generation floor of a seat
+ *   S NAME ORDINAL GEN                 about to spawn it (written before
+ *                                      the spawn: a crash between the
+ *                                      spawn and its P record leaves a
+ *                                      process the successor must find)
  *   P NAME ORDINAL GEN PID START       a process started
  *   R NAME ORDINAL GEN                 it reported ready
  *   T NAME ORDINAL GEN                 the supervisor is stopping it
@@ -71,6 +75,8 @@ typedef struct sv_jproc {
 /* A seat: the next generation it may use and its unreaped processes. */
 typedef struct sv_jseat {
 	uint64_t next_generation; /* 0: never used */
+	bool     spawning; /* an S record without its P (or X) */
+	uint64_t spawning_generation;
 	uint32_t nprocs;
 	sv_jproc procs[SV_JOURNAL_SEAT_PROCS];
 } sv_jseat;
@@ -131,6 +137,7 @@ typedef enum sv_jkind {
 	SV_J_GROUP    = 'G',
 	SV_J_DELETED  = 'D',
 	SV_J_FLOOR    = 'N',
+	SV_J_SPAWNING = 'S',
 	SV_J_STARTED  = 'P',
 	SV_J_READY    = 'R',
 	SV_J_STOPPING = 'T',
@@ -145,7 +152,7 @@ typedef struct sv_jrec {
 	const char *spec; /* G: NULL for "-" */
 	uint32_t    ordinal;
 	uint32_t    count, config_count; /* G */
-	uint64_t    generation; /* P R T X; next generation (N); epoch (E) */
+	uint64_t    generation; /* S P R T X; next generation (N); epoch (E) */
 	int64_t     pid; /* P */
 	uint64_t    start_time; /* P */
 } sv_jrec;

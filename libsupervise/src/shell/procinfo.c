@@ -2,7 +2,9 @@
  * procinfo.c — process start times, the boot id, and claiming a process a
  * predecessor started (see procinfo.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,9 @@
 #include <unistd.h>
 
 #include "shell/procinfo.h"
+
+/* Most of an environment sv_proc_find_env reads per process. */
+#define PI_ENV_MAX (64 * 1024)
 
 /* Longest /proc/PID/stat we read (comm is at most 16 bytes; the rest is
  * numbers). */
@@ -117,4 +122,64 @@ sv_proc_claim(pid_t pid, uint64_t start_time, int *pidfdp)
 	}
 	*pidfdp = fd;
 	return SV_OK;
+}
+
+/* pi_env_has tells whether env (len bytes of NUL-separated strings) holds
+ * every string of want. */
+static bool
+pi_env_has(const char *env, size_t len, const char *const *want, size_t n)
+{
+	size_t found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t wl = strlen(want[i]);
+		for (size_t off = 0; off < len;) {
+			size_t el = strnlen(env + off, len - off);
+			if (el == wl && memcmp(env + off, want[i], wl) == 0) {
+				found++;
+				break;
+			}
+			off += el + 1;
+		}
+	}
+	return found == n;
+}
+
+sv_err
+sv_proc_find_env(const char *const *want, size_t n, pid_t *pidp)
+{
+	DIR           *d;
+	struct dirent *de;
+	char          *env, path[64];
+	sv_err         rv = SV_ENOTFOUND;
+
+	if (n == 0 || n > 8) {
+		return SV_EINVAL;
+	}
+	if ((d = opendir("/proc")) == NULL) {
+		return SV_ESYSTEM;
+	}
+	if ((env = malloc(PI_ENV_MAX)) == NULL) {
+		closedir(d);
+		return SV_ENOMEM;
+	}
+	while (rv == SV_ENOTFOUND && (de = readdir(d)) != NULL) {
+		char   *end;
+		long    pid = strtol(de->d_name, &end, 10);
+		ssize_t len;
+		if (pid <= 0 || *end != '\0' || pid == (long) getpid()) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		if ((len = pi_read(path, env, PI_ENV_MAX)) <= 0) {
+			continue;
+		}
+		if (pi_env_has(env, (size_t) len, want, n)) {
+			*pidp = (pid_t) pid;
+			rv    = SV_OK;
+		}
+	}
+	free(env);
+	closedir(d);
+	return rv;
 }

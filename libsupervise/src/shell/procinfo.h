@@ -44,4 +44,15 @@ sv_err sv_boot_id(char *buf, size_t len);
  */
 sv_err sv_proc_claim(pid_t pid, uint64_t start_time, int *pidfdp);
 
+/*
+ * sv_proc_find_env looks through /proc for a process whose environment
+ * holds every one of the n "NAME=value" strings of want (n at most 8), and
+ * writes its pid to *pidp. It finds a process its caller spawned but did not
+ * get to record (a supervisor killed between the spawn and its journal
+ * record): the spawn's environment names supervisor, group, ordinal and
+ * generation. Processes whose environment we may not read are skipped.
+ * Errors: SV_ENOTFOUND, SV_EINVAL (n out of range), SV_ESYSTEM (no /proc).
+ */
+sv_err sv_proc_find_env(const char *const *want, size_t n, pid_t *pidp);
+
 #endif

@@ -1,0 +1,465 @@
+/*
+ * integration_takeover.c — a supervisor crash never doubles the workers
+ * (issue 6, item 1; docs/durability.md).
+ *
+ * Design: each case starts a real supervised, brings it to a given moment,
+ * kills it with SIGKILL, starts a new one on the same directory (the
+ * journal lives in socket_dir) and checks what the new one does:
+ *   - 3 workers running: the same 3 pids are adopted on the same ordinals
+ *     and generations, nothing is spawned; an adopted worker killed later
+ *     is replaced with generation + 1;
+ *   - a worker in backoff: it starts at once with its generation continued,
+ *     the other is adopted;
+ *   - during a scale-up to 24: exactly 24 workers afterwards, one per
+ *     ordinal, and no process of ours beyond them;
+ *   - during shutdown, with workers that ignore SIGTERM: they are stopped
+ *     again (SIGKILL after the stop timeout) and replaced; never more than
+ *     one process per ordinal;
+ *   - a group with die_with_supervisor: its workers die with the daemon and
+ *     the next one starts new ones;
+ *   - a journal that is not one: the daemon refuses to start (exit 111)
+ *     and touches nothing.
+ *
+ * The test is a child subreaper (harness.c), so the workers of a killed
+ * daemon become its children: it reaps them once they end (reap_strays),
+ * which is what init would do for a daemon run in production.
+ * "Our processes" are found by their SUPERVISE_URL in /proc/PID/environ.
+ * Every wait polls with a deadline.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nng/supplemental/util/platform.h>
+
+#define GROUP "web"
+
+/* count_ours counts live (non-zombie) processes whose environment holds
+ * SUPERVISE_URL=<ctx->url>: the daemon's workers, adopted or not. */
+static int
+count_ours(it_ctx *ctx)
+{
+	char           want[200], path[64], buf[8192];
+	DIR           *d = opendir("/proc");
+	struct dirent *de;
+	int            n = 0;
+
+	snprintf(want, sizeof(want), "SUPERVISE_URL=%s", ctx->url);
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char    st  = 0;
+		long    pid = strtol(de->d_name, NULL, 10);
+		ssize_t len;
+		int     fd;
+		if (pid <= 0 || (pid_t) pid == getpid()) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			continue;
+		}
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (ssize_t off = 0; len > 0 && off < len;) {
+			const char *e = buf + off;
+			if (strncmp(e, want, strlen(want) + 1) == 0
+			    && it_proc_stat((pid_t) pid, NULL, &st, NULL) == 0
+			    && st != 'Z') {
+				n++;
+				break;
+			}
+			off += (ssize_t) strnlen(e, (size_t) (len - off)) + 1;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* wait_ours polls until count_ours is n; fails the test at the deadline. */
+static void
+wait_ours(it_ctx *ctx, int n, int deadline_ms)
+{
+	int64_t end = it_now_ms() + deadline_ms;
+	int     got;
+
+	while ((got = count_ours(ctx)) != n && it_now_ms() < end) {
+		nng_msleep(10);
+	}
+	if (got != n) {
+		fail_msg("%d processes of this supervisor, want %d", got, n);
+	}
+}
+
+/* alive tells whether pid runs (a zombie does not). */
+static bool
+alive(pid_t pid)
+{
+	char st = 0;
+
+	return it_proc_stat(pid, NULL, &st, NULL) == 0 && st != 'Z';
+}
+
+/* reap_strays reaps the test's own zombie children (workers of a killed
+ * daemon, reparented to us) until none is left alive or deadline_ms. */
+static void
+reap_strays(int deadline_ms)
+{
+	int64_t        end = it_now_ms() + deadline_ms;
+	struct it_proc kids[IT_MAX_PROCS];
+
+	for (;;) {
+		size_t n    = it_children(getpid(), kids, IT_MAX_PROCS);
+		size_t live = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (kids[i].state == 'Z') {
+				(void) waitpid(kids[i].pid, NULL, 0);
+			} else {
+				live++;
+			}
+		}
+		if (live == 0 || it_now_ms() >= end) {
+			return;
+		}
+		nng_msleep(10);
+	}
+}
+
+/* kill9_daemon kills the daemon and waits for its exit. */
+static void
+kill9_daemon(it_ctx *ctx)
+{
+	assert_true(it_daemon_alive(ctx));
+	kill(ctx->daemon, SIGKILL);
+	assert_int_equal(it_reap_daemon(ctx, IT_REAP_MS), 0);
+	assert_true(WIFSIGNALED(ctx->status));
+	ctx->daemon = 0;
+}
+
+/* status_of reads (pid, generation, state) of one worker of GROUP. */
+static void
+status_of(it_ctx *ctx, uint32_t ordinal, pid_t *pidp, uint64_t *genp,
+    sv_state *statep)
+{
+	sv_workers *w = NULL;
+
+	IT_PASS(ctx,
+	    sv_client_status(ctx->client, GROUP, ordinal, IT_CALL_MS, &w));
+	assert_int_equal(sv_workers_count(w), 1);
+	*pidp = (pid_t) sv_workers_pid(w, 0);
+	*genp = sv_workers_generation(w, 0);
+	if (statep != NULL) {
+		*statep = sv_workers_state(w, 0);
+	}
+	sv_workers_free(w);
+}
+
+/* wait_state polls until ordinal of GROUP is in state st. */
+static void
+wait_state(it_ctx *ctx, uint32_t ordinal, sv_state st)
+{
+	int64_t  end = it_now_ms() + IT_CONVERGE_MS;
+	pid_t    pid;
+	uint64_t gen;
+	sv_state now = SV_STATE_UNSPECIFIED;
+
+	while (it_now_ms() < end) {
+		status_of(ctx, ordinal, &pid, &gen, &now);
+		if (now == st) {
+			return;
+		}
+		nng_msleep(10);
+	}
+	fail_msg("%s[%u] in state %d, want %d", GROUP, ordinal, (int) now,
+	    (int) st);
+}
+
+/* stop_all stops the daemon with SIGTERM and reaps the adopted workers it
+ * stopped (our children), so it_stop finds nothing left. */
+static void
+stop_all(it_ctx *ctx)
+{
+	if (ctx->client != NULL) {
+		sv_client_close(ctx->client);
+		ctx->client = NULL;
+	}
+	kill(ctx->daemon, SIGTERM);
+	assert_int_equal(
+	    it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS), 0);
+	reap_strays(IT_REAP_MS);
+}
+
+static int
+setup_three(void **state)
+{
+	static const struct it_group g[]
+	    = {{.name = GROUP, .count = 3, .max_count = 4}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* kill -9 with 3 workers, then a new daemon: same pids, same ordinals and
+ * generations, nothing spawned; an adopted worker that dies is replaced
+ * with generation + 1. */
+static void
+test_adopt_after_kill9(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[3];
+	pid_t            pids[3], pid;
+	uint64_t         gen;
+
+	it_expect_reports(ctx, 3, r);
+	for (uint32_t o = 0; o < 3; o++) {
+		status_of(ctx, o, &pids[o], &gen, NULL);
+		assert_int_equal(gen, 0);
+	}
+	kill9_daemon(ctx);
+	for (int i = 0; i < 3; i++) {
+		assert_true(alive(pids[i]));
+	}
+	assert_int_equal(it_restart(ctx), 0);
+	for (uint32_t o = 0; o < 3; o++) {
+		status_of(ctx, o, &pid, &gen, NULL);
+		assert_int_equal(pid, pids[o]);
+		assert_int_equal(gen, 0);
+	}
+	it_expect_no_report(ctx, 300);
+	assert_int_equal(count_ours(ctx), 3);
+	/* An adopted worker dies: the new daemon notices, replaces it. */
+	kill(pids[1], SIGKILL);
+	reap_strays(0);
+	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r[0]), 0);
+	assert_int_equal(r[0].ordinal, 1);
+	assert_int_equal(r[0].generation, 1);
+	wait_ours(ctx, 3, IT_CONVERGE_MS);
+	stop_all(ctx);
+}
+
+static int
+setup_backoff(void **state)
+{
+	static const struct it_group g[] = {
+	    {.name = GROUP, .count = 2, .max_count = 4, .backoff_ms = 4000}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* kill -9 while a worker waits in backoff: the new daemon starts it at
+ * once with its generation continued and adopts the other. */
+static void
+test_kill9_in_backoff(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[2];
+	pid_t            p0, p1, pid;
+	uint64_t         gen;
+
+	it_expect_reports(ctx, 2, r);
+	status_of(ctx, 0, &p0, &gen, NULL);
+	status_of(ctx, 1, &p1, &gen, NULL);
+	kill(p0, SIGKILL);
+	wait_state(ctx, 0, SV_STATE_BACKOFF);
+	kill9_daemon(ctx);
+	assert_int_equal(it_restart(ctx), 0);
+	/* Well before the 4 s backoff would have ended. */
+	assert_int_equal(it_recv_report(ctx, 2000, &r[0]), 0);
+	assert_int_equal(r[0].ordinal, 0);
+	assert_int_equal(r[0].generation, 1);
+	status_of(ctx, 1, &pid, &gen, NULL);
+	assert_int_equal(pid, p1);
+	wait_ours(ctx, 2, IT_CONVERGE_MS);
+	stop_all(ctx);
+}
+
+static int
+setup_scale(void **state)
+{
+	static const struct it_group g[]
+	    = {{.name = GROUP, .count = 1, .max_count = 32}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* kill -9 in the middle of a scale-up to 24: the new daemon keeps the size
+ * (the config did not change), adopts what was spawned, spawns the rest:
+ * exactly 24 workers, one per ordinal. */
+static void
+test_kill9_during_scale_up(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r;
+	uint32_t         ords[32];
+	pid_t            pids[32];
+	int              n;
+
+	it_expect_reports(ctx, 1, &r);
+	IT_PASS(
+	    ctx, sv_client_scale(ctx->client, GROUP, 24, IT_CALL_MS, NULL));
+	kill9_daemon(ctx);
+	assert_int_equal(it_restart(ctx), 0);
+	wait_ours(ctx, 24, IT_CONVERGE_MS);
+	n = it_list(ctx, GROUP, ords, pids, 32);
+	assert_int_equal(n, 24);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(ords[i], (uint32_t) i);
+		assert_true(pids[i] > 0 && alive(pids[i]));
+	}
+	stop_all(ctx);
+}
+
+static int
+setup_stubborn(void **state)
+{
+	static const struct it_group g[] = {{.name = GROUP,
+	    .count                                 = 2,
+	    .max_count                             = 4,
+	    .stop_timeout_ms                       = 1500,
+	    .ignore_term                           = true}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* kill -9 during a shutdown whose workers ignore SIGTERM: the new daemon
+ * stops them again, SIGKILLs them at the stop timeout and starts their
+ * replacements; at no point two processes on one ordinal. */
+static void
+test_kill9_during_shutdown(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[2];
+	pid_t            old[2], pid;
+	uint64_t         gen;
+	int64_t          end;
+
+	it_expect_reports(ctx, 2, r);
+	status_of(ctx, 0, &old[0], &gen, NULL);
+	status_of(ctx, 1, &old[1], &gen, NULL);
+	kill(ctx->daemon, SIGTERM);
+	wait_state(ctx, 0, SV_STATE_STOPPING);
+	wait_state(ctx, 1, SV_STATE_STOPPING);
+	kill9_daemon(ctx);
+	assert_true(alive(old[0]) && alive(old[1]));
+	assert_int_equal(it_restart(ctx), 0);
+	/* Until the old ones are gone, nothing new may run beside them. */
+	end = it_now_ms() + 1500 + IT_REAP_MS;
+	while ((alive(old[0]) || alive(old[1])) && it_now_ms() < end) {
+		assert_true(count_ours(ctx) <= 2);
+		nng_msleep(20);
+	}
+	assert_false(alive(old[0]) || alive(old[1]));
+	reap_strays(0);
+	it_expect_reports(ctx, 2, r);
+	for (uint32_t o = 0; o < 2; o++) {
+		status_of(ctx, o, &pid, &gen, NULL);
+		assert_true(pid != old[0] && pid != old[1]);
+		assert_int_equal(gen, 1);
+	}
+	wait_ours(ctx, 2, IT_CONVERGE_MS);
+	stop_all(ctx);
+}
+
+static int
+setup_die(void **state)
+{
+	static const struct it_group g[] = {{.name = GROUP,
+	    .count                                 = 2,
+	    .max_count                             = 4,
+	    .extra = "die_with_supervisor = true;"}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* die_with_supervisor: the workers die with the daemon; the next daemon
+ * starts new ones, generations continued. */
+static void
+test_die_with_supervisor(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[2];
+	pid_t            old[2];
+	uint64_t         gen;
+	int64_t          end;
+
+	it_expect_reports(ctx, 2, r);
+	status_of(ctx, 0, &old[0], &gen, NULL);
+	status_of(ctx, 1, &old[1], &gen, NULL);
+	kill9_daemon(ctx);
+	end = it_now_ms() + IT_REAP_MS;
+	while ((alive(old[0]) || alive(old[1])) && it_now_ms() < end) {
+		nng_msleep(5);
+	}
+	assert_false(alive(old[0]) || alive(old[1]));
+	reap_strays(0);
+	assert_int_equal(it_restart(ctx), 0);
+	it_expect_reports(ctx, 2, r);
+	assert_int_equal(r[0].generation, 1);
+	assert_int_equal(r[1].generation, 1);
+	wait_ours(ctx, 2, IT_CONVERGE_MS);
+	stop_all(ctx);
+}
+
+static int
+setup_one(void **state)
+{
+	static const struct it_group g[]
+	    = {{.name = GROUP, .count = 1, .max_count = 2}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* A state file that is not a journal: refused (exit 111), left in place;
+ * moved away, the daemon starts. */
+static void
+test_bad_journal_refused(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r;
+	char             path[200], moved[220];
+	FILE            *f;
+
+	it_expect_reports(ctx, 1, &r);
+	stop_all(ctx);
+	snprintf(path, sizeof(path), "%s/state", ctx->dir);
+	snprintf(moved, sizeof(moved), "%s/state.bad", ctx->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("not a journal\n", f);
+	fclose(f);
+	assert_int_equal(it_restart(ctx), -1);
+	assert_true(WIFEXITED(ctx->status));
+	assert_int_equal(WEXITSTATUS(ctx->status), 111);
+	assert_non_null(f = fopen(path, "r"));
+	fclose(f);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(unlink(moved), 0);
+	assert_int_equal(it_restart(ctx), 0);
+	it_expect_reports(ctx, 1, &r);
+	assert_int_equal(r.generation, 0); /* a fresh start: no journal */
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        test_adopt_after_kill9, setup_three, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_kill9_in_backoff, setup_backoff, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_kill9_during_scale_up, setup_scale, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_kill9_during_shutdown, setup_stubborn, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_die_with_supervisor, setup_die, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_bad_journal_refused, setup_one, it_teardown),
+	};
+
+	it_args(argc, argv);
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_takeover", tests, NULL, NULL));
+}
