@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -18,6 +19,8 @@
 
 /* Largest journal read at start-up. */
 #define ST_MAX_FILE (64u * 1024u * 1024u)
+/* How long a busy lock is waited for before another daemon is assumed. */
+#define ST_LOCK_WAIT_MS 3000
 /* Compact once this many records were appended beyond the mirror's size. */
 #define ST_COMPACT_MIN 4096u
 
@@ -73,6 +76,28 @@ st_dir(const char *dir, char *err, size_t errlen)
 		    (unsigned) (st.st_mode & 07777));
 	}
 	return SV_OK;
+}
+
+/* st_lock takes the lock, waiting up to ST_LOCK_WAIT_MS for it. A
+ * predecessor killed in the middle of a spawn leaves a child between clone
+ * and exec that still holds the lock (it inherited the descriptor, closed
+ * at exec): waiting for the lock is waiting for every such child to exec,
+ * after which its environment names it (daemon/supervisor.c looks for it).
+ * flock cannot time out, so this polls against a deadline. */
+static int
+st_lock(int fd)
+{
+	struct timespec step = {0, 10 * 1000 * 1000};
+
+	for (int waited = 0;; waited += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			return 0;
+		}
+		if (errno != EWOULDBLOCK || waited >= ST_LOCK_WAIT_MS) {
+			return -1;
+		}
+		(void) nanosleep(&step, NULL);
+	}
 }
 
 /* st_read reads the journal of s into *prev; a missing one is empty. */
@@ -159,7 +184,7 @@ svd_state_open(
 		    path, strerror(errno));
 		goto fail;
 	}
-	if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
+	if (st_lock(s->lockfd) != 0) {
 		rv = errno == EWOULDBLOCK
 		    ? st_fail(err, errlen, SV_EBUSY,
 		        "another supervised holds %s (its state "
