@@ -472,9 +472,9 @@ main(int argc, char **argv)
 	}
 	/* The state directory's lock says whether a predecessor still runs;
 	 * its journal, what a crashed one left. */
-	if ((rv = svd_state_open(
-	         cfg->state_dir != NULL ? cfg->state_dir : cfg->socket_dir,
-	         &state, &prev, err, sizeof(err)))
+	if (svd_state_open(
+	        cfg->state_dir != NULL ? cfg->state_dir : cfg->socket_dir,
+	        &state, &prev, err, sizeof(err))
 	    != SV_OK) {
 		goto fail;
 	}
