@@ -41,6 +41,7 @@ PACKAGES=(
 	lua5.4
 	liblua5.4-dev
 	lua-busted
+	lua-dkjson
 	luarocks
 	# conformance: a second, independent protobuf implementation
 	python3-protobuf

@@ -7,7 +7,9 @@ AF_UNIX itself (svconf/sp.py) and loads supervise.proto at run time
 (svconf/schema.py). Role "supervisor under test": it starts the supervisor
 by the user's command template once per case, plays the workers (through
 sv_agent.py, which the supervisor spawns) and the administrator, and
-reports TAP. See conformance/README.md.
+reports TAP. Role "client under test" (--client): it plays a scripted
+supervisor on an SP REP socket of its own and drives a client library
+through a testee adapter (svconf/client_role.py). See conformance/README.md.
 
 Exit status: 0 when every case ran as expected (passed, skipped, or failed
 as its xfail list says), 1 when not, 2 for bad usage or a broken case file.
@@ -32,6 +34,8 @@ def main():
                    "{config_json} (neutral spec), {socket_dir}, {dir}")
     p.add_argument("--supervised", help="path of the reference daemon; gives the default "
                    "template '{supervised} --config {config} --foreground'")
+    p.add_argument("--client", help="client role: adapter command template ({url}, {dir}; "
+                   "without {url} the URL is the last argument)")
     p.add_argument("--control-url", default="ipc://{socket_dir}/control.sock",
                    help="control socket URL template (default %(default)s)")
     p.add_argument("--descriptor", help="FileDescriptorSet of supervise.proto "
@@ -57,13 +61,15 @@ def main():
     except (CaseError, OSError) as e:
         sys.stderr.write("sv_conformance: %s\n" % e)
         return 2
-    selected = runner.select(cases, a.case, a.level)
+    selected = runner.select(cases, a.case, a.level, "client" if a.client else "supervisor")
     if a.list:
         for c in selected:
             print("%s\t%s\t%s\t%s" % (c["id"], c["level"], ",".join(c["rules"]), ",".join(c["features"])))
         return 0
     opts = runner.Options()
-    if a.supervisor:
+    if a.client:
+        opts.client = a.client
+    elif a.supervisor:
         opts.supervisor = a.supervisor
     elif a.supervised:
         opts.supervisor = "'%s' --config {config} --foreground" % a.supervised.replace("'", "")

@@ -30,7 +30,7 @@ import tempfile
 import time
 import traceback
 
-from . import agents, config, expr, sp, steps
+from . import agents, client_role, config, expr, sp, steps
 from .expr import CaseError, CheckFailed
 
 CASE_KEYS = {"id", "title", "role", "level", "rules", "features", "timeout_ms",
@@ -40,6 +40,7 @@ LEVELS = ("required", "recommended")
 
 class Options:
     supervisor = None  # command template
+    client = None      # client adapter command template (client role)
     control_url = "ipc://{socket_dir}/control.sock"
     multiplier = 1.0
     verbose = False
@@ -197,6 +198,8 @@ def load_cases(case_dir):
         if c["level"] not in LEVELS:
             raise CaseError("%s: level must be one of %s" % (path, LEVELS))
         c.setdefault("role", "supervisor")
+        if c["role"] not in ("supervisor", "client"):
+            raise CaseError("%s: role must be supervisor or client" % path)
         c.setdefault("features", [])
         c["_path"] = path
         cases.append(c)
@@ -247,13 +250,17 @@ def run_case(opts, schema, case):
 def main_loop(opts, schema, cases, xfail, all_ids, out=sys.stdout):
     """Runs cases, prints TAP, returns the exit status (0: all as expected).
     all_ids: every case id of the suite (an xfail entry naming none of them
-    is stale; one naming a case not selected in this run is ignored)."""
+    is stale; one naming a case not selected in this run is ignored).
+    Cases of role "client" run through client_role, the others here."""
     stale = [x for x in xfail if x not in all_ids]
     out.write("TAP version 13\n1..%d\n" % len(cases))
     counts = {"passed": 0, "failed": 0, "skipped": 0, "xfail": 0}
     for n, c in enumerate(cases, 1):
         t0 = time.monotonic()
-        status, rule, msg, notes = run_case(opts, schema, c)
+        if c["role"] == "client":
+            status, rule, msg, notes = client_role.run_client_case(opts, schema, c)
+        else:
+            status, rule, msg, notes = run_case(opts, schema, c)
         dt = time.monotonic() - t0
         name = "%s [%s]" % (c["id"], c["level"])
         listed = c["id"] in xfail

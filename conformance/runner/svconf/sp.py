@@ -15,6 +15,10 @@ Every blocking call takes an absolute deadline (time.monotonic() seconds)
 and every read is bounded by a size limit. This module has no protobuf
 dependency, so the worker agent (sv_agent.py) can share the same framing
 rules (it carries its own small copy to stay a single file).
+
+The listener side (Listener, accepted Conn objects) serves the client-
+under-test role: the runner plays a supervisor on an ipc:// REP socket of
+its own, so it can answer a client with whatever bytes a case scripts.
 """
 
 import os
@@ -51,13 +55,31 @@ def url_path(url):
 class Conn:
     """One SP connection. `proto` is ours, `peer` the one we require."""
 
-    def __init__(self, url, proto, peer, deadline):
+    def __init__(self, url, proto, peer, deadline, sock=None):
         self.url = url
         self.proto = proto
         self.peer = peer
         self.sock = None
         self.next_id = (int.from_bytes(os.urandom(4), "big") | ID_BIT) & 0xFFFFFFFF
-        self._connect(deadline)
+        if sock is None:
+            self._connect(deadline)
+        else:
+            self._accept(sock, deadline)
+
+    def _accept(self, s, deadline):
+        """The server side of the SP handshake on an accepted socket."""
+        self.sock = s
+        try:
+            s.settimeout(max(0.001, deadline - time.monotonic()))
+            s.sendall(header(self.proto))
+            got = self._read_exact(8, deadline)
+        except (OSError, Timeout) as e:
+            self.close()
+            raise Closed("handshake failed: %s" % e)
+        if got[:4] != b"\x00SP\x00" or got[6:] != b"\x00\x00" or \
+                struct.unpack(">H", got[4:6])[0] != self.peer:
+            self.close()
+            raise Closed("bad SP header from peer: %s" % got.hex())
 
     def _connect(self, deadline):
         path = url_path(self.url)
@@ -142,6 +164,39 @@ class Conn:
             if struct.unpack(">I", frame[:4])[0] == rid:
                 return frame[4:]
             # a reply to a request we gave up on: skip it
+
+
+class Listener:
+    """A listening AF_UNIX stream socket at an ipc:// URL's path. accept()
+    returns a Conn (our protocol `proto`, the peer's `peer`) after the SP
+    handshake, or None when the deadline passes first."""
+
+    def __init__(self, url, proto=REP0, peer=REQ0):
+        self.url = url
+        self.proto = proto
+        self.peer = peer
+        self.path = url_path(url)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(16)
+
+    def accept(self, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        self.sock.settimeout(left)
+        try:
+            s, _ = self.sock.accept()
+        except (socket.timeout, OSError):
+            return None
+        return Conn(self.url, self.proto, self.peer, deadline, sock=s)
+
+    def close(self):
+        self.sock.close()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
 
 def req(url, deadline):

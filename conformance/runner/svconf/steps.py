@@ -75,7 +75,8 @@ def unknown_field(f):
 
 def build_envelope(ctx, s):
     """The request bytes of a step: "body", "version", "request_id",
-    "unknown_fields" (appended raw), or "hex"/"size" for raw bytes."""
+    "unknown_fields" (appended raw to the Envelope), "body_unknown_fields"
+    (appended raw inside the body), or "hex"/"size" for raw bytes."""
     if "hex" in s:
         return bytes.fromhex(ctx.eval(s["hex"]))
     if "size" in s:
@@ -91,7 +92,17 @@ def build_envelope(ctx, s):
             json_format.ParseDict(body, env)
         except json_format.ParseError as e:
             raise CaseError("bad body %r: %s" % (body, e))
-    data = env.SerializeToString()
+    extra = s.get("body_unknown_fields")
+    kind = env.WhichOneof("body")
+    if extra and kind:
+        # a v1.x sender: fields this schema does not know, inside the body
+        inner = getattr(env, kind).SerializeToString()
+        inner += b"".join(unknown_field(ctx.eval(f)) for f in extra)
+        num = env.DESCRIPTOR.fields_by_name[kind].number
+        env.ClearField(kind)
+        data = env.SerializeToString() + varint(num << 3 | 2) + varint(len(inner)) + inner
+    else:
+        data = env.SerializeToString()
     for f in s.get("unknown_fields", []):
         data += unknown_field(ctx.eval(f))
     return data

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""broken_clients.py — shows that the client-under-test cases catch defects.
+
+Design: runs sv_conformance.py --client against adapters/broken/
+sv_broken_client.py, once per defect, on a few client cases, and checks the
+TAP output: the case that exercises the broken rule must fail naming that
+rule, the cases that do not touch it must still pass (the failure is
+specific), and the run must exit 1. The client without a defect ("none")
+is the control: every selected case passes and the run exits 0.
+
+Usage: broken_clients.py [--descriptor FILE]
+Exit status 0 when every expectation holds; each miss is printed.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, ".."))
+PY = "/usr/bin/python3"
+CASES = ["102-*", "103-*", "107-*", "108-*"]
+ALL = ["102-client-silent-server-deadline", "103-client-late-reply-skipped",
+       "107-client-stale-reply-id-skipped", "108-client-wrong-request-id"]
+
+# defect: ({case: rule it must fail with}, cases that must pass)
+PLAN = {
+    "none": ({}, ALL),
+    "ignore-deadline": ({"102-client-silent-server-deadline": "CLI-2"},
+                        ["107-client-stale-reply-id-skipped", "108-client-wrong-request-id"]),
+    "accept-other-id": ({"108-client-wrong-request-id": "CLI-6"},
+                        ["102-client-silent-server-deadline", "107-client-stale-reply-id-skipped"]),
+    "no-stale-skip": ({"107-client-stale-reply-id-skipped": "CLI-5"},
+                      ["102-client-silent-server-deadline", "108-client-wrong-request-id"]),
+}
+
+
+def run(defect, a):
+    adapter = "%s %s/adapters/broken/sv_broken_client.py --defect %s" % (PY, ROOT, defect)
+    if a.descriptor:
+        adapter += " --descriptor " + a.descriptor
+    cmd = [PY, os.path.join(ROOT, "runner", "sv_conformance.py"), "--client", adapter]
+    if a.descriptor:
+        cmd += ["--descriptor", a.descriptor]
+    for c in CASES:
+        cmd += ["--case", c]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=80, text=True)
+    return p.returncode, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--descriptor")
+    a = ap.parse_args()
+    misses = 0
+    for defect, (must_fail, must_pass) in PLAN.items():
+        rc, out = run(defect, a)
+        lines = out.splitlines()
+        problems = []
+        for case, rule in must_fail.items():
+            want = " - %s [required] FAILED %s" % (case, rule)
+            if not any(l.startswith("not ok ") and want in l for l in lines):
+                problems.append("%s does not fail naming %s" % (case, rule))
+        for case in must_pass:
+            if not any(l.startswith("ok ") and (" - %s [" % case) in l for l in lines):
+                problems.append("%s does not pass" % case)
+        want_rc = 1 if must_fail else 0
+        if rc != want_rc:
+            problems.append("exit status %d, want %d" % (rc, want_rc))
+        if not lines or not lines[-1].endswith("skipped"):
+            problems.append("no summary line")
+        print("%s - defect %s: %s" % ("ok" if not problems else "not ok", defect,
+                                      lines[-1] if lines else "(no output)"))
+        for l in lines:
+            if l.startswith("not ok") or l.startswith("#   "):
+                print("#     " + l)
+        for pr in problems:
+            print("#   MISS: " + pr)
+        misses += len(problems)
+    print("%d defects, %d misses" % (len(PLAN), misses))
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
