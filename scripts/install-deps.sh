@@ -36,6 +36,8 @@ PACKAGES=(
 	ruby
 	ruby-ffi
 	ruby-minitest
+	# examples/prometheus: a real consumer (GitLab's client, C extension)
+	ruby-prometheus-client-mmap
 	rake
 	# Lua binding: a C module for Lua 5.4, busted, luarocks
 	lua5.4

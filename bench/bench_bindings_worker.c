@@ -1,0 +1,226 @@
+/*
+ * bench_bindings_worker.c — sv-bench-bindings-c, the C reference worker of
+ * bench_bindings.py (the per-language whoami benchmark).
+ *
+ * It runs under supervised like the Python, Ruby and Lua workers of the
+ * benchmark and answers the same commands, so the C client and each
+ * binding are timed in the same run, on the same daemon, by the same
+ * clock (CLOCK_MONOTONIC):
+ *
+ *   live N     N calls of sv_client_whoami + sv_identity_free on one
+ *              client opened at start; each call timed on its own
+ *   env N K    N samples, each the time of K reads of the identity from
+ *              the SUPERVISE_* variables (getenv + a checked strtoull of
+ *              the numbers: what a C worker does without the client)
+ *   quit       exit 0
+ *
+ * Commands arrive one per line on the FIFO argv[1]; the answer, one line
+ * on the FIFO argv[2], is "ok" and the N times in nanoseconds, or "err"
+ * and a reason. N is at most MAX_SAMPLES and K at most MAX_BATCH.
+ * Exit status: 0 after quit or end of input, 1 on an error before the
+ * command loop (FIFOs, client), 2 for bad usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "supervise/client.h"
+
+#define MAX_SAMPLES     100000
+#define MAX_BATCH       10000
+#define MAX_LINE        128
+#define CALL_TIMEOUT_MS 5000
+
+/* The identity as the environment gives it (borrowed strings). */
+struct env_identity {
+	const char *group;
+	const char *purpose;
+	const char *supervisor_id;
+	const char *url;
+	uint32_t    ordinal;
+	uint64_t    generation;
+};
+
+/* Keeps the compiler from dropping the timed reads. */
+static volatile uint64_t sink;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ * env_u64 parses variable name as a decimal number <= max into *out.
+ * Returns 0, or -1 when it is unset, empty, not a number or too large.
+ */
+static int
+env_u64(const char *name, uint64_t max, uint64_t *out)
+{
+	const char        *s = getenv(name);
+	char              *end;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v     = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -1;
+	*out = (uint64_t) v;
+	return 0;
+}
+
+/*
+ * env_identity_read fills *id from the SUPERVISE_* variables. Returns 0,
+ * or -1 when one is missing or malformed (not a supervised worker).
+ */
+static int
+env_identity_read(struct env_identity *id)
+{
+	uint64_t ord;
+
+	id->group         = getenv("SUPERVISE_GROUP");
+	id->purpose       = getenv("SUPERVISE_PURPOSE");
+	id->supervisor_id = getenv("SUPERVISE_SUPERVISOR_ID");
+	id->url           = getenv(SV_ENV_URL);
+	if (id->group == NULL || id->purpose == NULL
+	    || id->supervisor_id == NULL || id->url == NULL)
+		return -1;
+	if (env_u64("SUPERVISE_ORDINAL", UINT32_MAX, &ord) != 0
+	    || env_u64("SUPERVISE_GENERATION", UINT64_MAX, &id->generation)
+	        != 0)
+		return -1;
+	id->ordinal = (uint32_t) ord;
+	return 0;
+}
+
+/* time_live times n whoami calls into t[]. Returns 0 or an sv_err. */
+static sv_err
+time_live(sv_client *c, uint64_t *t, long n)
+{
+	for (long i = 0; i < n; i++) {
+		sv_identity *id;
+		uint64_t     t0 = now_ns();
+		sv_err       err;
+
+		if ((err = sv_client_whoami(c, CALL_TIMEOUT_MS, &id)) != SV_OK)
+			return err;
+		sink += sv_identity_ordinal(id);
+		sv_identity_free(id);
+		t[i] = now_ns() - t0;
+	}
+	return SV_OK;
+}
+
+/* time_env times n batches of k environment reads into t[]. */
+static int
+time_env(uint64_t *t, long n, long k)
+{
+	for (long i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		for (long j = 0; j < k; j++) {
+			struct env_identity id;
+
+			if (env_identity_read(&id) != 0)
+				return -1;
+			sink += id.ordinal + id.generation;
+		}
+		t[i] = now_ns() - t0;
+	}
+	return 0;
+}
+
+/* reply writes "ok t0 t1 ..." to out. */
+static void
+reply(FILE *out, const uint64_t *t, long n)
+{
+	fputs("ok", out);
+	for (long i = 0; i < n; i++)
+		fprintf(out, " %" PRIu64, t[i]);
+	fputc('\n', out);
+	fflush(out);
+}
+
+/*
+ * serve answers the commands read from in on out until quit or end of
+ * input. t holds MAX_SAMPLES entries.
+ */
+static void
+serve(FILE *in, FILE *out, sv_client *c, uint64_t *t)
+{
+	char line[MAX_LINE];
+
+	while (fgets(line, sizeof line, in) != NULL) {
+		long n = 0, k = 0;
+
+		if (strcmp(line, "quit\n") == 0)
+			return;
+		if (sscanf(line, "live %ld", &n) == 1 && n > 0
+		    && n <= MAX_SAMPLES) {
+			sv_err err = time_live(c, t, n);
+
+			if (err == SV_OK)
+				reply(out, t, n);
+			else
+				fprintf(
+				    out, "err whoami: %s\n", sv_err_name(err));
+		} else if (sscanf(line, "env %ld %ld", &n, &k) == 2 && n > 0
+		    && n <= MAX_SAMPLES && k > 0 && k <= MAX_BATCH) {
+			if (time_env(t, n, k) == 0)
+				reply(out, t, n);
+			else
+				fputs("err not a supervised worker\n", out);
+		} else {
+			fputs("err bad command\n", out);
+		}
+		fflush(out);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	FILE      *in, *out;
+	sv_client *c;
+	uint64_t  *t;
+	sv_err     err;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s CMD_FIFO REPLY_FIFO\n", argv[0]);
+		return 2;
+	}
+	if ((err = sv_client_open(&c, NULL, CALL_TIMEOUT_MS)) != SV_OK) {
+		fprintf(stderr, "sv-bench-bindings-c: sv_client_open: %s %s\n",
+		    sv_err_name(err), sv_client_error_message(NULL));
+		return 1;
+	}
+	t = calloc(MAX_SAMPLES, sizeof *t);
+	/* The driver opens the reply FIFO first, then the command FIFO. */
+	in  = fopen(argv[1], "r");
+	out = in != NULL ? fopen(argv[2], "w") : NULL;
+	if (t == NULL || in == NULL || out == NULL) {
+		fprintf(stderr, "sv-bench-bindings-c: %s\n", strerror(errno));
+		sv_client_close(c);
+		free(t);
+		if (in != NULL)
+			fclose(in);
+		return 1;
+	}
+	serve(in, out, c, t);
+	fclose(in);
+	fclose(out);
+	free(t);
+	sv_client_close(c);
+	return 0;
+}
