@@ -413,7 +413,7 @@ lsv_push_worker(lua_State *L, const sv_workers *w, size_t i)
 	int32_t code = sv_workers_last_exit_code(w, i);
 	int32_t sig  = sv_workers_last_signal(w, i);
 
-	lua_createtable(L, 0, 10);
+	lua_createtable(L, 0, 11);
 	lua_pushstring(L, sv_workers_group(w, i));
 	lua_setfield(L, -2, "group");
 	lua_pushinteger(L, sv_workers_ordinal(w, i));
@@ -424,6 +424,9 @@ lsv_push_worker(lua_State *L, const sv_workers *w, size_t i)
 	lua_setfield(L, -2, "pid");
 	lua_pushstring(L, sv_state_name(sv_workers_state(w, i)));
 	lua_setfield(L, -2, "state");
+	/* The number too: a state a newer server added is named "unknown". */
+	lua_pushinteger(L, (lua_Integer) sv_workers_state(w, i));
+	lua_setfield(L, -2, "state_number");
 	lsv_push_u64(L, sv_workers_uptime_ms(w, i));
 	lua_setfield(L, -2, "uptime_ms");
 	lua_pushstring(L, sv_workers_purpose(w, i));

@@ -12,10 +12,11 @@ local sv = require "supervise"
 local OPS = { "hello", "whoami", "list", "status", "restart", "ready" }
 
 local function worker(w)
-  -- The binding gives the state's name only ("unknown" for a number it
-  -- cannot name); there is no number to report.
+  -- The binding gives the state's name ("unknown" for a number it cannot
+  -- name) and its number.
   return { group = w.group, ordinal = w.ordinal, generation = w.generation, pid = w.pid,
-           state = w.state, ready = w.ready and true or false, purpose = w.purpose }
+           state = w.state, state_number = w.state_number,
+           ready = w.ready and true or false, purpose = w.purpose }
 end
 
 local function call(c, cmd)

@@ -14,10 +14,9 @@ require "supervise"
 OPS = %w[hello whoami list status restart ready].freeze
 
 def worker(w)
-  num = Supervise::Native::STATES.key(w.state)
-  name = w.state.is_a?(Symbol) && !num.nil? ? w.state.to_s : "unknown"
   { group: w.group, ordinal: w.ordinal, generation: w.generation, pid: w.pid,
-    state: name, state_number: num, ready: w.ready ? true : false, purpose: w.purpose }
+    state: w.state.to_s, state_number: w.state_number, ready: w.ready ? true : false,
+    purpose: w.purpose }
 end
 
 def call(client, cmd)

@@ -41,7 +41,7 @@ module Supervise
     # Values of sv_kind and sv_state, as Ruby symbols.
     KINDS = { 0 => :unspecified, 1 => :process, 2 => :thread }.freeze
     STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff, 4 => :starting,
-               5 => :failed, 6 => :waiting, 7 => :idle }.freeze
+               5 => :failed, 6 => :waiting, 7 => :idle, 8 => :draining }.freeze
 
     # [name, argument types, return type, blocking?]
     FUNCTIONS = [

@@ -4,7 +4,9 @@
 # `supervisectl status` shows). Frozen values copied out of the C sv_workers
 # handle (see identity.rb for the rule). Times are in seconds, like every
 # duration of this binding; state is a Symbol (:running, :stopping,
-# :backoff, :starting, :failed, :waiting, :idle); last_exit_code and
+# :backoff, :starting, :failed, :waiting, :idle, :draining, or :unknown for
+# a state a newer server added), state_number its protocol number (kept
+# even when the name is :unknown); last_exit_code and
 # last_signal are nil when there is none. ready is true once the worker
 # reported ready (or its group does not use readiness); status_text is its
 # last status line ("" when none); fast_failures the backoff step;
@@ -12,7 +14,7 @@
 module Supervise
   Worker = Struct.new(:group, :ordinal, :generation, :pid, :state, :uptime, :purpose,
                       :restarts, :last_exit_code, :last_signal, :ready, :status_text,
-                      :fast_failures, :restart_in, keyword_init: true)
+                      :fast_failures, :restart_in, :state_number, keyword_init: true)
 
   class Worker
     # ready? is #ready.
@@ -35,7 +37,8 @@ module Supervise
         sig = n.sv_workers_last_signal(ptr, i)
         new(group: n.sv_workers_group(ptr, i), ordinal: n.sv_workers_ordinal(ptr, i),
             generation: n.sv_workers_generation(ptr, i), pid: n.sv_workers_pid(ptr, i),
-            state: Native::STATES.fetch(n.sv_workers_state(ptr, i), :unspecified),
+            state: Native::STATES.fetch(n.sv_workers_state(ptr, i), :unknown),
+            state_number: n.sv_workers_state(ptr, i),
             uptime: n.sv_workers_uptime_ms(ptr, i) / 1000.0, purpose: n.sv_workers_purpose(ptr, i),
             restarts: n.sv_workers_restarts(ptr, i), last_exit_code: code.negative? ? nil : code,
             last_signal: sig.zero? ? nil : sig, ready: n.sv_workers_ready(ptr, i) != 0,
