@@ -18,7 +18,7 @@ if [ "${1:-}" = --fix ]; then
 	clang-format -i "${SRC[@]}"
 fi
 echo "== clang-format"
-clang-format --dry-run --Werror "${SRC[@]}" 2>&1 | grep -m 20 warning || true
+clang-format --dry-run --Werror "${SRC[@]}" 2>&1 | grep -m 20 -E 'warning|error' || true
 clang-format --dry-run --Werror "${SRC[@]}" >/dev/null 2>&1 || rc=1
 
 echo "== cppcheck"

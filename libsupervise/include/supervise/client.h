@@ -426,8 +426,9 @@ SV_API void sv_events_close(sv_events *ev);
 SV_API uint64_t sv_event_seq(const sv_event *e);
 /* "started", "ready", "exited", "restart_scheduled", "unresponsive",
  * "escalated", "stopping", "stopped", "spawn_failed", "status_text",
- * "adopted" (taken over from a crashed supervisor), "group_failed", "group_reset", "group_scaled", "group_created",
- * "group_deleted", or "unknown" (a kind from a newer server). */
+ * "adopted" (taken over from a crashed supervisor), "group_failed",
+ * "group_reset", "group_scaled", "group_created", "group_deleted", or
+ * "unknown" (a kind from a newer server). */
 SV_API const char *sv_event_kind(const sv_event *e);
 SV_API const char *sv_event_group(const sv_event *e);
 /* 1 for worker events (ordinal, generation and pid are set). */
