@@ -78,6 +78,15 @@ cli_cmd_fn cmd_delete;
 cli_cmd_fn cmd_ready;
 cli_cmd_fn cmd_heartbeat;
 cli_cmd_fn cmd_events;
+cli_cmd_fn cmd_leases; /* cmd_leases.c */
+cli_cmd_fn cmd_pools;
+cli_cmd_fn cmd_lease;
+cli_cmd_fn cmd_session;
+cli_cmd_fn cmd_pool;
+cli_cmd_fn cmd_drain; /* cmd_drain.c */
+cli_cmd_fn cmd_restart_any;
+cli_cmd_fn cmd_drain_ack;
+cli_cmd_fn cmd_drain_extend;
 
 /*
  * cli_opt returns the value of the last option name (without "--") given

@@ -45,12 +45,24 @@ struct main_command {
 	int                max_args;
 	const char        *synopsis;
 	const char *const *options;
+	const char *const *flags; /* words like "--all", passed on as
+	                           * positional arguments; NULL: none */
 };
 
-static const char *const main_restart_opts[] = {"expect-generation", NULL};
+static const char *const main_restart_opts[]
+    = {"expect-generation", "ready-timeout", NULL};
+static const char *const main_restart_flags[]  = {"--rolling", NULL};
+static const char *const main_drain_opts[]     = {"deadline", NULL};
+static const char *const main_drain_flags[]    = {"--all", NULL};
+static const char *const main_drain_ack_opts[] = {"served", NULL};
 static const char *const main_spawn_opts[]
     = {"count", "purpose", "max-count", "cwd", "env", "set", NULL};
 static const char *const main_events_opts[] = {"count", "for", NULL};
+
+static const char *const main_session_opts[] = {"session", NULL};
+static const char *const main_lease_opts[] = {"slot", "wait", "session", NULL};
+static const char *const main_pool_opts[]
+    = {"ttl", "grace", "path", "on-release", "kind", NULL};
 
 /* The program of spawn: at most 256 words, the config file's bound. */
 #define MAIN_SPAWN_ARGV_MAX 256
@@ -64,8 +76,16 @@ static const struct main_command main_commands[] = {
     {"hello", cmd_hello, 0, 0, "hello", NULL},
     {"scale", cmd_scale, 2, 2, "scale GROUP N", NULL},
     {"stop", cmd_stop, 1, 1, "stop GROUP", NULL},
-    {"restart", cmd_restart, 2, 2,
-        "restart GROUP ORDINAL [--expect-generation G]", main_restart_opts},
+    {"restart", cmd_restart_any, 2, 2,
+        "restart GROUP ORDINAL [--expect-generation G] | GROUP --rolling"
+        " [--ready-timeout MS]",
+        main_restart_opts, main_restart_flags},
+    {"drain", cmd_drain, 1, 1,
+        "drain GROUP | GROUP/ORDINAL | --all [--deadline D]", main_drain_opts,
+        main_drain_flags},
+    {"drain-ack", cmd_drain_ack, 0, 0, "drain-ack [--served N]",
+        main_drain_ack_opts},
+    {"drain-extend", cmd_drain_extend, 1, 1, "drain-extend MS", NULL},
     {"reset", cmd_reset, 1, 1, "reset GROUP", NULL},
     {"start", cmd_start, 1, 1, "start GROUP", NULL},
     {"terminate", cmd_terminate, 2, 2, "terminate GROUP ORDINAL", NULL},
@@ -80,6 +100,20 @@ static const struct main_command main_commands[] = {
         "heartbeat [-- PROGRAM [ARGS...]]", NULL},
     {"events", cmd_events, 0, 1,
         "events [GROUP[/ORDINAL]] [--count N] [--for MS]", main_events_opts},
+    {"leases", cmd_leases, 0, 1, "leases [POOL] [--session ID]",
+        main_session_opts},
+    {"pools", cmd_pools, 0, 0, "pools", NULL},
+    {"lease", cmd_lease, 2, 4,
+        "lease acquire POOL [--slot N] [--wait MS] [--session ID]"
+        " | lease renew|release ID [--session ID]"
+        " | lease claim POOL SLOT TOKEN [--session ID]",
+        main_lease_opts},
+    {"session", cmd_session, 2, 2, "session open TTL_MS | renew|close ID",
+        NULL},
+    {"pool", cmd_pool, 3, 3,
+        "pool create NAME SLOTS [--ttl MS] [--grace MS] [--path TEMPLATE]"
+        " [--on-release keep|truncate|remove] [--kind file|directory]",
+        main_pool_opts},
     {"help", NULL, 0, 1, "help", NULL},
 };
 
@@ -130,6 +164,15 @@ main_usage(FILE *f)
 	    "  restart GROUP ORDINAL [--expect-generation G]\n"
 	    "                           restart one worker (only if its"
 	    " generation is G)\n"
+	    "  restart GROUP --rolling [--ready-timeout MS]\n"
+	    "                           start each next generation beside the"
+	    " old one,\n"
+	    "                           then drain the old one once the new"
+	    " one is ready\n"
+	    "  drain GROUP | GROUP/ORDINAL | --all [--deadline D]\n"
+	    "                           ask workers to finish and exit (no"
+	    " restart); wait,\n"
+	    "                           then print the reaping report\n"
 	    "  reset GROUP              clear a failed group and start its"
 	    " workers again\n"
 	    "  start GROUP              start one more worker; prints its"
@@ -149,6 +192,10 @@ main_usage(FILE *f)
 	    "                           report readiness (and a status line),"
 	    " then exec\n"
 	    "                           PROGRAM if given\n"
+	    "  drain-ack [--served N]   tell the supervisor this worker has"
+	    " drained\n"
+	    "  drain-extend MS          ask for MS more before the drain"
+	    " deadline\n"
 	    "  heartbeat [-- PROGRAM [ARGS...]]\n"
 	    "                           feed the watchdog, then exec PROGRAM "
 	    "if"
@@ -297,6 +344,16 @@ main_command_option(int argc, char **argv, int *ip,
 	return 1;
 }
 
+/* main_command_flag tells whether a is one of cmd's flags. */
+static int
+main_command_flag(const struct main_command *cmd, const char *a)
+{
+	for (size_t k = 0; cmd->flags != NULL && cmd->flags[k] != NULL; k++)
+		if (strcmp(cmd->flags[k], a) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * main_command_args scans the words after the command (argv[first..argc)),
  * handling --json, -h/--help, -- and the command's options (stored in opts,
@@ -332,7 +389,8 @@ main_command_args(int argc, char **argv, int first,
 			if (rc != 1)
 				return rc;
 		} else if (options && a[0] == '-' && a[1] != '\0'
-		    && (a[1] < '0' || a[1] > '9')) {
+		    && (a[1] < '0' || a[1] > '9')
+		    && !main_command_flag(cmd, a)) {
 			return cli_usage_error(cmd->name,
 			    "unknown option \"%s\"; usage: " CLI_PROG " %s", a,
 			    cmd->synopsis);

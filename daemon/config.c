@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -153,7 +155,7 @@ svd_env_reserved(const char *e)
 {
 	static const char *const names[] = {"SUPERVISE_URL", "SUPERVISE_GROUP",
 	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
-	    "SUPERVISE_SUPERVISOR_ID", "NOTIFY_SOCKET"};
+	    "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_FDS", "NOTIFY_SOCKET"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(names[i]);
@@ -192,10 +194,12 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
     "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    "admin", "notify_access", "user", "group", "die_with_supervisor", NULL};
+    "admin", "notify_access", "user", "group", "die_with_supervisor",
+    "sockets", "drain_timeout_ms", "drain_extend_max_ms", "drain_signal",
+    NULL};
 
 static const char *const cfg_top_keys[] = {"socket_dir", "state_dir",
-    "stop_timeout_ms", "log_file", "strategy", "groups", NULL};
+    "stop_timeout_ms", "log_file", "strategy", "groups", "pools", NULL};
 
 /* Signals a group may name as its stop signal. */
 static const struct {
@@ -287,18 +291,21 @@ void
 svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms)
 {
 	*p = (sv_group_policy) {
-	    .restart          = SV_RESTART_PERMANENT,
-	    .backoff          = {1000, 100, 30000, 2.0},
-	    .max_restarts     = 0,
-	    .max_window_ms    = 60000,
-	    .stop_signal      = SIGTERM,
-	    .stop_timeout_ms  = stop_timeout_ms,
-	    .on_unresponsive  = SV_UNRESPONSIVE_ESCALATE,
-	    .need_ready       = false,
-	    .sequential       = false,
-	    .start_timeout_ms = 0,
-	    .on_start_timeout = SV_START_TIMEOUT_KILL,
-	    .watchdog_ms      = 0,
+	    .restart             = SV_RESTART_PERMANENT,
+	    .backoff             = {1000, 100, 30000, 2.0},
+	    .max_restarts        = 0,
+	    .max_window_ms       = 60000,
+	    .stop_signal         = SIGTERM,
+	    .stop_timeout_ms     = stop_timeout_ms,
+	    .on_unresponsive     = SV_UNRESPONSIVE_ESCALATE,
+	    .need_ready          = false,
+	    .sequential          = false,
+	    .start_timeout_ms    = 0,
+	    .on_start_timeout    = SV_START_TIMEOUT_KILL,
+	    .watchdog_ms         = 0,
+	    .drain_timeout_ms    = 30000,
+	    .drain_extend_max_ms = 60000,
+	    .drain_signal        = -1, /* the stop signal */
 	};
 }
 
@@ -387,6 +394,15 @@ cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
 		p->on_start_timeout = (sv_on_start_timeout) idx;
 	} else if (strcmp(name, "stop_signal") == 0) {
 		err = cfg_signal(c, e, key, &p->stop_signal);
+	} else if (strcmp(name, "drain_signal") == 0) {
+		const char *dv = config_setting_get_string(e);
+		/* "none" or "": the notice only, no signal */
+		if (dv != NULL && (dv[0] == '\0' || strcmp(dv, "none") == 0)) {
+			p->drain_signal = 0;
+			err             = SV_OK;
+		} else {
+			err = cfg_signal(c, e, key, &p->drain_signal);
+		}
 	} else if (strcmp(name, "ready") == 0) {
 		err = cfg_bool(c, e, key, &p->need_ready);
 	} else if (strcmp(name, "sequential_start") == 0) {
@@ -411,6 +427,10 @@ cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
 			p->backoff.max_ms = (uint64_t) v;
 		} else if (strcmp(name, "start_timeout_ms") == 0) {
 			p->start_timeout_ms = (uint64_t) v;
+		} else if (strcmp(name, "drain_timeout_ms") == 0) {
+			p->drain_timeout_ms = (uint64_t) v;
+		} else if (strcmp(name, "drain_extend_max_ms") == 0) {
+			p->drain_extend_max_ms = (uint64_t) v;
 		} else {
 			p->watchdog_ms = (uint64_t) v;
 		}
@@ -420,6 +440,118 @@ cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
 
 /* cfg_ident reads user or group: a name, or a number given as a string or
  * an integer (0..4294967294). */
+/* cfg_socket reads one entry of a group's `sockets` list into sc. */
+static sv_err
+cfg_socket(cfg_ctx *c, const config_setting_t *e, const char *base,
+    svd_socket_config *sc)
+{
+	static const char *const types[]
+	    = {"dgram", "stream", "seqpacket", NULL};
+	static const int socktypes[]
+	    = {SOCK_DGRAM, SOCK_STREAM, SOCK_SEQPACKET};
+	char   key[400];
+	int    idx = 0;
+	sv_err err = SV_OK;
+
+	sc->type = SOCK_DGRAM;
+	sc->mode = 0600;
+	if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+		return cfg_fail(c, e, base, "must be a group { name; path; }");
+	}
+	for (int i = 0; err == SV_OK && i < config_setting_length(e); i++) {
+		const config_setting_t *f
+		    = config_setting_get_elem(e, (unsigned) i);
+		const char *name = config_setting_name(f);
+		snprintf(key, sizeof(key), "%s.%s", base, name);
+		if (strcmp(name, "name") == 0) {
+			err = cfg_str(
+			    c, f, key, SVD_SOCKET_NAME_MAX, &sc->name);
+			if (err == SV_OK
+			    && (sc->name[0] == '\0'
+			        || strspn(sc->name,
+			               "abcdefghijklmnopqrstuvwxyz"
+			               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+			               "-")
+			            != strlen(sc->name))) {
+				err = cfg_fail(c, f, key,
+				    "letters, digits, '_' and '-' only");
+			}
+		} else if (strcmp(name, "path") == 0) {
+			err = cfg_str(c, f, key,
+			    sizeof(((struct sockaddr_un *) 0)->sun_path) - 1,
+			    &sc->path);
+			if (err == SV_OK && sc->path[0] != '/') {
+				err = cfg_fail(
+				    c, f, key, "must be an absolute path");
+			}
+		} else if (strcmp(name, "type") == 0) {
+			err      = cfg_choice(c, f, key, types, &idx);
+			sc->type = socktypes[idx];
+		} else if (strcmp(name, "mode") == 0) {
+			/* A string: libconfig has no octal numbers. */
+			char         *m = NULL, *end = NULL;
+			unsigned long mv = 0;
+			err              = cfg_str(c, f, key, 4, &m);
+			if (err == SV_OK && m != NULL) {
+				mv = strtoul(m, &end, 8);
+				if (m[0] == '\0' || *end != '\0'
+				    || mv > 0777) {
+					err = cfg_fail(c, f, key,
+					    "must be an octal mode such as "
+					    "\"0660\"");
+				}
+			}
+			free(m);
+			sc->mode = (uint32_t) mv;
+		} else {
+			err = cfg_fail(c, f, key, "unknown key");
+		}
+	}
+	if (err == SV_OK && (sc->name == NULL || sc->path == NULL)) {
+		err = cfg_fail(c, e, base, "needs a name and a path");
+	}
+	return err;
+}
+
+/* cfg_sockets reads a group's `sockets` list. */
+static sv_err
+cfg_sockets(cfg_ctx *c, const config_setting_t *s, const char *key,
+    svd_group_config *g)
+{
+	int  n = config_setting_length(s);
+	char base[300];
+
+	if (config_setting_type(s) != CONFIG_TYPE_LIST || n < 1
+	    || n > SVD_MAX_SOCKETS) {
+		return cfg_fail(c, s, key, "must be a list of 1..%d groups",
+		    SVD_MAX_SOCKETS);
+	}
+	if ((g->sockets = calloc((size_t) n, sizeof(*g->sockets))) == NULL) {
+		return cfg_oom(c);
+	}
+	for (int i = 0; i < n; i++) {
+		sv_err err;
+		snprintf(base, sizeof(base), "%s[%d]", key, i);
+		g->nsockets = (size_t) i + 1;
+		err = cfg_socket(c, config_setting_get_elem(s, (unsigned) i),
+		    base, &g->sockets[i]);
+		if (err != SV_OK) {
+			return err;
+		}
+		for (int j = 0; j < i; j++) {
+			if (strcmp(g->sockets[j].name, g->sockets[i].name)
+			    == 0) {
+				return cfg_fail(c,
+				    config_setting_get_elem(s, (unsigned) i),
+				    base,
+				    "a socket named \"%s\" is listed twice",
+				    g->sockets[i].name);
+			}
+		}
+	}
+	return SV_OK;
+}
+
 static sv_err
 cfg_ident(cfg_ctx *c, const config_setting_t *s, const char *key, char **out)
 {
@@ -548,6 +680,8 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			err = cfg_bool(c, e, key, &g->admin);
 		} else if (strcmp(name, "die_with_supervisor") == 0) {
 			err = cfg_bool(c, e, key, &g->die_with_supervisor);
+		} else if (strcmp(name, "sockets") == 0) {
+			err = cfg_sockets(c, e, key, g);
 		} else if (strcmp(name, "user") == 0) {
 			us  = e;
 			err = cfg_ident(c, e, key, &g->user);
@@ -687,6 +821,9 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 			int                      idx     = 0;
 			err           = cfg_choice(c, e, name, names, &idx);
 			cfg->strategy = (sv_strategy) idx;
+		} else if (strcmp(name, "pools") == 0) {
+			err = svd_config_pools(
+			    c->path, e, cfg, c->err, c->errlen);
 		} else {
 			groups = e;
 		}
@@ -813,8 +950,14 @@ svd_config_free(svd_config *cfg)
 		free(g->cwd);
 		free(g->user);
 		free(g->group);
+		for (size_t k = 0; k < g->nsockets; k++) {
+			free(g->sockets[k].name);
+			free(g->sockets[k].path);
+		}
+		free(g->sockets);
 	}
 	free(cfg->groups);
+	svd_config_pools_free(cfg);
 	free(cfg->socket_dir);
 	free(cfg->log_file);
 	free(cfg->state_dir);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/lease.h"
 #include "core/supervision.h"
 #include "shell/privileges.h"
 #include "supervise/supervise.h"
@@ -25,6 +26,18 @@
 #define SVD_MAX_SOCKET_DIR 90
 #define SVD_DEFAULT_MAX    1024
 #define SVD_MAX_TIMEOUT_MS (24u * 3600u * 1000u)
+
+/* Sockets per group, and the longest socket name (daemon/sockets.h). */
+#define SVD_MAX_SOCKETS     8
+#define SVD_SOCKET_NAME_MAX 32
+
+/* A socket the group owns and hands to every worker (`sockets`). */
+typedef struct svd_socket_config {
+	char    *name; /* [A-Za-z0-9_-], at most SVD_SOCKET_NAME_MAX */
+	char    *path; /* absolute, fits sun_path */
+	int      type; /* SOCK_DGRAM, SOCK_STREAM or SOCK_SEQPACKET */
+	uint32_t mode; /* of the socket file; default 0600 */
+} svd_socket_config;
 
 typedef struct svd_group_config {
 	char           *name;
@@ -44,7 +57,20 @@ typedef struct svd_group_config {
 	char    *user; /* as written; NULL: the daemon's user */
 	char    *group; /* as written; NULL: the user's primary group */
 	sv_creds creds; /* resolved at load time (shell/privileges.h) */
+	svd_socket_config *sockets; /* [nsockets], handed to every worker */
+	size_t             nsockets;
 } svd_group_config;
+
+/* A lease pool of the config's `pools` list (config_pools.c). */
+typedef struct svd_pool_config {
+	char           *name;
+	uint32_t        slots;
+	uint64_t        ttl_ms; /* 0: leases do not expire */
+	uint64_t        grace_ms; /* disconnect grace */
+	char           *path; /* NULL, or a template with {slot} */
+	sv_lease_policy policy; /* on_release */
+	bool            directory; /* kind = "directory" */
+} svd_pool_config;
 
 typedef struct svd_config {
 	char *socket_dir;
@@ -55,6 +81,8 @@ typedef struct svd_config {
 	sv_strategy       strategy;
 	svd_group_config *groups;
 	size_t            ngroups;
+	svd_pool_config  *pools; /* the `pools` list (config_pools.c) */
+	size_t            npools;
 } svd_config;
 
 /*
@@ -87,6 +115,28 @@ void svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms);
  * may not set them, and the daemon's own values of them are not passed on.
  */
 bool svd_env_reserved(const char *e);
+
+/* Longest pool path template. */
+#define SVD_POOL_PATH_MAX 1024u
+
+/*
+ * svd_config_pools reads the top-level `pools` list s (a libconfig
+ * setting) into cfg->pools (config_pools.c). On failure err holds
+ * "FILE:LINE: KEY: what". Errors: SV_EINVAL, SV_ENOMEM.
+ */
+struct config_setting_t;
+sv_err svd_config_pools(const char *path, const struct config_setting_t *s,
+    svd_config *cfg, char *err, size_t errlen);
+
+/* svd_config_pools_free frees cfg's pools. */
+void svd_config_pools_free(svd_config *cfg);
+
+/*
+ * svd_pool_path_check checks a pool path template: "" (no resource), or
+ * an absolute path of at most SVD_POOL_PATH_MAX bytes whose last component
+ * holds "{slot}", without a ".." component. Errors: SV_EBADREQ.
+ */
+sv_err svd_pool_path_check(const char *path);
 
 /* svd_config_free frees a configuration. NULL is ignored. */
 void svd_config_free(svd_config *cfg);

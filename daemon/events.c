@@ -60,10 +60,8 @@ svd_events_url(const svd_events *ev)
 void
 svd_events_publish(svd_events *ev, const Supervise__V1__Event *e, int worker)
 {
-	char     topic[128];
-	size_t   tlen, blen;
-	nng_msg *m;
-	int      n;
+	char topic[128];
+	int  n;
 
 	if (worker) {
 		n = snprintf(topic, sizeof(topic), "w/%s/%" PRIu32 "/",
@@ -75,7 +73,17 @@ svd_events_publish(svd_events *ev, const Supervise__V1__Event *e, int worker)
 		ev->dropped++;
 		return;
 	}
-	tlen = (size_t) n + 1; /* the NUL ends the topic */
+	svd_events_publish_topic(ev, e, topic);
+}
+
+void
+svd_events_publish_topic(
+    svd_events *ev, const Supervise__V1__Event *e, const char *topic)
+{
+	size_t   tlen, blen;
+	nng_msg *m;
+
+	tlen = strlen(topic) + 1; /* the NUL ends the topic */
 	blen = supervise__v1__event__get_packed_size(e);
 	if (nng_msg_alloc(&m, tlen + blen) != 0) {
 		ev->dropped++;

@@ -38,6 +38,14 @@ const char *svd_events_url(const svd_events *ev);
 void svd_events_publish(
     svd_events *ev, const Supervise__V1__Event *e, int worker);
 
+/*
+ * svd_events_publish_topic sends e under the given topic (lease events:
+ * "w/GROUP/ORDINAL/" for a worker holder, "s/SESSION/" for a session).
+ * Never blocks; a failure is counted and dropped.
+ */
+void svd_events_publish_topic(
+    svd_events *ev, const Supervise__V1__Event *e, const char *topic);
+
 /* svd_events_dropped returns how many events could not be sent. */
 unsigned long svd_events_dropped(const svd_events *ev);
 

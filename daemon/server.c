@@ -62,11 +62,14 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "accept_guard.h"
+#include "leases.h"
 #include "server.h"
 #include "wire/wire.h"
 
-/* Requests served concurrently. */
-#define SRV_CONTEXTS 16
+/* Requests served concurrently: 16, plus one for each AcquireLease that
+ * may wait for a slot (its reply is deferred, leases.h), so that waits
+ * never take the contexts other requests need. */
+#define SRV_CONTEXTS (16 + (int) SVD_LEASE_MAX_DEFERRED)
 /* Requests one connection may have in flight; more are dropped. */
 #define SRV_PIPE_INFLIGHT 2
 /* A reply the pipe cannot take within this is dropped and the connection
@@ -309,8 +312,8 @@ srv_cb(void *arg)
 		return;
 	}
 	c->state = SRV_WAIT;
-	svd_sup_submit(c->srv->sup, req, pid, uid,
-	    srv_peer_dup(c->srv, nng_pipe_id(p)), srv_done, c);
+	svd_sup_submit_pipe(c->srv->sup, req, pid, uid,
+	    srv_peer_dup(c->srv, nng_pipe_id(p)), nng_pipe_id(p), srv_done, c);
 }
 
 /* srv_listen creates and starts the listener (mode srv->mode, bounded
@@ -414,13 +417,21 @@ srv_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	svd_server *srv = arg;
 
+	uint64_t pid = 0;
+
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0) {
+		pid = 0;
+	}
 	if (ev == NNG_PIPE_EV_REM_POST) {
 		srv_forget(srv, nng_pipe_id(p));
 		pthread_mutex_lock(&srv->mtx);
 		srv_peer_del(srv, nng_pipe_id(p));
 		pthread_mutex_unlock(&srv->mtx);
+		/* The lease shell's disconnect grace (leases.h). */
+		svd_sup_pipe_event(srv->sup, nng_pipe_id(p), pid, false);
 		return;
 	}
+	svd_sup_pipe_event(srv->sup, nng_pipe_id(p), pid, true);
 	pthread_mutex_lock(&srv->mtx);
 	srv_peer_add(srv, p);
 	if (srv->guard != NULL) {

@@ -29,13 +29,16 @@
 
 #include "core/pidmap.h"
 #include "core/supervision.h"
+#include "drain.h"
 #include "events.h"
+#include "leases.h"
 #include "notify.h"
 #include "shell/cgroup.h"
 #include "shell/loop.h"
 #include "shell/procinfo.h"
 #include "shell/reaper.h"
 #include "shell/spawn.h"
+#include "sockets.h"
 #include "state.h"
 #include "supervisor.h"
 #include "wire/wire.h"
@@ -78,9 +81,10 @@ struct svd_gsh {
 	size_t                  nenvbase;
 	svd_proc               *procs; /* [2 * max_count]: two per seat */
 	sv_timer               *seat_timers; /* [max_count] */
-	uint64_t               *seat_guards; /* [max_count] */
-	svd_config             *owned; /* a group created at runtime: its
-	                                * own config (cfg points into it) */
+	svd_sockets *sockets; /* handed to every worker (sockets.h), or NULL */
+	uint64_t    *seat_guards; /* [max_count] */
+	svd_config  *owned; /* a group created at runtime: its
+	                     * own config (cfg points into it) */
 	char *spec; /* a runtime group's config text (journaled), owned */
 };
 
@@ -93,6 +97,8 @@ typedef struct svd_req {
 	uint64_t        uid;
 	svd_done_cb     done;
 	void           *arg;
+	uint32_t        pipe; /* connection id, 0: unknown */
+	int             pipe_event; /* 0: a request; 1/-1: pipe added/gone */
 } svd_req;
 
 struct svd_sup {
@@ -106,6 +112,7 @@ struct svd_sup {
 	svd_notify       *notify;
 	sv_cgtree        *cg; /* per-worker cgroups, or NULL */
 	svd_state        *state; /* the journal, or NULL */
+	svd_leases       *leases; /* the lease shell (leases.h) */
 	uint64_t          epoch; /* grows with each supervisor on a state */
 	sv_io             notify_io;
 	unsigned long     notify_drops; /* datagrams refused */
@@ -188,7 +195,8 @@ static void   seat_timer_cb(sv_loop *loop, sv_timer *t);
 static void   sup_run_effects(svd_sup *s);
 static void   gsh_remove(svd_sup *s, uint32_t id);
 static sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len,
-    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, nng_msg **replyp);
+    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd,
+    svd_lease_defer *defer, nng_msg **replyp);
 static void   sup_notify_drain(svd_sup *s);
 
 /* gsh_find returns the shell group of a core group id. */
@@ -451,6 +459,19 @@ sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 		        " from the previous supervisor",
 		    nm, ev->pid, ev->generation);
 		break;
+	case SV_EV_DRAINING:
+		svd_log("%s: draining pid %" PRId64 " (drain %" PRIu64
+		        "%s; SIGKILL in %" PRIu64 " ms)",
+		    nm, ev->pid, ev->drain_id,
+		    ev->why == SV_WHY_ROLL ? ", rolling restart" : "",
+		    ev->delay_ms);
+		break;
+	case SV_EV_ROLL_DONE:
+		svd_log("%s: rolling restart %" PRIu64 " %s%s", group,
+		    ev->drain_id,
+		    ev->reason != NULL ? "stopped: " : "complete",
+		    ev->reason != NULL ? ev->reason : "");
+		break;
 	case SV_EV_GROUP_CREATED:
 	case SV_EV_GROUP_DELETED:
 		break;
@@ -545,11 +566,15 @@ sup_event(svd_sup *s, const sv_event *ev)
 	Supervise__V1__GroupCreated  gc = SUPERVISE__V1__GROUP_CREATED__INIT;
 	Supervise__V1__GroupDeleted  gd = SUPERVISE__V1__GROUP_DELETED__INIT;
 	Supervise__V1__WorkerAdopted wa = SUPERVISE__V1__WORKER_ADOPTED__INIT;
+	Supervise__V1__DrainNotice   dn = SUPERVISE__V1__DRAIN_NOTICE__INIT;
 	struct timespec              ts;
 	int                          worker = 1;
 
 	sup_log_event(s, ev, group);
 	sup_journal_event(s, ev, g);
+	if (ev->kind == SV_EV_ROLL_DONE) {
+		return; /* logged only; the report (GetDrain) tells the rest */
+	}
 	s->seq++;
 	if (s->events == NULL) {
 		return;
@@ -652,6 +677,13 @@ sup_event(svd_sup *s, const sv_event *ev)
 		e.group_deleted = &gd;
 		worker          = 0;
 		break;
+	case SV_EV_DRAINING:
+		/* On the worker's own topic: a worker subscribed to
+		 * w/GROUP/ORDINAL/ hears it at once. */
+		svd_drain_notice(&e, &dn, ev->drain_id, ev->delay_ms);
+		break;
+	case SV_EV_ROLL_DONE:
+		break;
 	}
 	if (!worker) {
 		e.ordinal    = 0;
@@ -694,6 +726,104 @@ sup_find_worker(svd_sup *s, long pid, sv_wkey *keyp)
 		pid = proc_ppid(pid);
 	}
 	return false;
+}
+
+/* ---- the lease shell's host callbacks (leases.h) -------------------------
+ */
+
+static const char *
+lh_group_name(void *arg, uint32_t group_id)
+{
+	svd_gsh *g = gsh_find(arg, group_id);
+	return g != NULL ? g->cfg->name : NULL;
+}
+
+static uint32_t
+lh_group_id(void *arg, const char *name)
+{
+	svd_sup         *s = arg;
+	const sv_cgroup *g = sv_core_group_named(s->core, name);
+	return g != NULL ? g->id : 0;
+}
+
+static bool
+lh_group_user(void *arg, uint32_t group_id, uid_t *uid, gid_t *gid)
+{
+	svd_gsh *g = gsh_find(arg, group_id);
+
+	if (g == NULL || !g->cfg->creds.set) {
+		return false;
+	}
+	*uid = g->cfg->creds.uid;
+	*gid = g->cfg->creds.gid;
+	return true;
+}
+
+static int64_t
+lh_worker_pid(void *arg, sv_wkey key)
+{
+	svd_proc *p = proc_find(arg, key);
+	return p != NULL && p->pidfd >= 0 ? (int64_t) p->pid : 0;
+}
+
+static void
+lh_publish(void *arg, Supervise__V1__Event *e, const char *topic)
+{
+	svd_sup        *s = arg;
+	struct timespec ts;
+
+	s->seq++;
+	if (s->events == NULL) {
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e->seq           = s->seq;
+	e->supervisor_id = s->id;
+	e->time_unix_ms
+	    = (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+	svd_events_publish_topic(s->events, e, topic);
+}
+
+static void
+lh_journal(void *arg, const sv_jrec *r)
+{
+	svd_sup *s = arg;
+	if (s->state != NULL) {
+		svd_state_record(s->state, r);
+	}
+}
+
+static bool
+lh_find_worker(void *arg, int64_t pid, sv_wkey *keyp)
+{
+	return sup_find_worker(arg, (long) pid, keyp);
+}
+
+static bool
+lh_worker_exited(void *arg, sv_wkey key)
+{
+	svd_proc     *p = proc_find(arg, key);
+	struct pollfd pfd;
+
+	if (p == NULL || p->pidfd < 0) {
+		return false;
+	}
+	pfd = (struct pollfd) {p->pidfd, POLLIN, 0};
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* sup_leases_create (re)makes the lease shell for the current epoch. */
+static sv_err
+sup_leases_create(svd_sup *s, char *err, size_t errlen)
+{
+	svd_lease_host h
+	    = {s, lh_group_name, lh_group_id, lh_group_user, lh_worker_pid,
+	        lh_publish, lh_journal, lh_find_worker, lh_worker_exited};
+
+	svd_leases_destroy(s->leases);
+	s->leases = NULL;
+	return svd_leases_create(s->cfg, s->loop, s->epoch > 0 ? s->epoch : 1,
+	    &h, &s->leases, err, errlen);
 }
 
 /* sup_status_text records a worker's status line and, when it changed,
@@ -859,7 +989,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		return;
 	}
 	k    = g->nenvbase;
-	envp = malloc((k + 8) * sizeof(*envp));
+	envp = malloc((k + 9) * sizeof(*envp));
 	if (envp == NULL) {
 		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
 		return;
@@ -880,6 +1010,9 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	envp[k++] = v_gen;
 	envp[k++] = v_purpose;
 	envp[k++] = v_id;
+	if (g->sockets != NULL) {
+		envp[k++] = svd_sockets_env(g->sockets);
+	}
 	if (s->notify != NULL) {
 		snprintf(v_notify, sizeof(v_notify), "NOTIFY_SOCKET=%s",
 		    svd_notify_path(s->notify));
@@ -916,6 +1049,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	req.join_cgroup     = procsfd >= 0;
 	req.cgroup_procs_fd = procsfd;
 	req.die_with_parent = g->cfg->die_with_supervisor;
+	req.pass_fds        = svd_sockets_fds(g->sockets, &req.npass_fds);
 	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
 		free(envp);
 		if (procsfd >= 0) {
@@ -1048,6 +1182,8 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	sup_reap_orphans(s);
 	x = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
 	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
+	/* Its leases go now, in this iteration: a waiter gets the slot. */
+	svd_leases_worker_gone(s->leases, p->key);
 	sup_run_effects(s);
 }
 
@@ -1133,6 +1269,7 @@ gsh_free(svd_gsh *g)
 	free(g->envbase);
 	svd_config_free(g->owned);
 	free(g->spec);
+	svd_sockets_close(g->sockets);
 	free(g);
 }
 
@@ -1204,6 +1341,14 @@ gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		sv_timer_init(&g->seat_timers[i], seat_timer_cb, g);
+	}
+	{
+		char msg[600];
+		if (svd_sockets_open(cfg, &g->sockets, msg, sizeof(msg))
+		    != SV_OK) {
+			svd_log("%s", msg);
+			return SV_ESYSTEM;
+		}
 	}
 	if (env_build_base(g) != SV_OK) {
 		return SV_ENOMEM;
@@ -1483,6 +1628,12 @@ svd_sup_take_over(
 		    prev->epoch, sv_core_live(s->core) - adopted_before,
 		    sv_core_live(s->core) - adopted_before == 1 ? "" : "s");
 	}
+	/* Leases: a core of the new epoch, then the predecessor's leases,
+	 * unclaimed until their holders claim them (docs/leases.md). */
+	if (sup_leases_create(s, err, errlen) != SV_OK) {
+		return SV_ESYSTEM;
+	}
+	svd_leases_restore(s->leases, prev);
 	return svd_state_begin(st, err, errlen);
 }
 
@@ -1501,6 +1652,51 @@ void
 svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid, uint64_t peer_uid,
     int peer_pidfd, svd_done_cb done, void *arg)
 {
+	svd_sup_submit_pipe(
+	    s, msg, peer_pid, peer_uid, peer_pidfd, 0, done, arg);
+}
+
+/* sup_enqueue appends r to the request queue (false: the loop has
+ * stopped; r is not queued). */
+static bool
+sup_enqueue(svd_sup *s, svd_req *r)
+{
+	pthread_mutex_lock(&s->qmtx);
+	if (s->stopped) {
+		pthread_mutex_unlock(&s->qmtx);
+		return false;
+	}
+	if (s->qtail != NULL) {
+		s->qtail->next = r;
+	} else {
+		s->qhead = r;
+	}
+	s->qtail = r;
+	pthread_mutex_unlock(&s->qmtx);
+	sup_wake(s);
+	return true;
+}
+
+void
+svd_sup_pipe_event(svd_sup *s, uint32_t pipe, uint64_t peer_pid, bool added)
+{
+	svd_req *r = malloc(sizeof(*r));
+
+	if (r == NULL) {
+		return;
+	}
+	*r = (svd_req) {
+	    NULL, NULL, -1, peer_pid, 0, NULL, NULL, pipe, added ? 1 : -1};
+	if (!sup_enqueue(s, r)) {
+		free(r);
+	}
+}
+
+void
+svd_sup_submit_pipe(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
+    uint64_t peer_uid, int peer_pidfd, uint32_t pipe, svd_done_cb done,
+    void *arg)
+{
 	svd_req *r = malloc(sizeof(*r));
 
 	if (r == NULL) {
@@ -1511,26 +1707,16 @@ svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid, uint64_t peer_uid,
 		done(arg, NULL);
 		return;
 	}
-	*r = (svd_req) {NULL, msg, peer_pidfd, peer_pid, peer_uid, done, arg};
-	pthread_mutex_lock(&s->qmtx);
-	if (s->stopped) {
-		pthread_mutex_unlock(&s->qmtx);
+	*r = (svd_req) {
+	    NULL, msg, peer_pidfd, peer_pid, peer_uid, done, arg, pipe, 0};
+	if (!sup_enqueue(s, r)) {
 		nng_msg_free(msg);
 		if (peer_pidfd >= 0) {
 			close(peer_pidfd);
 		}
 		free(r);
 		done(arg, NULL);
-		return;
 	}
-	if (s->qtail != NULL) {
-		s->qtail->next = r;
-	} else {
-		s->qhead = r;
-	}
-	s->qtail = r;
-	pthread_mutex_unlock(&s->qmtx);
-	sup_wake(s);
 }
 
 /* sup_serve answers every queued request (on the loop thread). */
@@ -1544,10 +1730,18 @@ sup_serve(svd_sup *s)
 	s->qhead = s->qtail = NULL;
 	pthread_mutex_unlock(&s->qmtx);
 	while (r != NULL) {
-		svd_req *next = r->next;
-		nng_msg *rep  = NULL;
+		svd_req        *next = r->next;
+		nng_msg        *rep  = NULL;
+		svd_lease_defer d    = {r->done, r->arg, r->pipe, false};
+		if (r->pipe_event != 0) {
+			svd_leases_pipe(s->leases, r->pipe, (int64_t) r->pid,
+			    r->pipe_event > 0);
+			free(r);
+			r = next;
+			continue;
+		}
 		if (sup_dispatch(s, nng_msg_body(r->msg), nng_msg_len(r->msg),
-		        r->pid, r->uid, r->pidfd, &rep)
+		        r->pid, r->uid, r->pidfd, &d, &rep)
 		    != SV_OK) {
 			rep = NULL;
 		}
@@ -1555,7 +1749,9 @@ sup_serve(svd_sup *s)
 			close(r->pidfd);
 		}
 		nng_msg_free(r->msg);
-		r->done(r->arg, rep);
+		if (!d.taken) { /* else the lease shell answers later */
+			r->done(r->arg, rep);
+		}
 		free(r);
 		r = next;
 	}
@@ -1653,6 +1849,14 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 		while (sv_core_pop_effect(s->core, &fx)) {
 		}
 	}
+	{
+		char lerr[200];
+		if ((err = sup_leases_create(s, lerr, sizeof(lerr)))
+		    != SV_OK) {
+			svd_log("%s", lerr);
+			goto fail;
+		}
+	}
 	*supp = s;
 	return SV_OK;
 fail:
@@ -1674,6 +1878,9 @@ svd_sup_destroy(svd_sup *s)
 	if (s == NULL) {
 		return;
 	}
+	/* The leases' timers live in the loop: they go first. */
+	svd_leases_destroy(s->leases);
+	s->leases = NULL;
 	/* The loop first: destroying it touches timers that may still be
 	 * armed, and those live in the groups. */
 	sv_loop_destroy(s->loop);
@@ -1684,7 +1891,9 @@ svd_sup_destroy(svd_sup *s)
 	free(s->gsh);
 	while ((r = s->qhead) != NULL) {
 		s->qhead = r->next;
-		nng_msg_free(r->msg);
+		if (r->msg != NULL) {
+			nng_msg_free(r->msg);
+		}
 		if (r->pidfd >= 0) {
 			close(r->pidfd);
 		}
@@ -1740,6 +1949,7 @@ svd_sup_run(svd_sup *s, int sigfd)
 	s->stopped = true;
 	pthread_mutex_unlock(&s->qmtx);
 	sup_serve(s); /* answer what arrived before the end */
+	svd_leases_stop(s->leases); /* and drop the waiting acquires */
 	if (sigfd >= 0) {
 		sv_loop_del_io(s->loop, &s->sig_io);
 	}
@@ -1756,16 +1966,17 @@ svd_sup_run(svd_sup *s, int sigfd)
  * returns an error with a message in emsg. Heap memory hung off rep goes
  * into the arena, freed after encoding. Handlers run on the loop thread. */
 typedef struct req_ctx {
-	svd_sup       *s;
-	const svw_env *req;
-	uint64_t       pid;
-	uint64_t       uid;
-	svw_env        rep; /* the reply being built */
-	char          *emsg;
-	size_t         emsglen;
-	void          *arena[3];
-	char           token[48];
-	bool           peer_gone; /* the connecting process has exited */
+	svd_sup         *s;
+	const svw_env   *req;
+	uint64_t         pid;
+	uint64_t         uid;
+	svw_env          rep; /* the reply being built */
+	char            *emsg;
+	size_t           emsglen;
+	void            *arena[3];
+	char             token[48];
+	bool             peer_gone; /* the connecting process has exited */
+	svd_lease_defer *defer; /* a waiting acquire parks here, or NULL */
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -1872,12 +2083,13 @@ req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
 	}
 }
 
-static const char *const req_features[]
-    = {"identity", "admin.list", "admin.status", "admin.scale", "admin.stop",
-        "admin.restart", "admin.restart.expected_generation", "admin.reset",
-        "admin.groups", "admin.start_worker", "admin.terminate_worker",
-        "admin.list.pages", "ready", "heartbeat", "events",
-        "admin.create_group", "admin.delete_group", "durable"};
+static const char *const req_features[] = {"identity", "admin.list",
+    "admin.status", "admin.scale", "admin.stop", "admin.restart",
+    "admin.restart.expected_generation", "admin.reset", "admin.groups",
+    "admin.start_worker", "admin.terminate_worker", "admin.list.pages",
+    "ready", "heartbeat", "events", "admin.create_group", "admin.delete_group",
+    "durable", "leases", "admin.drain", "admin.rolling_restart", "drain",
+    "leases.sessions", "leases.pools"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -1986,6 +2198,7 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	const sv_proc   *p = NULL;
 	sv_err           err;
 	svd_gsh         *gsh;
+	uint64_t         dl = 0;
 
 	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
@@ -2007,8 +2220,14 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	id->context       = frames;
 	id->parent        = NULL; /* a top-level process has no parent frame */
 	id->group_size    = sv_core_group_count(g);
-	c->rep.body_case  = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
-	c->rep.identity   = id;
+	if (sv_core_proc_deadline(c->s->core,
+	        (sv_wkey) {g->id, s->ordinal, p->generation}, &dl)) {
+		uint64_t now             = sv_loop_now_ms();
+		id->draining             = true;
+		id->drain_deadline_in_ms = dl > now ? dl - now : 0;
+	}
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
+	c->rep.identity  = id;
 	return SV_OK;
 }
 
@@ -2077,6 +2296,8 @@ worker_state(sv_seat_state st)
 		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_WAITING;
 	case SV_SEAT_IDLE:
 		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_IDLE;
+	case SV_SEAT_DRAINING:
+		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_DRAINING;
 	default:
 		return SUPERVISE__V1__WORKER_STATE__WORKER_STATE_UNSPECIFIED;
 	}
@@ -2121,6 +2342,53 @@ seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
 	}
 	if (ss == SV_SEAT_BACKOFF && st->due_ms > now) {
 		w->restart_in_ms = st->due_ms - now;
+	}
+	if (st->cur.draining) {
+		w->draining = true;
+		w->drain_deadline_in_ms
+		    = st->cur.due_ms > now ? st->cur.due_ms - now : 0;
+	}
+}
+
+/* old_listed tells whether a seat's old process is listed too: the old
+ * generation of a rolling restart (serving, then draining) or a drained
+ * one; abandoned processes are not. */
+static bool
+old_listed(const sv_seat *st)
+{
+	return st->old.state == SV_PROC_STARTING
+	    || st->old.state == SV_PROC_RUNNING
+	    || st->old.state == SV_PROC_STOPPING;
+}
+
+/* old_status fills a WorkerStatus for a seat's old process: same ordinal,
+ * older generation (protocol.md, "Ordinals can overlap"). */
+static void
+old_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
+    Supervise__V1__WorkerStatus *w, uint64_t now)
+{
+	const sv_proc *p   = &st->old;
+	svd_gsh       *gsh = gsh_find(s, g->id);
+
+	supervise__v1__worker_status__init(w);
+	w->group          = g->name;
+	w->ordinal        = st->ordinal;
+	w->generation     = p->generation;
+	w->pid            = p->pid;
+	w->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
+	w->restarts       = st->restarts;
+	w->last_exit_code = -1;
+	w->state          = p->draining
+	             ? SUPERVISE__V1__WORKER_STATE__WORKER_STATE_DRAINING
+	             : p->state == SV_PROC_STOPPING
+	             ? SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING
+	             : SUPERVISE__V1__WORKER_STATE__WORKER_STATE_RUNNING;
+	w->ready          = p->ready;
+	w->uptime_ms      = now - p->started_ms;
+	if (p->draining) {
+		w->draining = true;
+		w->drain_deadline_in_ms
+		    = p->due_ms > now ? p->due_ms - now : 0;
 	}
 }
 
@@ -2172,7 +2440,10 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 		if (only == NULL || only == g) {
 			for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count;
 			     o++) {
-				n += seat_listed(g, &g->seats[o]);
+				n += seat_listed(g, &g->seats[o])
+				    || old_listed(&g->seats[o]);
+				n += seat_listed(g, &g->seats[o])
+				    && old_listed(&g->seats[o]);
 			}
 		}
 	}
@@ -2190,18 +2461,30 @@ req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
 			continue;
 		}
 		for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count; o++) {
-			if (!seat_listed(g, &g->seats[o])) {
+			bool cur = seat_listed(g, &g->seats[o]);
+			if (!cur && !old_listed(&g->seats[o])) {
 				continue;
 			}
-			if (k == n) {
+			/* (a seat's two processes stay on one page: k may
+			 * pass n by one, which the arrays have room for) */
+			if (k >= n) {
 				snprintf(c->token, sizeof(c->token),
 				    "%" PRIu32 ":%" PRIu32, g->id, o);
 				wl->next_page_token = c->token;
 				goto done;
 			}
-			seat_status(c->s, g, &g->seats[o], &items[k], now);
-			ptrs[k] = &items[k];
-			k++;
+			if (cur) {
+				seat_status(
+				    c->s, g, &g->seats[o], &items[k], now);
+				ptrs[k] = &items[k];
+				k++;
+			}
+			if (old_listed(&g->seats[o])) {
+				old_status(
+				    c->s, g, &g->seats[o], &items[k], now);
+				ptrs[k] = &items[k];
+				k++;
+			}
 		}
 	}
 done:
@@ -2661,6 +2944,219 @@ req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
 	return SV_OK;
 }
 
+/* req_leases hands a lease, session or pool request to the lease shell
+ * with the caller as the kernel tells it. False: not such a request. */
+static bool
+req_leases(req_ctx *c, sv_err *errp)
+{
+	svd_lease_caller lc
+	    = {false, {0, 0, 0}, c->uid, false, c->emsg, c->emsglen};
+	bool handled;
+
+	lc.is_worker = req_find_worker(c, &lc.key);
+	lc.admin     = req_admin(c) == SV_OK;
+	c->emsg[0]   = '\0';
+	handled      = svd_leases_handle(
+	         c->s->leases, c->req, &lc, c->defer, &c->rep, c->arena, errp);
+	if (handled) {
+		sup_run_effects(c->s);
+	}
+	return handled;
+}
+
+/* ---- drain and rolling restart (core/drain.h, drain.h) --------------------
+ */
+
+/* Reply storage of the drain requests (in the arena: freed after
+ * encoding). */
+typedef struct req_drain_rep {
+	Supervise__V1__DrainReport dr;
+	Supervise__V1__Ack         ack;
+} req_drain_rep;
+
+/* req_drain_reply makes the reply the report of drain id. */
+static sv_err
+req_drain_reply(req_ctx *c, req_drain_rep *r, uint64_t id)
+{
+	const sv_drain *d = sv_core_drain_report(c->s->core, id);
+
+	if (d == NULL) {
+		return req_err(c, SV_ENOTFOUND,
+		    "no drain %" PRIu64 " (the last %d are kept)", id,
+		    SV_DRAINS_KEEP);
+	}
+	if (svd_drain_report(d, &r->dr, &c->arena[0], &c->arena[1]) != SV_OK) {
+		return req_err(c, SV_EINTERNAL, "out of memory");
+	}
+	c->rep.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_REPORT;
+	c->rep.drain_report = &r->dr;
+	return SV_OK;
+}
+
+/* req_drain_workers answers DrainWorkers (admin). */
+static sv_err
+req_drain_workers(req_ctx *c, req_drain_rep *r)
+{
+	const Supervise__V1__DrainWorkers *dw = c->req->drain_workers;
+	const sv_cgroup                   *g  = NULL;
+	sv_drain_scope                     scope;
+	uint64_t                           id = 0;
+	sv_err                             err;
+
+	if ((err = req_admin(c)) != SV_OK) {
+		return err;
+	}
+	if (dw->deadline_ms > SVD_MAX_TIMEOUT_MS) {
+		return req_err(c, SV_ETOOLARGE, "deadline_ms above %" PRIu64,
+		    (uint64_t) SVD_MAX_TIMEOUT_MS);
+	}
+	if (dw->all) {
+		if (dw->group[0] != '\0' || dw->has_ordinal) {
+			return req_err(
+			    c, SV_EBADREQ, "all excludes group and ordinal");
+		}
+		scope = SV_DRAIN_ALL;
+	} else {
+		if (dw->group[0] == '\0') {
+			return req_err(c, SV_EBADREQ,
+			    "name a group (and an ordinal), or set all");
+		}
+		if ((err = req_group(c, dw->group, &g)) != SV_OK) {
+			return err;
+		}
+		scope = dw->has_ordinal ? SV_DRAIN_WORKER : SV_DRAIN_GROUP;
+	}
+	err = sv_core_drain(c->s->core, scope, g != NULL ? g->id : 0,
+	    dw->ordinal, dw->deadline_ms, sv_loop_now_ms(), &id);
+	if (err == SV_ENOTFOUND && g != NULL) {
+		return req_err(c, err,
+		    "%s has no live worker at ordinal %" PRIu32, g->name,
+		    dw->ordinal);
+	}
+	if (err == SV_EEXHAUSTED) {
+		return req_err(
+		    c, err, "%d drains are unfinished", SV_DRAINS_KEEP);
+	}
+	if (err != SV_OK) {
+		return g != NULL
+		    ? req_core_err(c, err, g, dw->ordinal)
+		    : req_err(c, err, "supervisor is shutting down");
+	}
+	sup_drain_effects(c->s);
+	return req_drain_reply(c, r, id);
+}
+
+/* req_rolling_restart answers RollingRestart (admin). */
+static sv_err
+req_rolling_restart(req_ctx *c, req_drain_rep *r)
+{
+	const Supervise__V1__RollingRestart *rr = c->req->rolling_restart;
+	const sv_cgroup                     *g  = NULL;
+	uint64_t                             id = 0;
+	sv_err                               err;
+
+	if ((err = req_admin(c)) != SV_OK
+	    || (err = req_group(c, rr->group, &g)) != SV_OK || g == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
+	}
+	if (rr->ready_timeout_ms > SVD_MAX_TIMEOUT_MS) {
+		return req_err(c, SV_ETOOLARGE,
+		    "ready_timeout_ms above %" PRIu64,
+		    (uint64_t) SVD_MAX_TIMEOUT_MS);
+	}
+	err = sv_core_roll(
+	    c->s->core, g->id, rr->ready_timeout_ms, sv_loop_now_ms(), &id);
+	if (err == SV_EBUSY && g->roll.active) {
+		return req_err(
+		    c, err, "%s: a rolling restart is in progress", g->name);
+	}
+	if (err != SV_OK) {
+		return req_core_err(c, err, g, 0);
+	}
+	sup_run_effects(c->s);
+	return req_drain_reply(c, r, id);
+}
+
+/* req_drain_worker answers DrainExtend and DrainAck: only the draining
+ * worker process itself. */
+static sv_err
+req_drain_worker(req_ctx *c, req_drain_rep *r, bool ack)
+{
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+	sv_wkey          key;
+	sv_err           err;
+
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	    || s == NULL || p == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
+	}
+	if (p->pid != (int64_t) c->pid) {
+		return req_err(c, SV_EPERM,
+		    "only the worker process itself (pid %" PRId64
+		    ") may answer a drain for %s[%" PRIu32 "]",
+		    p->pid, g->name, s->ordinal);
+	}
+	key = (sv_wkey) {g->id, s->ordinal, p->generation};
+	err = ack
+	    ? sv_core_drain_ack(c->s->core, key, c->req->drain_ack->served)
+	    : sv_core_drain_extend(c->s->core, key,
+	        c->req->drain_extend->more_ms, sv_loop_now_ms(), NULL);
+	if (err != SV_OK) {
+		return req_err(c, err, "%s[%" PRIu32 "] is not draining",
+		    g->name, s->ordinal);
+	}
+	sup_drain_effects(c->s);
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
+	c->rep.ack       = &r->ack;
+	return SV_OK;
+}
+
+/* req_drain routes the drain requests; false for any other body. */
+static bool
+req_drain(req_ctx *c, sv_err *errp)
+{
+	req_drain_rep *r;
+
+	switch (c->req->body_case) {
+	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_WORKERS:
+	case SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN:
+	case SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART:
+	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_EXTEND:
+	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK:
+		break;
+	default:
+		return false;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		*errp = req_err(c, SV_EINTERNAL, "out of memory");
+		return true;
+	}
+	c->arena[2] = r;
+	supervise__v1__ack__init(&r->ack);
+	switch (c->req->body_case) {
+	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_WORKERS:
+		*errp = req_drain_workers(c, r);
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN:
+		*errp = req_admin(c);
+		if (*errp == SV_OK) {
+			*errp = req_drain_reply(c, r, c->req->get_drain->id);
+		}
+		break;
+	case SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART:
+		*errp = req_rolling_restart(c, r);
+		break;
+	default:
+		*errp = req_drain_worker(c, r,
+		    c->req->body_case
+		        == SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK);
+		break;
+	}
+	return true;
+}
+
 /* req_handle routes a decoded request to its handler and encodes the
  * answer. */
 static sv_err
@@ -2729,6 +3225,21 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		err = req_ready_heartbeat(c, false, &ack);
 		break;
 	default:
+		if (req_drain(c, &err)) {
+			break;
+		}
+		if (req_leases(c, &err)) {
+			if (c->defer != NULL && c->defer->taken) {
+				/* Answered later by the lease shell. */
+				supervise__v1__envelope__init(&c->rep);
+				free(c->arena[0]);
+				free(c->arena[1]);
+				free(c->arena[2]);
+				*replyp = NULL;
+				return SV_OK;
+			}
+			break;
+		}
 		err = req_err(c, SV_EBADREQ,
 		    "message kind %d is not a request",
 		    (int) c->req->body_case);
@@ -2757,7 +3268,7 @@ sv_err
 svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, nng_msg **replyp)
 {
-	return sup_dispatch(s, buf, len, peer_pid, peer_uid, -1, replyp);
+	return sup_dispatch(s, buf, len, peer_pid, peer_uid, -1, NULL, replyp);
 }
 
 /* sup_dispatch is svd_sup_dispatch with the connecting process's pidfd
@@ -2765,7 +3276,8 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
  * longer the caller, whatever now runs under its pid. */
 static sv_err
 sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, nng_msg **replyp)
+    uint64_t peer_uid, int peer_pidfd, svd_lease_defer *defer,
+    nng_msg **replyp)
 {
 	svw_env *req = NULL;
 	uint64_t rid;
@@ -2776,6 +3288,7 @@ sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	        emsg, sizeof(emsg), {NULL, NULL, NULL}, "", false};
 
 	emsg[0] = '\0';
+	c.defer = defer;
 	/* Asked right before the answer, on the thread that answers: a
 	 * pidfd that is readable means the process has exited. */
 	if (peer_pidfd >= 0) {

@@ -109,6 +109,24 @@ void svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
     uint64_t peer_uid, int peer_pidfd, svd_done_cb done, void *arg);
 
 /*
+ * svd_sup_submit_pipe is svd_sup_submit for a request that came on
+ * connection pipe (an nng pipe id, 0 if unknown): a request that waits (an
+ * AcquireLease with wait_ms) is answered later, and dropped (done(arg,
+ * NULL)) if that connection goes away first.
+ */
+void svd_sup_submit_pipe(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
+    uint64_t peer_uid, int peer_pidfd, uint32_t pipe, svd_done_cb done,
+    void *arg);
+
+/*
+ * svd_sup_pipe_event tells the loop thread that connection pipe, opened by
+ * process peer_pid, was added or is gone (the lease shell's disconnect
+ * grace, docs/leases.md). Thread-safe; never blocks on the supervisor.
+ */
+void svd_sup_pipe_event(
+    svd_sup *s, uint32_t pipe, uint64_t peer_pid, bool added);
+
+/*
  * svd_sup_dispatch answers one request of len bytes from a peer with the
  * given kernel credentials. On SV_OK *replyp is the reply (always an
  * Envelope: the answer or an Error) and belongs to the caller. It fails only

@@ -123,6 +123,64 @@ history(void)
 	        .config_count = 3});
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_STOPPING, .name = "web", .ordinal = 2});
+	/* Leases: a worker's, a session's, one that ended, one re-claimed
+	 * (a second L on the same slot replaces the first). */
+	add(&t,
+	    (sv_jrec) {.kind    = SV_J_LEASE,
+	        .name           = "metrics",
+	        .ordinal        = 0,
+	        .lease_id       = (1ull << 32) | 1,
+	        .token          = (1ull << 32) | 1,
+	        .holder_group   = "web",
+	        .holder_ordinal = 0,
+	        .generation     = 0});
+	add(&t,
+	    (sv_jrec) {.kind    = SV_J_LEASE,
+	        .name           = "metrics",
+	        .ordinal        = 1,
+	        .lease_id       = (1ull << 32) | 2,
+	        .token          = (1ull << 32) | 1,
+	        .holder_group   = "web",
+	        .holder_ordinal = 1,
+	        .generation     = 2});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_UNLEASE,
+	        .name        = "metrics",
+	        .ordinal     = 1,
+	        .lease_id    = (1ull << 32) | 2});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_LEASE,
+	        .name        = "tools",
+	        .ordinal     = 2,
+	        .lease_id    = (1ull << 32) | 3,
+	        .token       = (1ull << 32) | 7,
+	        .session     = (1ull << 32) | 9,
+	        .session_uid = 1000,
+	        .session_ttl = 30000});
+	add(&t,
+	    (sv_jrec) {.kind    = SV_J_LEASE,
+	        .name           = "metrics",
+	        .ordinal        = 0,
+	        .lease_id       = (1ull << 32) | 1,
+	        .token          = (1ull << 32) | 1,
+	        .holder_group   = "web",
+	        .holder_ordinal = 0,
+	        .generation     = 0});
+	/* A runtime pool, redeclared with another size. */
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_POOL,
+	        .name        = "rt",
+	        .count       = 2,
+	        .spec        = "/run/x y/{slot}"});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_POOL,
+	        .name        = "rt",
+	        .count       = 3,
+	        .ttl_ms      = 500,
+	        .grace_ms    = 70,
+	        .policy      = 2,
+	        .directory   = true,
+	        .spec        = "/run/x y/{slot}"});
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_EPOCH, .name = "sup-b", .generation = 2});
 	return t;
@@ -162,8 +220,94 @@ test_replay_history(void **state)
 	assert_false(g->seats[1].procs[0].ready);
 	assert_int_equal(g->seats[1].next_generation, 3);
 	assert_true(g->seats[2].procs[0].stopping);
+	/* One runtime pool, as last recorded. */
+	assert_int_equal(st.npools, 1);
+	assert_string_equal(st.pools[0].name, "rt");
+	assert_int_equal(st.pools[0].slots, 3);
+	assert_int_equal(st.pools[0].ttl_ms, 500);
+	assert_int_equal(st.pools[0].grace_ms, 70);
+	assert_int_equal(st.pools[0].policy, 2);
+	assert_true(st.pools[0].directory);
+	assert_string_equal(st.pools[0].path, "/run/x y/{slot}");
+	/* Two live leases: metrics/0 (a worker's), tools/2 (a session's). */
+	assert_int_equal(st.nleases, 2);
+	for (size_t i = 0; i < st.nleases; i++) {
+		const sv_jlease *l = &st.leases[i];
+		if (strcmp(l->pool, "metrics") == 0) {
+			assert_int_equal(l->slot, 0);
+			assert_int_equal(l->id, (1ull << 32) | 1);
+			assert_string_equal(l->group, "web");
+			assert_int_equal(l->ordinal, 0);
+			assert_int_equal(l->session, 0);
+		} else {
+			assert_string_equal(l->pool, "tools");
+			assert_int_equal(l->slot, 2);
+			assert_int_equal(l->token, (1ull << 32) | 7);
+			assert_string_equal(l->group, "");
+			assert_int_equal(l->session, (1ull << 32) | 9);
+			assert_int_equal(l->session_uid, 1000);
+			assert_int_equal(l->session_ttl_ms, 30000);
+		}
+	}
 	sv_jstate_free(&st);
 	free(t.p);
+}
+
+/* Lease records that cannot be written or read back are refused. */
+static void
+test_lease_records(void **state)
+{
+	char     *line;
+	size_t    n;
+	sv_jstate st;
+	char      buf[300], sealed[320], err[200];
+
+	(void) state;
+	/* Both a group and a session, or neither: no holder is two. */
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_LEASE,
+	                                       .name         = "p",
+	                                       .lease_id     = 1,
+	                                       .holder_group = "web",
+	                                       .session      = 5},
+	                     &line, &n),
+	    SV_EINVAL);
+	assert_int_equal(
+	    sv_journal_format(
+	        &(sv_jrec) {.kind = SV_J_LEASE, .name = "p", .lease_id = 1},
+	        &line, &n),
+	    SV_EINVAL);
+	/* Lease id 0 is never written. */
+	assert_int_equal(
+	    sv_journal_format(
+	        &(sv_jrec) {.kind = SV_J_UNLEASE, .name = "p"}, &line, &n),
+	    SV_EINVAL);
+	/* "-" without a session is refused when read. */
+	assert_int_equal(sv_jstate_init(&st, ""), SV_OK);
+	snprintf(buf, sizeof(buf), "L p 0 1 1 - 0 0 0 0 0");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	/* A U of another lease id leaves the slot's lease alone. */
+	snprintf(buf, sizeof(buf), "L p 0 7 9 web 0 3 0 0 0");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_OK);
+	snprintf(buf, sizeof(buf), "U p 0 8");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_OK);
+	assert_int_equal(st.nleases, 1);
+	assert_int_equal(st.leases[0].generation, 3);
+	snprintf(buf, sizeof(buf), "U p 0 7");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_OK);
+	assert_int_equal(st.nleases, 0);
+	sv_jstate_free(&st);
 }
 
 /* A snapshot replays to the same state, and is smaller than the history. */
@@ -198,6 +342,9 @@ test_snapshot_round_trip(void **state)
 	assert_int_equal(b.epoch, a.epoch);
 	assert_int_equal(
 	    sv_jstate_group(&b, "web")->seats[1].next_generation, 3);
+	assert_int_equal(b.nleases, 2);
+	assert_int_equal(b.npools, 1);
+	assert_string_equal(b.pools[0].path, "/run/x y/{slot}");
 	/* Snapshot of the snapshot is identical: nothing drifts. */
 	assert_int_equal(sv_journal_snapshot(&b, &snap2, &n2), SV_OK);
 	assert_int_equal(n, n2);
@@ -441,6 +588,7 @@ main(void)
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_lease_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,12 +74,12 @@ static const range_rule ranges[] = {
     {10, 29, RANGE_OPEN, KIND_REQ | KIND_REP},
     {30, 49, RANGE_OPEN, KIND_REQ | KIND_REP},
     {50, 69, RANGE_OPEN, KIND_REQ | KIND_REP},
-    {70, 89, RANGE_RESERVED, KIND_REQ | KIND_REP},
-    {90, 109, RANGE_RESERVED, KIND_REQ | KIND_REP},
+    {70, 89, RANGE_OPEN, KIND_REQ | KIND_REP},
+    {90, 109, RANGE_OPEN, KIND_REQ | KIND_REP},
     {110, 129, RANGE_RESERVED, KIND_REQ},
     {130, 131, RANGE_OPEN, KIND_REQ | KIND_REP},
     {132, 169, RANGE_RESERVED, KIND_REQ | KIND_REP},
-    {170, 199, RANGE_RESERVED, KIND_REQ | KIND_REP},
+    {170, 199, RANGE_OPEN, KIND_REQ | KIND_REP},
     {200, 229, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {230, 499, RANGE_FUTURE, KIND_REQ | KIND_REP},
 };
@@ -120,10 +120,43 @@ static const body_rule bodies[] = {
     {50, "ready", true, "ready", 52, SV_ENOTWORKER},
     {51, "heartbeat", true, "heartbeat", 52, SV_ENOTWORKER},
     {52, "ack", false, NULL, 0, SV_OK},
+    {70, "acquire_lease", true, "leases", 71, SV_EBADREQ},
+    {71, "lease", false, NULL, 0, SV_OK},
+    {72, "renew_lease", true, "leases", 71, SV_ENOTWORKER},
+    {73, "release_lease", true, "leases", 52, SV_ENOTWORKER},
+    {74, "list_leases", true, "leases", 75, SV_OK},
+    {75, "lease_list", false, NULL, 0, SV_OK},
+    {76, "claim_lease", true, "leases", 71, SV_EBADREQ},
+    {77, "create_pool", true, "leases.pools", 78, SV_EBADREQ},
+    {78, "pool_info", false, NULL, 0, SV_OK},
+    {79, "list_pools", true, "leases.pools", 80, SV_OK},
+    {80, "pool_list", false, NULL, 0, SV_OK},
+    {90, "drain_workers", true, "admin.drain", 92, SV_OK},
+    {91, "get_drain", true, "admin.drain", 92, SV_ENOTFOUND},
+    {92, "drain_report", false, NULL, 0, SV_OK},
+    {93, "drain_extend", true, "drain", 52, SV_ENOTWORKER},
+    {94, "drain_ack", true, "drain", 52, SV_ENOTWORKER},
+    {95, "rolling_restart", true, "admin.rolling_restart", 92, SV_OK},
     {130, "create_group", true, "admin.create_group", 41, SV_EBADREQ},
     {131, "delete_group", true, "admin.delete_group", 41, SV_OK},
+    {170, "open_session", true, "leases.sessions", 171, SV_EBADREQ},
+    {171, "session", false, NULL, 0, SV_OK},
+    {172, "renew_session", true, "leases.sessions", 171, SV_ENOTFOUND},
+    {173, "close_session", true, "leases.sessions", 171, SV_OK},
 };
 #define NBODIES (sizeof(bodies) / sizeof(bodies[0]))
+
+/* nrequests counts the requests of the table. */
+static size_t
+nrequests(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NBODIES; i++) {
+		n += bodies[i].request ? 1 : 0;
+	}
+	return n;
+}
 
 /* Features that name a field or a socket rather than a request: each is
  * anchored to the field that carries it. */
@@ -474,8 +507,9 @@ test_requests_have_handlers(void **state)
 		n++;
 	}
 	/* Hello, WhoAmI, 9 administration requests, Ready, Heartbeat,
-	 * CreateGroup, DeleteGroup. */
-	assert_int_equal(n, 15);
+	 * CreateGroup, DeleteGroup; leases: 5 lease, 2 pool and 3 session
+	 * requests; drain: 5 requests. Every request of the table. */
+	assert_int_equal(n, nrequests());
 }
 
 /* ---- rule: every reply sent as a request is refused -----------------------
@@ -506,7 +540,7 @@ test_replies_refused(void **state)
 		supervise__v1__envelope__free_unpacked(rep, NULL);
 		n++;
 	}
-	assert_int_equal(n, NBODIES - 15);
+	assert_int_equal(n, NBODIES - nrequests());
 	sup_free(s);
 }
 

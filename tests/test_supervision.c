@@ -18,8 +18,15 @@
  *   - restart intensity, backoff, guarded timers, readiness and ordered
  *     start, watchdog, stop timeout (escalate, abandon), operator requests,
  *     group deletion and shutdown, each as a scenario;
+ *   - drain (a worker that acknowledges and exits, one that asks for more
+ *     time, one that ignores the notice and is SIGKILLed at its deadline;
+ *     the report; no restart) and rolling restart (ready never below N; a
+ *     new generation that is not ready stops the roll), as scenarios;
  *   - a randomized model test: thousands of random event sequences with
- *     fixed seeds, checking the core's invariants after every step.
+ *     fixed seeds, checking the core's invariants after every step (with
+ *     drains and rolls: at most one overlap per seat, a drained process is
+ *     never restarted, a roll drains an old generation only once its
+ *     successor is ready).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -93,6 +100,7 @@ typedef struct shell {
 	sv_spawn_ticket ticket;
 	int64_t         lastgen[MAX_GIDS][MAX_ORDS];
 	uint64_t        notbefore[MAX_GIDS][MAX_ORDS]; /* model test */
+	bool            drained[MAX_GIDS][MAX_ORDS]; /* no spawn may follow */
 } shell;
 
 /* grow makes room for one more element in a dynamic array. */
@@ -274,6 +282,8 @@ sh_pull(shell *sh)
 	    (int64_t) t.generation > sh->lastgen[t.group_id][t.ordinal]);
 	/* never before the delay a RESTART_SCHEDULED announced */
 	assert_true(sh->now >= sh->notbefore[t.group_id][t.ordinal]);
+	/* a drained seat starts nothing until an operator holds it again */
+	assert_false(sh->drained[t.group_id][t.ordinal]);
 	sh->lastgen[t.group_id][t.ordinal] = (int64_t) t.generation;
 	sh->spawns                         = grow(
 	                            sh->spawns, &sh->capspawns, sh->nspawns, sizeof(*sh->spawns));
@@ -518,10 +528,30 @@ check_core(shell *sh)
 			const sv_seat *s     = &g->seats[o];
 			const sv_proc *ps[2] = {&s->cur, &s->old};
 			assert_int_equal(s->ordinal, o);
-			/* at most one current process; old only abandoned */
+			/* at most one current process and one old one (the
+			 * only overlap): abandoned, draining, or the serving
+			 * old generation of a roll */
 			assert_true(s->cur.state <= SV_PROC_STOPPING);
-			assert_true(s->old.state == SV_PROC_NONE
-			    || s->old.state == SV_PROC_ABANDONED);
+			assert_true(s->old.state != SV_PROC_SPAWNING);
+			if (s->old.state == SV_PROC_STARTING
+			    || s->old.state == SV_PROC_RUNNING) {
+				assert_true(s->rolling);
+			}
+			if (s->rolling) {
+				assert_true(s->old.state != SV_PROC_NONE
+				    || s->cur.state != SV_PROC_NONE
+				    || s->pending || s->backoff);
+				assert_true(s->cur.state == SV_PROC_NONE
+				    || s->cur.state == SV_PROC_SPAWNING
+				    || s->cur.state == SV_PROC_STARTING
+				    || s->cur.state == SV_PROC_STOPPING
+				    || (s->cur.state == SV_PROC_RUNNING
+				        && !s->cur.ready));
+			}
+			if (s->cur.draining) {
+				assert_int_equal(
+				    s->cur.state, SV_PROC_STOPPING);
+			}
 			if (s->pending) {
 				npend++;
 				assert_true(o >= g->cursor);
@@ -2116,15 +2146,18 @@ pol_random(model *m)
 	if (rnd(m, 2) == 0) {
 		p.backoff = (sv_backoff_policy) {300, 50, 400, 2.0};
 	}
-	p.max_restarts     = rnd(m, 5); /* 0: unlimited */
-	p.max_window_ms    = 200 + rnd(m, 2000);
-	p.stop_timeout_ms  = rnd(m, 3) == 0 ? 0 : 100 + rnd(m, 400);
-	p.on_unresponsive  = (sv_on_unresponsive) rnd(m, 2);
-	p.need_ready       = rnd(m, 2) == 0;
-	p.sequential       = p.need_ready && rnd(m, 2) == 0;
-	p.start_timeout_ms = rnd(m, 2) == 0 ? 0 : 100 + rnd(m, 300);
-	p.on_start_timeout = (sv_on_start_timeout) rnd(m, 2);
-	p.watchdog_ms      = rnd(m, 3) == 0 ? 150 + rnd(m, 300) : 0;
+	p.max_restarts        = rnd(m, 5); /* 0: unlimited */
+	p.max_window_ms       = 200 + rnd(m, 2000);
+	p.stop_timeout_ms     = rnd(m, 3) == 0 ? 0 : 100 + rnd(m, 400);
+	p.on_unresponsive     = (sv_on_unresponsive) rnd(m, 2);
+	p.need_ready          = rnd(m, 2) == 0;
+	p.sequential          = p.need_ready && rnd(m, 2) == 0;
+	p.start_timeout_ms    = rnd(m, 2) == 0 ? 0 : 100 + rnd(m, 300);
+	p.on_start_timeout    = (sv_on_start_timeout) rnd(m, 2);
+	p.watchdog_ms         = rnd(m, 3) == 0 ? 150 + rnd(m, 300) : 0;
+	p.drain_timeout_ms    = rnd(m, 2) == 0 ? 0 : 50 + rnd(m, 500);
+	p.drain_extend_max_ms = rnd(m, 300);
+	p.drain_signal        = rnd(m, 3) == 0 ? 0 : SIGTERM;
 	return p;
 }
 
@@ -2167,6 +2200,24 @@ model_events(model *m)
 		if (e->ev.kind == SV_EV_GROUP_FAILED) {
 			m->stats[3]++;
 		}
+		if (e->ev.kind == SV_EV_DRAINING) {
+			m->stats[4]++;
+		}
+		if (e->ev.kind == SV_EV_DRAINING && e->ev.why == SV_WHY_ROLL) {
+			/* a roll drains an old generation only when its
+			 * successor is ready: ready never drops */
+			const sv_cgroup *g = sv_core_group(m->sh.c, gid);
+			const sv_seat   *st;
+			assert_non_null(g);
+			st = &g->seats[e->ev.ordinal];
+			/* (a strategy plan may be stopping it already in
+			 * the same step) */
+			assert_true(st->cur.state == SV_PROC_RUNNING
+			    || st->cur.state == SV_PROC_STOPPING);
+			assert_true(st->cur.ready);
+			assert_true(st->cur.generation > e->ev.generation);
+			m->stats[5]++;
+		}
 		if (e->ev.kind != SV_EV_RESTART_SCHEDULED) {
 			continue;
 		}
@@ -2197,6 +2248,7 @@ model_clear(model *m, uint32_t gid, uint32_t ordinal)
 	for (uint32_t o = 0; gid < MAX_GIDS && o < MAX_ORDS; o++) {
 		if (ordinal == UINT32_MAX || o == ordinal) {
 			m->sh.notbefore[gid][o] = 0;
+			m->sh.drained[gid][o]   = false;
 		}
 	}
 }
@@ -2247,12 +2299,56 @@ model_exit_status(model *m)
 	}
 }
 
+/* model_drain drains a random worker, group or everything, and marks the
+ * drained seats: nothing may be spawned there until an operator request. */
+static void
+model_drain(model *m)
+{
+	shell           *sh    = &m->sh;
+	sv_drain_scope   scope = (sv_drain_scope) rnd(m, 3);
+	uint32_t         gid = model_gid(m), o = rnd(m, 6);
+	uint64_t         did = 0;
+	const sv_drain  *d;
+	const sv_cgroup *g;
+	sv_err           err;
+
+	err = sv_core_drain(sh->c, scope, gid, o,
+	    rnd(m, 2) == 0 ? 0 : rnd(m, 400), sh->now, &did);
+	sh_drain(sh);
+	if (err != SV_OK) {
+		assert_true(err == SV_ENOTFOUND || err == SV_EBUSY);
+		return;
+	}
+	assert_non_null(d = sv_core_drain_report(sh->c, did));
+	for (size_t gi = 0; gi < sv_core_ngroups(sh->c); gi++) {
+		g = sv_core_group_at(sh->c, gi);
+		if ((scope != SV_DRAIN_ALL && g->id != gid) || g->deleting) {
+			continue;
+		}
+		for (uint32_t k = 0; k < g->max_count; k++) {
+			if (scope == SV_DRAIN_WORKER && k != o) {
+				continue;
+			}
+			/* the drained seat no longer holds its ordinal */
+			assert_false(g->seats[k].wanted);
+			assert_false(g->seats[k].pending);
+			assert_false(g->seats[k].backoff);
+			if (g->id < MAX_GIDS && k < MAX_ORDS) {
+				sh->drained[g->id][k] = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		assert_false(d->rows[i].reaped);
+	}
+}
+
 /* model_step performs one random event. */
 static void
 model_step(model *m, int step, int nsteps)
 {
 	shell   *sh = &m->sh;
-	uint32_t r  = rnd(m, 1000), gid, o, cnt;
+	uint32_t r  = rnd(m, 1150), gid, o, cnt;
 	int64_t  pid;
 	sv_err   err;
 
@@ -2378,6 +2474,32 @@ model_step(model *m, int step, int nsteps)
 	} else if (r < 990 && sv_core_shutting_down(sh->c)) {
 		sv_core_shutdown(sh->c, sh->now); /* again: SIGKILL */
 		sh_drain(sh);
+	} else if (r >= 1000 && r < 1030) {
+		model_drain(m);
+	} else if (r >= 1030 && r < 1100) {
+		uint64_t did = 0;
+		gid          = model_gid(m);
+		err = sv_core_roll(sh->c, gid, rnd(m, 400), sh->now, &did);
+		sh_drain(sh);
+		assert_true(
+		    err == SV_OK || err == SV_ENOTFOUND || err == SV_EBUSY);
+		if (err == SV_OK) {
+			assert_non_null(sv_core_drain_report(sh->c, did));
+		}
+	} else if (r >= 1100 && r < 1125) {
+		if ((pid = model_alive(m, true)) != 0) {
+			uint64_t dl = 0;
+			err         = sv_core_drain_extend(sh->c,
+			            sh_proc(sh, pid)->key, rnd(m, 500), sh->now, &dl);
+			assert_true(err == SV_OK || err == SV_ENOTFOUND);
+			sh_drain(sh);
+		}
+	} else if (r >= 1125) {
+		if ((pid = model_alive(m, true)) != 0) {
+			err = sv_core_drain_ack(
+			    sh->c, sh_proc(sh, pid)->key, rnd(m, 10));
+			assert_true(err == SV_OK || err == SV_ENOTFOUND);
+		}
 	}
 }
 
@@ -2456,12 +2578,14 @@ test_model(void **state)
 		model_run(seed, 300, stats);
 	}
 	print_message("model: %lu spawns, %lu exits, %lu restarts scheduled, "
-	              "%lu groups failed\n",
-	    stats[0], stats[1], stats[2], stats[3]);
+	              "%lu groups failed, %lu drained (%lu by rolls)\n",
+	    stats[0], stats[1], stats[2], stats[3], stats[4], stats[5]);
 	/* the sequences exercise what they claim to */
 	assert_true(stats[0] > 10000);
 	assert_true(stats[2] > 1000);
 	assert_true(stats[3] > 10);
+	assert_true(stats[4] > 1000);
+	assert_true(stats[5] > 50);
 }
 
 /* ---- taking over a predecessor's state (sv_core_restore) -----------------
@@ -2576,6 +2700,277 @@ test_restore_stopping_and_excess(void **state)
 	sh_fini(&sh);
 }
 
+/* ---- drain and rolling restart -------------------------------------------
+ */
+
+/* Three workers drained with a 1 s deadline (cap +2 s): 0 acknowledges and
+ * exits 0 early, 1 asks for more time and exits within it, 2 ignores the
+ * notice and is SIGKILLed at its deadline. The report says so; nothing is
+ * restarted; the ordinals are released. */
+static void
+test_drain_group(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0, dl = 0;
+	int64_t         pid[3];
+	size_t          ev0, sig0;
+	const sv_drain *d;
+
+	(void) state;
+	p.drain_signal        = SIGTERM;
+	p.drain_timeout_ms    = 1000;
+	p.drain_extend_max_ms = 2000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 3, 3);
+	assert_int_equal(sh_spawn_all(&sh), 3);
+	for (uint32_t o = 0; o < 3; o++) {
+		pid[o] = sh_pid(&sh, id, o);
+	}
+	ev0  = sh.nevs;
+	sig0 = sh.nsigs;
+	assert_int_equal(
+	    sv_core_drain(sh.c, SV_DRAIN_GROUP, id, 0, 0, sh.now, &did),
+	    SV_OK);
+	sh_drain(&sh);
+	/* a notice then the drain signal for each, in that order */
+	assert_int_equal(sh_nev(&sh, ev0, SV_EV_DRAINING, id, UINT32_MAX), 3);
+	assert_int_equal(
+	    sh_ev(&sh, ev0, SV_EV_DRAINING, id, 1)->delay_ms, 1000);
+	assert_int_equal(
+	    sh_ev(&sh, ev0, SV_EV_DRAINING, id, 1)->drain_id, did);
+	assert_int_equal(sh.nsigs - sig0, 3);
+	assert_int_equal(sh_proc(&sh, pid[2])->lastsig, SIGTERM);
+	assert_int_equal(sv_core_group_count(G(&sh, id)), 0);
+	assert_int_equal(
+	    sv_core_seat_state(G(&sh, id), S(&sh, id, 0)), SV_SEAT_DRAINING);
+	assert_int_equal(
+	    sv_core_restart(sh.c, id, 0, false, 0, sh.now), SV_ENOTFOUND);
+	/* 0: acknowledges 7 served, exits 0 after 100 ms */
+	sh.now += 100;
+	assert_int_equal(
+	    sv_core_drain_ack(sh.c, sh_proc(&sh, pid[0])->key, 7), SV_OK);
+	sh_exit_pid(&sh, pid[0], x_code(0));
+	/* 1: asks for 1.5 s more at 500 ms (deadline 2000), then for 10 s
+	 * (capped at 3000) */
+	sh.now = 500;
+	assert_int_equal(sv_core_drain_extend(sh.c, sh_proc(&sh, pid[1])->key,
+	                     1500, sh.now, &dl),
+	    SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(dl, 2000);
+	assert_int_equal(sv_core_drain_extend(sh.c, sh_proc(&sh, pid[1])->key,
+	                     10000, sh.now, &dl),
+	    SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(dl, 3000);
+	/* at 1000 ms: 2 (no extension) is killed, 1 is not */
+	sh_advance(&sh, 1000);
+	assert_int_equal(sh_proc(&sh, pid[2])->lastsig, SIGKILL);
+	assert_int_equal(sh_proc(&sh, pid[1])->lastsig, SIGTERM);
+	sh_exit_pid(&sh, pid[2], x_sig(SIGKILL));
+	sh_advance(&sh, 2500);
+	assert_int_equal(sh_proc(&sh, pid[1])->lastsig, SIGTERM);
+	sh_exit_pid(&sh, pid[1], x_code(3));
+	/* nothing restarts; the report accounts for everyone */
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	sh_advance(&sh, 60000);
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	assert_non_null(d = sv_core_drain_report(sh.c, did));
+	assert_int_equal(d->n, 3);
+	assert_true(sv_drain_done(d));
+	assert_true(d->rows[0].acked && d->rows[0].exited);
+	assert_int_equal(d->rows[0].served, 7);
+	assert_int_equal(d->rows[0].code, 0);
+	assert_int_equal(d->rows[0].time_to_exit_ms, 100);
+	assert_int_equal(d->rows[0].pid, pid[0]);
+	assert_false(d->rows[0].killed);
+	assert_false(d->rows[1].acked);
+	assert_int_equal(d->rows[1].code, 3);
+	assert_int_equal(d->rows[1].time_to_exit_ms, 2500);
+	assert_false(d->rows[1].killed);
+	assert_true(d->rows[2].killed);
+	assert_false(d->rows[2].exited);
+	assert_int_equal(d->rows[2].signo, SIGKILL);
+	assert_int_equal(sh_nev(&sh, ev0, SV_EV_STOPPED, id, UINT32_MAX), 3);
+	assert_int_equal(
+	    sh_ev(&sh, ev0, SV_EV_STOPPED, id, 0)->why, SV_WHY_DRAINED);
+	/* not draining any more: refused */
+	assert_int_equal(
+	    sv_core_drain_ack(sh.c, (sv_wkey) {id, 0, 0}, 1), SV_ENOTFOUND);
+	sh_fini(&sh);
+}
+
+/* drain_signal 0: a notice only, no signal; the deadline still kills. */
+static void
+test_drain_notice_only(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0;
+	int64_t         pid;
+
+	(void) state;
+	p.drain_signal     = 0;
+	p.drain_timeout_ms = 300;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "w", &p, 2, 2);
+	assert_int_equal(sh_spawn_all(&sh), 2);
+	pid = sh_pid(&sh, id, 1);
+	assert_int_equal(
+	    sv_core_drain(sh.c, SV_DRAIN_WORKER, id, 1, 0, sh.now, &did),
+	    SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_proc(&sh, pid)->lastsig, 0);
+	assert_int_equal(sv_core_group_count(G(&sh, id)), 1);
+	assert_int_equal(S(&sh, id, 0)->cur.state, SV_PROC_RUNNING);
+	sh_advance(&sh, 299);
+	assert_int_equal(sh_proc(&sh, pid)->lastsig, 0);
+	sh_advance(&sh, 300);
+	assert_int_equal(sh_proc(&sh, pid)->lastsig, SIGKILL);
+	sh_exit_pid(&sh, pid, x_sig(SIGKILL));
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	assert_true(sv_drain_done(sv_core_drain_report(sh.c, did)));
+	assert_int_equal(
+	    sv_core_drain(sh.c, SV_DRAIN_WORKER, id, 1, 0, sh.now, &did),
+	    SV_ENOTFOUND);
+	sh_fini(&sh);
+}
+
+/* ready_count counts the ready processes of group id, both generations of
+ * every seat. */
+static uint32_t
+ready_count(const shell *sh, uint32_t id)
+{
+	const sv_cgroup *g = G(sh, id);
+	uint32_t         n = 0;
+
+	for (uint32_t o = 0; o < g->max_count; o++) {
+		const sv_proc *ps[2] = {&g->seats[o].cur, &g->seats[o].old};
+		for (int k = 0; k < 2; k++) {
+			n += ps[k]->state == SV_PROC_RUNNING && ps[k]->ready;
+		}
+	}
+	return n;
+}
+
+/* A rolling restart of 3 workers with readiness: each new generation
+ * starts beside the old one, the old one is drained once the new one is
+ * ready; ready never drops below 3; generations grow by one. */
+static void
+test_roll(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0, gen0[3];
+	const sv_drain *d;
+
+	(void) state;
+	p.need_ready       = true;
+	p.drain_signal     = SIGTERM;
+	p.drain_timeout_ms = 1000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 3, 3);
+	assert_int_equal(sh_spawn_all(&sh), 3);
+	for (uint32_t o = 0; o < 3; o++) {
+		gen0[o] = S(&sh, id, o)->cur.generation;
+		assert_int_equal(
+		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
+		sh_drain(&sh);
+	}
+	assert_int_equal(ready_count(&sh, id), 3);
+	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_EBUSY);
+	for (uint32_t o = 0; o < 3; o++) {
+		int64_t oldpid = S(&sh, id, o)->old.pid;
+		assert_true(S(&sh, id, o)->rolling);
+		/* only this ordinal overlaps */
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(S(&sh, id, k)->rolling, k == o);
+		}
+		assert_int_equal(sh_spawn_all(&sh), 1);
+		assert_int_equal(ready_count(&sh, id), 3);
+		assert_int_equal(sh_proc(&sh, oldpid)->lastsig, 0);
+		sh.now += 10;
+		assert_int_equal(
+		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
+		sh_drain(&sh);
+		/* the old one is told to drain only now */
+		assert_int_equal(sh_proc(&sh, oldpid)->lastsig, SIGTERM);
+		assert_true(S(&sh, id, o)->old.draining);
+		assert_int_equal(S(&sh, id, o)->cur.generation, gen0[o] + 1);
+		assert_true(ready_count(&sh, id) >= 3);
+		sh_exit_pid(&sh, oldpid, x_code(0));
+		assert_int_equal(ready_count(&sh, id), 3);
+	}
+	assert_non_null(d = sv_core_drain_report(sh.c, did));
+	assert_int_equal(d->n, 3);
+	assert_true(sv_drain_done(d));
+	assert_false(d->roll_failed);
+	assert_int_equal(sv_core_group_count(G(&sh, id)), 3);
+	sh_fini(&sh);
+}
+
+/* A roll whose second new generation never gets ready: it is stopped at
+ * the ready timeout, the roll stops, the old process keeps serving and is
+ * the seat's process again; ordinal 2 is not touched. */
+static void
+test_roll_not_ready(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0;
+	int64_t         old1, old2, new1;
+	const sv_drain *d;
+
+	(void) state;
+	p.need_ready = true;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 3, 3);
+	assert_int_equal(sh_spawn_all(&sh), 3);
+	for (uint32_t o = 0; o < 3; o++) {
+		assert_int_equal(
+		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
+		sh_drain(&sh);
+	}
+	old1 = sh_pid(&sh, id, 1);
+	old2 = sh_pid(&sh, id, 2);
+	assert_int_equal(sv_core_roll(sh.c, id, 400, sh.now, &did), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	assert_int_equal(
+	    sv_core_ready(sh.c, sh_key(&sh, id, 0), sh.now), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_spawn_all(&sh), 1); /* ordinal 1, never ready */
+	new1 = sh_pid(&sh, id, 1);
+	sh_advance(&sh, sh.now + 399);
+	assert_int_equal(sh_proc(&sh, new1)->lastsig, 0);
+	sh_advance(&sh, sh.now + 1);
+	assert_int_equal(sh_proc(&sh, new1)->lastsig, SIGTERM);
+	assert_int_equal(sh_proc(&sh, old1)->lastsig, 0);
+	assert_non_null(d = sv_core_drain_report(sh.c, did));
+	assert_true(d->roll_failed);
+	sh_exit_pid(&sh, new1, x_sig(SIGTERM));
+	/* the old one is the seat's process again, still ready */
+	assert_int_equal(S(&sh, id, 1)->cur.pid, old1);
+	assert_int_equal(S(&sh, id, 1)->old.state, SV_PROC_NONE);
+	assert_true(S(&sh, id, 1)->cur.ready);
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	assert_int_equal(S(&sh, id, 2)->cur.pid, old2);
+	assert_int_equal(sh_proc(&sh, old2)->lastsig, 0);
+	/* new 0, old 1 and old 2 (old 0 is draining) */
+	assert_int_equal(ready_count(&sh, id), 3);
+	sh_exit_pid(&sh, (int64_t) d->rows[0].pid, x_code(0));
+	assert_true(sv_drain_done(d));
+	assert_int_equal(d->n, 1);
+	sh_fini(&sh);
+}
+
 int
 main(void)
 {
@@ -2604,6 +2999,10 @@ main(void)
 	    cmocka_unit_test(test_restart_while_spawning),
 	    cmocka_unit_test(test_plan_while_spawning),
 	    cmocka_unit_test(test_start_one_while_spawning),
+	    cmocka_unit_test(test_drain_group),
+	    cmocka_unit_test(test_drain_notice_only),
+	    cmocka_unit_test(test_roll),
+	    cmocka_unit_test(test_roll_not_ready),
 	    cmocka_unit_test(test_model),
 	};
 	return cmocka_run_group_tests_name("supervision", tests, NULL, NULL);

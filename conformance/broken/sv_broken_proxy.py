@@ -18,12 +18,21 @@ command; the proxy
     nearest ancestor among ListWorkers' pids (the rule of protocol.md
     section 6), completed with ListGroups and Hello; Ready and Heartbeat
     cannot be relayed this way, so cases using them are not run through it;
+  * relays the lease requests of a worker (v1.3) through a lease session of
+    its own per worker (the daemon would take the proxy for the holder):
+    a worker's AcquireLease, RenewLease, ReleaseLease, ListLeases and
+    ClaimLease without a session get the worker's session; when the worker
+    is gone (no longer in ListWorkers, checked before each lease request),
+    the proxy closes its session, which ends its leases, as the daemon's
+    reap ends a worker's own;
   * then breaks one rule, chosen by --defect:
       none                 nothing (the control: every case must pass)
       ordinal-not-reused   a restarted worker's Identity.ordinal becomes
                            group_size + generation (never reused, >= N)
       generation-constant  every generation in Identity and WorkerStatus is 0
       malformed-no-reply   a request that is not an Envelope gets no reply
+      lease-not-revoked    a worker's leases are not revoked when it dies
+                           (its session is never closed)
 Events travel from the daemon's own event socket (HelloReply.events_url is
 passed through unchanged).
 
@@ -48,7 +57,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "runner"))
 
 from svconf import config, schema, sp  # noqa: E402
 
-DEFECTS = ("none", "ordinal-not-reused", "generation-constant", "malformed-no-reply")
+DEFECTS = ("none", "ordinal-not-reused", "generation-constant", "malformed-no-reply",
+           "lease-not-revoked")
+LEASE_BODIES = ("acquire_lease", "renew_lease", "release_lease", "list_leases", "claim_lease")
 REQUEST_MAX = 65536  # SP header included, as supervised's listener
 
 
@@ -59,6 +70,8 @@ class Proxy:
         self.inner_url = "ipc://%s/control.sock" % a.inner_dir
         self.lock = threading.Lock()
         self.admin = None
+        self.slock = threading.Lock()
+        self.sessions = {}  # worker pid -> lease session id
 
     # -- talking to the real daemon ------------------------------------------
     def ask(self, body_json):
@@ -106,6 +119,37 @@ class Proxy:
             i.generation = 0
         return reply
 
+    def worker_of(self, peer_pid):
+        """The pid of the worker peer_pid is (or descends from), or 0."""
+        workers = {w.pid for w in self.ask({"list_workers": {}}).worker_list.workers if w.pid}
+        pid, hops = peer_pid, 0
+        while pid > 1 and pid not in workers and hops < 64:
+            pid, hops = ppid(pid), hops + 1
+        return pid if pid in workers else 0
+
+    def lease_request(self, peer_pid, env):
+        """Puts the calling worker's session into a lease request (after
+        closing the sessions of workers that are gone); returns the bytes
+        to forward."""
+        kind = env.WhichOneof("body")
+        with self.slock:
+            if self.a.defect != "lease-not-revoked":
+                live = {w.pid for w in self.ask({"list_workers": {}}).worker_list.workers
+                        if w.pid}
+                for wpid, sid in list(self.sessions.items()):
+                    if wpid not in live:
+                        self.ask({"close_session": {"id": sid}})
+                        del self.sessions[wpid]
+            msg = getattr(env, kind)
+            if msg.session == 0:
+                wpid = self.worker_of(peer_pid)
+                if wpid:
+                    if wpid not in self.sessions:
+                        rep = self.ask({"open_session": {"ttl_ms": 86400000}})
+                        self.sessions[wpid] = rep.session.id
+                    msg.session = self.sessions[wpid]
+        return env.SerializeToString()
+
     def corrupt(self, data):
         """Applies the defect to a reply the daemon gave."""
         if self.a.defect != "generation-constant":
@@ -150,6 +194,8 @@ class Proxy:
                 if decoded and env.WhichOneof("body") == "whoami" and env.version == 1:
                     out = self.whoami(peer_pid, env).SerializeToString()
                 else:
+                    if decoded and env.version == 1 and env.WhichOneof("body") in LEASE_BODIES:
+                        body = self.lease_request(peer_pid, env)
                     deadline = time.monotonic() + 5
                     if upstream is None:
                         upstream = sp.req(self.inner_url, deadline)

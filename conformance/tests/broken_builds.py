@@ -24,10 +24,11 @@ PY = "/usr/bin/python3"
 
 # defect: (cases to run, {case: rule it must fail with}, cases that must pass)
 PLAN = {
-    "none": (["001-*", "003-*", "008-*", "009-*", "010-*"], {},
+    "none": (["001-*", "003-*", "008-*", "009-*", "010-*", "200-*", "201-*"], {},
              ["001-hello-negotiates-v1", "003-malformed-bytes-get-bad-request",
               "008-identity-from-worker", "009-ordinal-reused-after-kill",
-              "010-generations-strictly-grow"]),
+              "010-generations-strictly-grow", "200-lease-revoked-when-holder-dies",
+              "201-lease-only-holder-renews-releases"]),
     "ordinal-not-reused": (["008-*", "009-*"],
                            {"009-ordinal-reused-after-kill": "ORD-2"},
                            ["008-identity-from-worker"]),
@@ -37,6 +38,9 @@ PLAN = {
     "malformed-no-reply": (["001-*", "003-*"],
                            {"003-malformed-bytes-get-bad-request": "ERR-1"},
                            ["001-hello-negotiates-v1"]),
+    "lease-not-revoked": (["200-*", "201-*"],
+                          {"200-lease-revoked-when-holder-dies": "LEASE-1"},
+                          ["201-lease-only-holder-renews-releases"]),
 }
 
 

@@ -65,7 +65,7 @@ else
 fi
 
 # ---- 2. installed files -----------------------------------------------------
-for h in supervise/supervise.h supervise/client.h; do
+for h in supervise/supervise.h supervise/client.h supervise/activity.h; do
 	check "header include/$h installed" test -f "$PREFIX/include/$h"
 done
 
@@ -134,7 +134,7 @@ if [ -f "$LIBDIR/libsupervise.so.0" ]; then
 		notok "libsupervise exports only sv_* symbols (also: $(tr '\n' ' ' <<<"$extra"))"
 	fi
 fi
-for h in supervise/supervise.h supervise/client.h; do
+for h in supervise/supervise.h supervise/client.h supervise/activity.h; do
 	if printf '#include <%s>\n' "$h" |
 		gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only \
 			-I"$PREFIX/include" -x c - >"$LOG" 2>&1; then

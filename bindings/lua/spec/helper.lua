@@ -107,7 +107,8 @@ local function alive(pid)
 end
 H.alive = alive
 
--- start{groups = {{name=, count=, purpose=, script= or argv=, options=}, ...}}
+-- start{groups = {{name=, count=, purpose=, script= or argv=, options=}, ...},
+-- top = "pools = (...);"}
 -- (script: a Lua file run by H.lua, default worker.lua; options: other keys
 -- of docs/config.md, {ready = true, watchdog_ms = 500}) writes a config, starts
 -- supervised in the background and returns the daemon:
@@ -131,8 +132,10 @@ function H.start(opts)
     ('socket_dir = "%s";'):format(d.sock),
     ('log_file = "%s";'):format(d.log),
     "stop_timeout_ms = 3000;",
-    "groups = (",
   }
+  -- opts.top: more top-level config text (pools), "{dir}" is d.dir.
+  if opts.top then lines[#lines + 1] = (opts.top:gsub("{dir}", dir)) end
+  lines[#lines + 1] = "groups = ("
   for i, g in ipairs(opts.groups) do
     lines[#lines + 1] = "  {"
     lines[#lines + 1] = ('    name = "%s";'):format(g.name)

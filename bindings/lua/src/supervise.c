@@ -24,7 +24,13 @@
  *   - Every call that talks to the supervisor takes a timeout in ms
  *     (default LSV_DEFAULT_TIMEOUT_MS, -1 waits forever).
  *   - supervise.scope() runs a function under pcall with a scope object that
- *     collects cleanups (clients now, leases later) and always runs them.
+ *     collects cleanups (clients, leases: Scope:defer(lease.release, l))
+ *     and always runs them.
+ *   - Leases (lease_acquire, lease_renew, lease_release, leases, sessions)
+ *     and drain (drain, drain_report, drain_extend, drain_ack, draining) are
+ *     requests like the others. The compositions written in Lua (lease
+ *     methods, supervise.with_lease, supervise.drain_watch) are in
+ *     prelude.h, run by luaopen_supervise.
  *   - Each request is one lsv_op_* function and one line of lsv_requests,
  *     which makes it both a client method and a module-level function; the
  *     later ones (leases, drain, activity) slot in the same way. ready,
@@ -58,6 +64,8 @@
 
 #include <supervise/client.h>
 
+#include "prelude.h"
+
 #if LUA_VERSION_NUM < 504
 #error "supervise.c needs Lua 5.4 (to-be-closed variables)"
 #endif
@@ -68,11 +76,14 @@
 #define LSV_IDENTITY_MT        "supervise.Identity"
 #define LSV_SCOPE_MT           "supervise.Scope"
 #define LSV_EVENTS_MT          "supervise.Events"
+#define LSV_LEASE_MT           "supervise.Lease"
 #define LSV_DEFAULT_KEY        "supervise.default_client"
 #define LSV_DEFAULT_TIMEOUT_MS 5000
 /* Bounds of caller-supplied strings (the protocol's own bounds, section 4). */
 #define LSV_MAX_URL  512
 #define LSV_MAX_NAME 1024
+/* A pool name (1..64 characters of [A-Za-z0-9_.-]). */
+#define LSV_MAX_POOL 64
 /* A status line (Ready.status) and an event topic prefix. */
 #define LSV_MAX_TEXT   1024
 #define LSV_MAX_PREFIX 200
@@ -389,6 +400,10 @@ lsv_push_identity(lua_State *L, const sv_identity *id)
 		lsv_push_frame(L, kind, ord, name);
 		lua_setfield(L, -2, "parent");
 	}
+	lua_pushboolean(L, sv_identity_draining(id));
+	lua_setfield(L, -2, "draining");
+	lsv_push_u64(L, sv_identity_drain_deadline_in_ms(id));
+	lua_setfield(L, -2, "drain_deadline_in_ms");
 	lua_pushliteral(L, "live");
 	lua_setfield(L, -2, "source");
 	luaL_setmetatable(L, LSV_IDENTITY_MT);
@@ -993,6 +1008,408 @@ lsv_op_heartbeat(lua_State *L, lsv_ctx *x)
 	return 1;
 }
 
+/* ---- leases (docs/leases.md; protocol section 11) ------------------------
+ */
+
+/*
+ * lsv_opt_u64 reads an optional non-negative integer at idx (nil or none:
+ * 0), such as a session or lease id.
+ */
+static uint64_t
+lsv_opt_u64(lua_State *L, int idx)
+{
+	lua_Integer v;
+
+	if (lua_isnoneornil(L, idx))
+		return 0;
+	v = luaL_checkinteger(L, idx);
+	luaL_argcheck(L, v >= 0, idx, "must be >= 0");
+	return (uint64_t) v;
+}
+
+/*
+ * lsv_push_lease copies l into a new lease table {id, pool, slot, token,
+ * resource, expires_in_ms, holder, unclaimed, epoch, session} with the
+ * metatable "supervise.Lease" (methods release, renew: the prelude). The
+ * client the lease came from (the value at client_idx, 0: the default
+ * client) is kept in field _client so that the methods speak for the same
+ * holder.
+ */
+static void
+lsv_push_lease(
+    lua_State *L, const sv_lease *l, uint64_t session, int client_idx)
+{
+	lua_createtable(L, 0, 12);
+	lsv_push_u64(L, sv_lease_id(l));
+	lua_setfield(L, -2, "id");
+	lua_pushstring(L, sv_lease_pool(l));
+	lua_setfield(L, -2, "pool");
+	lua_pushinteger(L, sv_lease_slot(l));
+	lua_setfield(L, -2, "slot");
+	lsv_push_u64(L, sv_lease_token(l));
+	lua_setfield(L, -2, "token");
+	lua_pushstring(L, sv_lease_resource(l));
+	lua_setfield(L, -2, "resource");
+	lsv_push_u64(L, sv_lease_expires_in_ms(l));
+	lua_setfield(L, -2, "expires_in_ms");
+	lua_pushstring(L, sv_lease_holder_name(l));
+	lua_setfield(L, -2, "holder");
+	lua_pushboolean(L, sv_lease_unclaimed(l));
+	lua_setfield(L, -2, "unclaimed");
+	lsv_push_u64(L, sv_lease_epoch(l));
+	lua_setfield(L, -2, "epoch");
+	lsv_push_u64(L, session);
+	lua_setfield(L, -2, "session");
+	if (client_idx != 0) {
+		lua_pushvalue(L, client_idx);
+		lua_setfield(L, -2, "_client");
+	}
+	luaL_setmetatable(L, LSV_LEASE_MT);
+}
+
+/* lsv_method_client is the stack index of a method's client, 0 for a
+ * module-level call. */
+static int
+lsv_method_client(const lsv_ctx *x)
+{
+	return x->u != NULL && x->a == 2 ? 1 : 0;
+}
+
+/*
+ * lease_acquire(pool [, {slot =, wait =, session =} [, timeout]]) -> lease:
+ * a lease on pool, on slot (nil: the lowest free one), waiting up to wait
+ * ms (default 0) for one to be freed; session: a session id for a holder
+ * that is not a worker (nil: this worker; module-level without
+ * $SUPERVISE_URL that is ENOTWORKER at once). Errors: ENOTFOUND,
+ * EEXHAUSTED, EBUSY, EDEADLINE (the wait ended), ECONFLICT, ENOTWORKER,
+ * EPERM.
+ */
+static int
+lsv_op_lease_acquire(lua_State *L, lsv_ctx *x)
+{
+	const char *pool    = lsv_check_text(L, x->a, LSV_MAX_POOL, 0);
+	int64_t     slot    = SV_LEASE_ANY_SLOT;
+	uint32_t    wait    = 0;
+	uint64_t    session = 0;
+	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	int         client  = lsv_method_client(x);
+	sv_lease   *l;
+	sv_err      err;
+
+	if (!lua_isnoneornil(L, x->a + 1)) {
+		luaL_checktype(L, x->a + 1, LUA_TTABLE);
+		if (lua_getfield(L, x->a + 1, "slot") != LUA_TNIL)
+			slot = lsv_check_u32(L, -1);
+		if (lua_getfield(L, x->a + 1, "wait") != LUA_TNIL)
+			wait = lsv_check_u32(L, -1);
+		if (lua_getfield(L, x->a + 1, "session") != LUA_TNIL)
+			session = lsv_opt_u64(L, -1);
+		lua_pop(L, 3);
+	}
+	if (session == 0 && lsv_not_worker(L, x, "lease_acquire"))
+		return 2;
+	if (!lsv_ready(L, x, "lease_acquire", &timeout))
+		return 2;
+	err = sv_client_lease_acquire(
+	    x->u->c, pool, slot, wait, session, timeout, &l);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "lease_acquire");
+	lsv_push_lease(L, l, session, client);
+	sv_lease_free(l);
+	return 1;
+}
+
+/* lease_renew(id [, session [, timeout]]) -> the renewed lease. Errors:
+ * ENOTFOUND (gone), EPERM (not its holder), ECONFLICT. */
+static int
+lsv_op_lease_renew(lua_State *L, lsv_ctx *x)
+{
+	uint64_t  id      = lsv_opt_u64(L, x->a);
+	uint64_t  session = lsv_opt_u64(L, x->a + 1);
+	int       timeout = lsv_opt_timeout(L, x->a + 2);
+	int       client  = lsv_method_client(x);
+	sv_lease *l;
+	sv_err    err;
+
+	luaL_argcheck(L, id > 0, x->a, "a lease id is required");
+	if (!lsv_ready(L, x, "lease_renew", &timeout))
+		return 2;
+	err = sv_client_lease_renew(x->u->c, id, session, timeout, &l);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "lease_renew");
+	lsv_push_lease(L, l, session, client);
+	sv_lease_free(l);
+	return 1;
+}
+
+/* lease_release(id [, session [, timeout]]) -> true (also for a lease that
+ * is gone). Errors: EPERM (the caller is not its holder). */
+static int
+lsv_op_lease_release(lua_State *L, lsv_ctx *x)
+{
+	uint64_t id      = lsv_opt_u64(L, x->a);
+	uint64_t session = lsv_opt_u64(L, x->a + 1);
+	int      timeout = lsv_opt_timeout(L, x->a + 2);
+	sv_err   err;
+
+	luaL_argcheck(L, id > 0, x->a, "a lease id is required");
+	if (!lsv_ready(L, x, "lease_release", &timeout))
+		return 2;
+	err = sv_client_lease_release(x->u->c, id, session, timeout);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "lease_release");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* leases([pool [, session [, timeout]]]) -> array of leases: an
+ * administrator sees all, a worker its own, a session's owner that
+ * session's. */
+static int
+lsv_op_leases(lua_State *L, lsv_ctx *x)
+{
+	const char *pool    = lsv_check_text(L, x->a, LSV_MAX_POOL, 1);
+	uint64_t    session = lsv_opt_u64(L, x->a + 1);
+	int         timeout = lsv_opt_timeout(L, x->a + 2);
+	int         client  = lsv_method_client(x);
+	sv_leases  *list;
+	sv_err      err;
+	size_t      n;
+
+	if (!lsv_ready(L, x, "leases", &timeout))
+		return 2;
+	err = sv_client_lease_list(x->u->c, pool, session, timeout, &list);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "leases");
+	n = sv_leases_count(list);
+	lua_createtable(L, n <= INT_MAX ? (int) n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		lsv_push_lease(L, sv_leases_at(list, i), session, client);
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+	sv_leases_free(list);
+	return 1;
+}
+
+/* session_open(ttl_ms [, timeout]) -> id of a new lease session for a
+ * caller that is not a worker; its leases end with it. */
+static int
+lsv_op_session_open(lua_State *L, lsv_ctx *x)
+{
+	lua_Integer ttl     = luaL_checkinteger(L, x->a);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	uint64_t    id;
+	sv_err      err;
+
+	luaL_argcheck(
+	    L, ttl > 0 && ttl <= 86400000, x->a, "ttl must be 1..86400000 ms");
+	if (!lsv_ready(L, x, "session_open", &timeout))
+		return 2;
+	err = sv_client_session_open(x->u->c, (uint64_t) ttl, timeout, &id);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "session_open");
+	lsv_push_u64(L, id);
+	return 1;
+}
+
+/* lsv_session_call runs renew (which = 0) or close (1) of a session. */
+static int
+lsv_session_call(lua_State *L, lsv_ctx *x, int which)
+{
+	const char *op      = which ? "session_close" : "session_renew";
+	uint64_t    id      = lsv_opt_u64(L, x->a);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_err      err;
+
+	luaL_argcheck(L, id > 0, x->a, "a session id is required");
+	if (!lsv_ready(L, x, op, &timeout))
+		return 2;
+	err = which ? sv_client_session_close(x->u->c, id, timeout)
+	            : sv_client_session_renew(x->u->c, id, timeout);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* session_renew(id [, timeout]) -> true; ENOTFOUND once expired. */
+static int
+lsv_op_session_renew(lua_State *L, lsv_ctx *x)
+{
+	return lsv_session_call(L, x, 0);
+}
+
+/* session_close(id [, timeout]) -> true, ending its leases. */
+static int
+lsv_op_session_close(lua_State *L, lsv_ctx *x)
+{
+	return lsv_session_call(L, x, 1);
+}
+
+/* ---- drain (protocol section 12) -------------------------------------------
+ */
+
+/*
+ * lsv_push_report copies r into {id, done, workers = {{group, ordinal,
+ * generation, pid, reaped, exited, code, signal, acknowledged, killed,
+ * time_to_exit_ms, served}, ...}}.
+ */
+static void
+lsv_push_report(lua_State *L, const sv_drain_report *r)
+{
+	size_t n = sv_drain_report_count(r);
+
+	lua_createtable(L, 0, 3);
+	lsv_push_u64(L, sv_drain_report_id(r));
+	lua_setfield(L, -2, "id");
+	lua_pushboolean(L, sv_drain_report_done(r));
+	lua_setfield(L, -2, "done");
+	lua_createtable(L, n <= INT_MAX ? (int) n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 12);
+		lua_pushstring(L, sv_drain_report_group(r, i));
+		lua_setfield(L, -2, "group");
+		lua_pushinteger(L, sv_drain_report_ordinal(r, i));
+		lua_setfield(L, -2, "ordinal");
+		lsv_push_u64(L, sv_drain_report_generation(r, i));
+		lua_setfield(L, -2, "generation");
+		lua_pushinteger(L, (lua_Integer) sv_drain_report_pid(r, i));
+		lua_setfield(L, -2, "pid");
+		lua_pushboolean(L, sv_drain_report_is_reaped(r, i));
+		lua_setfield(L, -2, "reaped");
+		lua_pushboolean(L, sv_drain_report_exited(r, i));
+		lua_setfield(L, -2, "exited");
+		lua_pushinteger(L, sv_drain_report_code(r, i));
+		lua_setfield(L, -2, "code");
+		lua_pushinteger(L, sv_drain_report_signal(r, i));
+		lua_setfield(L, -2, "signal");
+		lua_pushboolean(L, sv_drain_report_acknowledged(r, i));
+		lua_setfield(L, -2, "acknowledged");
+		lua_pushboolean(L, sv_drain_report_killed(r, i));
+		lua_setfield(L, -2, "killed");
+		lsv_push_u64(L, sv_drain_report_time_to_exit_ms(r, i));
+		lua_setfield(L, -2, "time_to_exit_ms");
+		lsv_push_u64(L, sv_drain_report_served(r, i));
+		lua_setfield(L, -2, "served");
+		lua_rawseti(L, -2, (lua_Integer) i + 1);
+	}
+	lua_setfield(L, -2, "workers");
+}
+
+/*
+ * drain([group [, ordinal [, deadline_ms [, timeout]]]]) -> the drain's
+ * first report (administration): every worker (group nil), every worker of
+ * group (ordinal nil) or one; deadline_ms 0 or nil: the group's
+ * drain_timeout_ms. Errors: ENOTFOUND, EPERM, EBUSY, EEXHAUSTED.
+ */
+static int
+lsv_op_drain(lua_State *L, lsv_ctx *x)
+{
+	const char      *group   = lsv_check_text(L, x->a, LSV_MAX_NAME, 1);
+	int64_t          ordinal = -1;
+	uint64_t         dl      = lsv_opt_u64(L, x->a + 2);
+	int              timeout = lsv_opt_timeout(L, x->a + 3);
+	sv_drain_report *r;
+	sv_err           err;
+
+	if (!lua_isnoneornil(L, x->a + 1))
+		ordinal = lsv_check_u32(L, x->a + 1);
+	luaL_argcheck(L, group != NULL || ordinal < 0, x->a + 1,
+	    "an ordinal needs a group");
+	luaL_argcheck(
+	    L, dl <= 86400000, x->a + 2, "deadline must be 0..86400000 ms");
+	if (!lsv_ready(L, x, "drain", &timeout))
+		return 2;
+	err = sv_client_drain(x->u->c, group, ordinal, dl, timeout, &r);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "drain");
+	lsv_push_report(L, r);
+	sv_drain_report_free(r);
+	return 1;
+}
+
+/* drain_report(id [, timeout]) -> the drain's current report. */
+static int
+lsv_op_drain_report(lua_State *L, lsv_ctx *x)
+{
+	uint64_t         id      = lsv_opt_u64(L, x->a);
+	int              timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_drain_report *r;
+	sv_err           err;
+
+	luaL_argcheck(L, id > 0, x->a, "a drain id is required");
+	if (!lsv_ready(L, x, "drain_report", &timeout))
+		return 2;
+	err = sv_client_drain_report(x->u->c, id, timeout, &r);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, "drain_report");
+	lsv_push_report(L, r);
+	sv_drain_report_free(r);
+	return 1;
+}
+
+/* lsv_drain_self sends DrainExtend (ack = 0) or DrainAck (1) for this
+ * worker with the integer argument (more_ms or served). */
+static int
+lsv_drain_self(lua_State *L, lsv_ctx *x, int ack)
+{
+	const char *op      = ack ? "drain_ack" : "drain_extend";
+	uint64_t    v       = lsv_opt_u64(L, x->a);
+	int         timeout = lsv_opt_timeout(L, x->a + 1);
+	sv_err      err;
+
+	if (!ack)
+		luaL_argcheck(L, v > 0 && v <= 86400000, x->a,
+		    "more_ms must be 1..86400000");
+	if (lsv_not_worker(L, x, op))
+		return 2;
+	if (!lsv_ready(L, x, op, &timeout))
+		return 2;
+	err = ack ? sv_client_drain_ack(x->u->c, v, timeout)
+	          : sv_client_drain_extend(x->u->c, v, timeout);
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* drain_extend(more_ms [, timeout]) -> true: this draining worker asks for
+ * its deadline to be now + more_ms. ENOTFOUND when it is not draining. */
+static int
+lsv_op_drain_extend(lua_State *L, lsv_ctx *x)
+{
+	return lsv_drain_self(L, x, 0);
+}
+
+/* drain_ack([served [, timeout]]) -> true: this worker has drained (it
+ * exits next) after serving served work items. */
+static int
+lsv_op_drain_ack(lua_State *L, lsv_ctx *x)
+{
+	return lsv_drain_self(L, x, 1);
+}
+
+/* draining([timeout]) -> draining (boolean), deadline_in_ms: WhoAmI's
+ * answer for this worker (one round trip). */
+static int
+lsv_op_draining(lua_State *L, lsv_ctx *x)
+{
+	int          timeout = lsv_opt_timeout(L, x->a);
+	sv_identity *id;
+	sv_err       err;
+
+	if (lsv_not_worker(L, x, "draining"))
+		return 2;
+	if (!lsv_ready(L, x, "draining", &timeout))
+		return 2;
+	if ((err = sv_client_whoami(x->u->c, timeout, &id)) != SV_OK)
+		return lsv_call_fail(L, x->u, err, "draining");
+	lua_pushboolean(L, sv_identity_draining(id));
+	lsv_push_u64(L, sv_identity_drain_deadline_in_ms(id));
+	sv_identity_free(id);
+	return 2;
+}
+
 /*
  * The request table. A new request (leases, drain, activity) is one
  * lsv_op_* and one line here; it becomes both a client method and a
@@ -1016,6 +1433,18 @@ static const struct lsv_request lsv_requests[] = {
     {"ready", lsv_op_ready},
     {"set_status", lsv_op_set_status},
     {"heartbeat", lsv_op_heartbeat},
+    {"lease_acquire", lsv_op_lease_acquire},
+    {"lease_renew", lsv_op_lease_renew},
+    {"lease_release", lsv_op_lease_release},
+    {"leases", lsv_op_leases},
+    {"session_open", lsv_op_session_open},
+    {"session_renew", lsv_op_session_renew},
+    {"session_close", lsv_op_session_close},
+    {"drain", lsv_op_drain},
+    {"drain_report", lsv_op_drain_report},
+    {"drain_extend", lsv_op_drain_extend},
+    {"drain_ack", lsv_op_drain_ack},
+    {"draining", lsv_op_draining},
 };
 
 #define LSV_NREQUESTS (sizeof(lsv_requests) / sizeof(lsv_requests[0]))
@@ -1708,6 +2137,37 @@ lsv_default_url(lua_State *L)
 /* ---- luaopen_supervise ---------------------------------------------------
  */
 
+/* supervise._now_ms() -> a monotonic clock in ms (for the prelude). */
+static int
+lsv_now_ms_fn(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer) lsv_now_ms());
+	return 1;
+}
+
+/*
+ * lsv_load_prelude compiles the prelude (prelude.h) and calls it with the
+ * module table at the top of the stack. A failure raises (a bug).
+ */
+static void
+lsv_load_prelude(lua_State *L)
+{
+	luaL_Buffer b;
+
+	luaL_buffinit(L, &b);
+	for (size_t i = 0; i < sizeof(LSV_PRELUDE) / sizeof(LSV_PRELUDE[0]);
+	     i++)
+		luaL_addstring(&b, LSV_PRELUDE[i]);
+	luaL_pushresult(&b);
+	if (luaL_loadbufferx(L, lua_tostring(L, -1), luaL_len(L, -1),
+	        "=supervise.prelude", "t")
+	    != LUA_OK)
+		lua_error(L);
+	lua_remove(L, -2); /* the source */
+	lua_pushvalue(L, -2);
+	lua_call(L, 1, 0);
+}
+
 static const luaL_Reg lsv_functions[] = {
     {"open", lsv_open},
     {"default_client", lsv_default_client},
@@ -1723,6 +2183,7 @@ static const luaL_Reg lsv_functions[] = {
     {"default_url", lsv_default_url},
     {"open_events", lsv_open_events},
     {"events", lsv_events_for},
+    {"_now_ms", lsv_now_ms_fn},
     {NULL, NULL},
 };
 
@@ -1859,5 +2320,11 @@ luaopen_supervise(lua_State *L)
 	lua_setfield(L, -2, "PROTOCOL_VERSION");
 	lua_pushliteral(L, "supervise-lua " LSV_VERSION);
 	lua_setfield(L, -2, "_VERSION");
+
+	/* supervise.Lease (its methods come from the prelude) */
+	luaL_newmetatable(L, LSV_LEASE_MT);
+	lua_pop(L, 1);
+	/* The prelude (prelude.h): with_lease, lease methods, drain_watch. */
+	lsv_load_prelude(L);
 	return 1;
 }

@@ -18,9 +18,18 @@ and anyone may follow what happens (``supervise.events()``).
 The package wraps the C client library libsupervise.so.0 with ctypes
 (``_lib``: loading; ``errors``: one exception class per sv_err code;
 ``identity``: Identity and Frame; ``client``: Client and the default client;
-``events``: the event reader).
-Later protocol features (leases, drain, activity, sub-workers) get one module
-each beside these. Timeouts are in seconds; ``None`` waits forever.
+``events``: the event reader;
+``leases``: Lease, Session, Pool; ``drain``: Drain and the drain reports).
+A worker takes leases and drains::
+
+    with supervise.lease("metrics", slot=me.ordinal) as l:  # released after
+        write(l.resource, fence=l.token)
+    d = supervise.Drain(handler=lambda n: stop_accepting())
+    while not d.draining: serve()
+    d.ack(served)
+
+Later protocol features (activity, sub-workers) get one module each.
+Timeouts are in seconds; ``None`` waits forever.
 """
 
 import os
@@ -30,17 +39,19 @@ from .client import (DEFAULT_TIMEOUT, Client, GroupInfo, Hello, State,
                      WorkerStatus, default_client, default_url)
 from .errors import Error, error_class, error_for
 # One class per sv_err code (errors._TABLE).
-from .errors import (BadRequest, Busy, Conflict, ConnectError,
+from .errors import (BadRequest, Busy, Conflict, ConnectError, DeadlinePassed,
                      ConnectionClosed, Exhausted, InternalError,
                      InvalidArgument, NotAWorker, NotFound, OutOfMemory,
                      PermissionDenied, ProtocolError, SystemFailure, Timeout,
                      TooLarge, UnknownMessage, UnsupportedVersion)
 from .events import Event, Events, events
+from .leases import Lease, Pool, Session
+from .drain import Drain, DrainedWorker, DrainNotice, DrainReport
 from .identity import ENV_URL, Frame, Identity, Kind
 
 __version__ = "0.1.0"
 
-_UNSET = object()
+from .client import _UNSET  # noqa: E402  (the sentinel Client methods know)
 
 
 def whoami(live=True, timeout=_UNSET):
@@ -101,6 +112,44 @@ def heartbeat(timeout=_UNSET):
     return client.heartbeat(timeout=timeout)
 
 
+def lease(pool, slot=None, wait=0, session=None, timeout=_UNSET):
+    """Acquires a lease through the default client (Client.lease); use it
+    as ``with supervise.lease("metrics", slot=me.ordinal) as l:`` to
+    release it when the block ends, also on an exception. A worker holds
+    it itself; another process names a Session."""
+    client = default_client() if session is not None else \
+        _worker_client("hold a lease without a session")
+    return client.lease(pool, slot=slot, wait=wait, session=session,
+                        timeout=timeout)
+
+
+def leases(pool=None, session=None, timeout=_UNSET):
+    """This worker's (or session's) leases (Client.leases)."""
+    return default_client().leases(pool, session=session, timeout=timeout)
+
+
+def session(ttl, timeout=_UNSET):
+    """Opens a lease session through the default client (Client.session)."""
+    return default_client().session(ttl, timeout=timeout)
+
+
+def draining(timeout=_UNSET):
+    """Whether this worker was told to drain, from WhoAmI (one round trip;
+    ``Drain`` reads the notice from the event socket instead)."""
+    return bool(whoami(timeout=timeout).draining)
+
+
+def drain_extend(seconds, timeout=_UNSET):
+    """Asks for this draining worker's deadline to be now + seconds
+    (Client.drain_extend)."""
+    _worker_client("extend a drain").drain_extend(seconds, timeout=timeout)
+
+
+def drain_ack(served=0, timeout=_UNSET):
+    """Tells the supervisor this worker has drained (Client.drain_ack)."""
+    _worker_client("acknowledge a drain").drain_ack(served, timeout=timeout)
+
+
 def hello(timeout=_UNSET):
     """Hello through the default client: returns a Hello."""
     client = default_client()
@@ -115,9 +164,12 @@ __all__ = [
     "SONAME", "State", "WorkerStatus", "default_client", "default_url",
     "error_class", "error_for", "events", "heartbeat", "hello",
     "library_version", "ready", "status", "whoami",
+    "Lease", "Pool", "Session", "lease", "leases", "session",
+    "Drain", "DrainNotice", "DrainReport", "DrainedWorker", "draining",
+    "drain_extend", "drain_ack",
     # One class per sv_err code, in code order (errors.CLASS_NAMES).
     "BadRequest", "UnsupportedVersion", "UnknownMessage", "NotFound",
     "PermissionDenied", "Exhausted", "Busy", "TooLarge", "InternalError",
-    "NotAWorker", "Conflict", "InvalidArgument", "OutOfMemory", "Timeout",
+    "NotAWorker", "Conflict", "DeadlinePassed", "InvalidArgument", "OutOfMemory", "Timeout",
     "ConnectError", "ConnectionClosed", "ProtocolError", "SystemFailure",
 ]

@@ -59,6 +59,7 @@ _i32 = ctypes.c_int32
 _i64 = ctypes.c_int64
 _size = ctypes.c_size_t
 _pu32 = ctypes.POINTER(ctypes.c_uint32)
+_pu64 = ctypes.POINTER(ctypes.c_uint64)
 _pint = ctypes.POINTER(ctypes.c_int)
 _pcp = ctypes.POINTER(ctypes.c_char_p)
 
@@ -159,6 +160,65 @@ _PROTOTYPES = {
     "sv_event_supervisor_id": (_cp, [_vp]),
     "sv_event_details": (_cp, [_vp]),
     "sv_event_free": (None, [_vp]),
+    # v1.3: draining, as WhoAmI reports it
+    "sv_identity_draining": (_int, [_vp]),
+    "sv_identity_drain_deadline_in_ms": (_u64, [_vp]),
+    # leases (leases.py)
+    "sv_client_lease_acquire": (_int, [_vp, _cp, _i64, _u32, _u64, _int,
+                                       _pvp]),
+    "sv_client_lease_renew": (_int, [_vp, _u64, _u64, _int, _pvp]),
+    "sv_client_lease_release": (_int, [_vp, _u64, _u64, _int]),
+    "sv_client_lease_claim": (_int, [_vp, _cp, _u32, _u64, _u64, _int,
+                                     _pvp]),
+    "sv_client_lease_list": (_int, [_vp, _cp, _u64, _int, _pvp]),
+    "sv_leases_count": (_size, [_vp]),
+    "sv_leases_at": (_vp, [_vp, _size]),
+    "sv_leases_free": (None, [_vp]),
+    "sv_lease_id": (_u64, [_vp]),
+    "sv_lease_pool": (_cp, [_vp]),
+    "sv_lease_slot": (_u32, [_vp]),
+    "sv_lease_token": (_u64, [_vp]),
+    "sv_lease_expires_in_ms": (_u64, [_vp]),
+    "sv_lease_resource": (_cp, [_vp]),
+    "sv_lease_holder_name": (_cp, [_vp]),
+    "sv_lease_unclaimed": (_int, [_vp]),
+    "sv_lease_epoch": (_u64, [_vp]),
+    "sv_lease_free": (None, [_vp]),
+    "sv_client_session_open": (_int, [_vp, _u64, _int, _pu64]),
+    "sv_client_session_renew": (_int, [_vp, _u64, _int]),
+    "sv_client_session_close": (_int, [_vp, _u64, _int]),
+    "sv_client_pools": (_int, [_vp, _int, _pvp]),
+    "sv_pools_count": (_size, [_vp]),
+    "sv_pools_name": (_cp, [_vp, _size]),
+    "sv_pools_slots": (_u32, [_vp, _size]),
+    "sv_pools_held": (_u32, [_vp, _size]),
+    "sv_pools_ttl_ms": (_u64, [_vp, _size]),
+    "sv_pools_grace_ms": (_u64, [_vp, _size]),
+    "sv_pools_path": (_cp, [_vp, _size]),
+    "sv_pools_on_release": (_cp, [_vp, _size]),
+    "sv_pools_kind": (_cp, [_vp, _size]),
+    "sv_pools_free": (None, [_vp]),
+    # drain (drain.py)
+    "sv_client_drain": (_int, [_vp, _cp, _i64, _u64, _int, _pvp]),
+    "sv_client_drain_report": (_int, [_vp, _u64, _int, _pvp]),
+    "sv_client_drain_extend": (_int, [_vp, _u64, _int]),
+    "sv_client_drain_ack": (_int, [_vp, _u64, _int]),
+    "sv_drain_report_id": (_u64, [_vp]),
+    "sv_drain_report_done": (_int, [_vp]),
+    "sv_drain_report_count": (_size, [_vp]),
+    "sv_drain_report_group": (_cp, [_vp, _size]),
+    "sv_drain_report_ordinal": (_u32, [_vp, _size]),
+    "sv_drain_report_generation": (_u64, [_vp, _size]),
+    "sv_drain_report_pid": (_i64, [_vp, _size]),
+    "sv_drain_report_is_reaped": (_int, [_vp, _size]),
+    "sv_drain_report_exited": (_int, [_vp, _size]),
+    "sv_drain_report_code": (_i32, [_vp, _size]),
+    "sv_drain_report_signal": (_i32, [_vp, _size]),
+    "sv_drain_report_acknowledged": (_int, [_vp, _size]),
+    "sv_drain_report_killed": (_int, [_vp, _size]),
+    "sv_drain_report_time_to_exit_ms": (_u64, [_vp, _size]),
+    "sv_drain_report_served": (_u64, [_vp, _size]),
+    "sv_drain_report_free": (None, [_vp]),
 }
 
 

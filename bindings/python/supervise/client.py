@@ -37,7 +37,8 @@ descendant gets PermissionDenied, any other process NotAWorker). The event
 reader is a module of its own (events.py); ``Client.events()`` opens one at
 the event socket this client's supervisor announces.
 
-Leases, drain and activity will be further modules using the same Client.
+Leases (leases.py) and drain (drain.py) are modules of their own; the
+Client methods ``lease``, ``leases``, ``session``, ``drain``... call them.
 """
 
 import ctypes
@@ -546,6 +547,93 @@ class Client:
                             "(protocol v1.0)")
         return Events(prefix=prefix, url=url,
                       timeout=_seconds_left(deadline))
+
+    # ---- leases (leases.py) -------------------------------------------------
+
+    def lease(self, pool, slot=None, wait=0, session=None, timeout=_UNSET):
+        """Acquires a lease on pool: on slot (e.g. this worker's ordinal) or,
+        with None, the lowest free one, waiting up to wait seconds (0: not
+        at all) for one to be freed. session: a Session (or its id) for a
+        holder that is not a worker; None: this worker. A holder that holds
+        a lease in the pool already gets that one again. Returns a Lease, a
+        context manager that releases it.
+        Raises NotFound (no such pool or session), Exhausted (no free
+        slot), Busy (the slot is taken), DeadlinePassed (the wait ended
+        with none), Conflict, NotAWorker (no session outside a worker),
+        PermissionDenied (another uid's session).
+        """
+        from .leases import acquire as _acquire
+        return _acquire(self, pool, slot, wait, session, timeout)
+
+    def lease_renew(self, lease, session=None, timeout=_UNSET):
+        """Renews a lease (a Lease or its id) by its pool's TTL; returns the
+        renewed Lease. Raises NotFound, PermissionDenied, Conflict."""
+        from .leases import renew as _renew
+        if session is None and not isinstance(lease, int):
+            session = lease.session or None
+        return _renew(self, lease, session, timeout)
+
+    def lease_release(self, lease, session=None, timeout=_UNSET):
+        """Releases a lease (a Lease or its id); one that is gone already
+        is fine. Raises PermissionDenied when the caller is not its
+        holder."""
+        from .leases import release as _release
+        if session is None and not isinstance(lease, int):
+            session = lease.session or None
+        _release(self, lease, session, timeout)
+
+    def lease_claim(self, pool, slot, token, session=None, timeout=_UNSET):
+        """Claims back, after a supervisor restart, the lease held on
+        (pool, slot) with token. Raises NotFound, Conflict."""
+        from .leases import claim as _claim
+        return _claim(self, pool, slot, token, session, timeout)
+
+    def leases(self, pool=None, session=None, timeout=_UNSET):
+        """Lists leases (of pool, or all): an administrator sees every one,
+        a worker its own, a session's owner that session's. Returns a list
+        of Lease."""
+        from .leases import listing as _listing
+        return _listing(self, pool, session, timeout)
+
+    def session(self, ttl, timeout=_UNSET):
+        """Opens a lease session living ttl seconds unless renewed; returns
+        a Session (a context manager that closes it)."""
+        from .leases import open_session as _open_session
+        return _open_session(self, ttl, timeout)
+
+    def pools(self, timeout=_UNSET):
+        """Lists the lease pools as leases.Pool values."""
+        from .leases import pools as _pools
+        return _pools(self, timeout)
+
+    # ---- drain (drain.py) ---------------------------------------------------
+
+    def drain(self, group=None, ordinal=None, deadline=0, timeout=_UNSET):
+        """Drains (administration): every worker when group is None, every
+        worker of group when ordinal is None, else one. deadline: seconds
+        before SIGKILL (0: the group's drain_timeout_ms). Returns the
+        drain's first DrainReport; follow it with drain_report(). Raises
+        NotFound, PermissionDenied, Busy, Exhausted."""
+        from .drain import drain as _drain
+        return _drain(self, group, ordinal, deadline, timeout)
+
+    def drain_report(self, drain_id, timeout=_UNSET):
+        """The current DrainReport of a drain (its id or a report)."""
+        from .drain import report as _report
+        return _report(self, drain_id, timeout)
+
+    def drain_extend(self, seconds, timeout=_UNSET):
+        """The calling worker, draining, asks for its deadline to be now +
+        seconds (capped by drain_extend_max_ms). Raises NotFound when it is
+        not draining, NotAWorker, PermissionDenied in a descendant."""
+        from .drain import extend as _extend
+        _extend(self, seconds, timeout)
+
+    def drain_ack(self, served=0, timeout=_UNSET):
+        """The calling worker has drained and exits next, having served
+        served work items. Errors as drain_extend."""
+        from .drain import ack as _ack
+        _ack(self, served, timeout)
 
 
 def _seconds_left(deadline):

@@ -42,6 +42,8 @@ _TABLE = (
      None),
     (11, "Conflict", "ECONFLICT",
      "state changed (expected generation differs)", None),
+    (12, "DeadlinePassed", "EDEADLINE",
+     "deadline passed before it could be served", TimeoutError),
     (100, "InvalidArgument", "EINVAL", "invalid argument", ValueError),
     (101, "OutOfMemory", "ENOMEM", "out of memory", MemoryError),
     (102, "Timeout", "ETIMEDOUT", "timed out", TimeoutError),

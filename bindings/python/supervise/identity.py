@@ -85,7 +85,9 @@ class Identity(NamedTuple):
     pid (the worker's pid; None from the environment), purpose,
     supervisor_id, context (frames, outermost first, the worker last),
     parent (the frame above the worker, None for a top-level process),
-    group_size (None from the environment), source ("env" or "live").
+    group_size (None from the environment), source ("env" or "live"),
+    draining and drain_deadline_in_ms (live only: the process was told to
+    drain, and the time left before SIGKILL; None from the environment).
     """
 
     group: str
@@ -99,6 +101,10 @@ class Identity(NamedTuple):
     parent: Optional[Frame]
     group_size: Optional[int]
     source: str
+    # v1.3: told to drain (live answers only; None from the environment)
+    # and the milliseconds left before SIGKILL (0 when not draining).
+    draining: Optional[bool] = None
+    drain_deadline_in_ms: Optional[int] = None
 
     @property
     def key(self):
@@ -166,7 +172,10 @@ class Identity(NamedTuple):
                    supervisor_id=text(cdll.sv_identity_supervisor_id(handle)),
                    context=tuple(frames), parent=parent,
                    group_size=cdll.sv_identity_group_size(handle),
-                   source="live")
+                   source="live",
+                   draining=bool(cdll.sv_identity_draining(handle)),
+                   drain_deadline_in_ms=cdll.sv_identity_drain_deadline_in_ms(
+                       handle))
 
 
 def _read_frame(fn, handle, *index):

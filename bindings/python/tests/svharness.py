@@ -118,9 +118,11 @@ class Group:
 class Supervisor:
     """A supervised of our own; use as a context manager."""
 
-    def __init__(self, daemon, groups):
+    def __init__(self, daemon, groups, top=""):
         self.daemon = daemon
         self.groups = groups
+        # More top-level config text ("pools = ( ... );"), may use {dir}.
+        self.top = top
         self.dir = tempfile.mkdtemp(prefix="svpy-")
         self.socket_dir = os.path.join(self.dir, "s")
         self.out = os.path.join(self.dir, "out")
@@ -148,9 +150,10 @@ class Supervisor:
         if self.proc is not None:
             raise AssertionError("this Supervisor was started already")
         with open(self.config, "w") as f:
-            f.write("socket_dir = %s;\nstop_timeout_ms = 3000;\n"
+            f.write("socket_dir = %s;\nstop_timeout_ms = 3000;\n%s\n"
                     "groups = (\n%s\n);\n" % (
                         _quote(self.socket_dir),
+                        self.top.replace("{dir}", self.dir),
                         ",\n".join(g.render() for g in self.groups)))
         argv = [self.daemon, "--config", self.config, "--foreground"]
         if os.access(SETPRIV, os.X_OK):

@@ -12,8 +12,9 @@
 #
 # One file per concept under lib/supervise/: native (library loading),
 # errors, deadline (timeouts), identity, hello, workers, groups, client,
-# events, default_client. Later concepts of the protocol (leases, drain, activity,
-# sub-workers) get their own files and are required here.
+# events, default_client, leases (Lease, Session; Supervise.lease with a
+# block), drain (Drain, DrainReport; Supervise.draining?). Later concepts of
+# the protocol (activity, sub-workers) get their own files, required here.
 require_relative "supervise/version"
 require_relative "supervise/native"
 require_relative "supervise/errors"
@@ -25,3 +26,5 @@ require_relative "supervise/groups"
 require_relative "supervise/client"
 require_relative "supervise/events"
 require_relative "supervise/default_client"
+require_relative "supervise/leases"
+require_relative "supervise/drain"

@@ -76,7 +76,8 @@ module SvTest
     # group with mode: M runs probe_worker.rb M OUTDIR [args...] instead of
     # argv (args: [...]); options: {ready: true, watchdog_ms: 500} adds
     # other keys of docs/config.md.
-    def initialize(groups)
+    def initialize(groups, top: "")
+      @top = top
       @dir = Dir.mktmpdir("sv-rb-test.")
       @outdir = File.join(@dir, "out")
       FileUtils.mkdir_p(@outdir)
@@ -112,6 +113,7 @@ module SvTest
       <<~CONF
         socket_dir = #{SvTest.q(sockdir)};
         stop_timeout_ms = 3000;
+        #{@top.gsub('{dir}', @dir)}
         groups = ( #{body.join(",\n")} );
       CONF
     end
@@ -163,8 +165,8 @@ module SvTest
 
   # shared returns one daemon per key for the whole run (stopped at exit).
   @shared = {}
-  def shared(key, groups)
-    @shared[key] ||= Supervisor.new(groups)
+  def shared(key, groups, top: "")
+    @shared[key] ||= Supervisor.new(groups, top: top)
   end
 
   Minitest.after_run do

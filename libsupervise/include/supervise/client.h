@@ -93,9 +93,10 @@ typedef enum sv_state {
 	SV_STATE_STOPPING    = 2,
 	SV_STATE_BACKOFF     = 3,
 	SV_STATE_STARTING    = 4, /* about to spawn, or readiness awaited */
-	SV_STATE_FAILED  = 5, /* its group exceeded its restart intensity */
-	SV_STATE_WAITING = 6, /* stopped by a strategy restart */
-	SV_STATE_IDLE    = 7, /* held, nothing will start it */
+	SV_STATE_FAILED   = 5, /* its group exceeded its restart intensity */
+	SV_STATE_WAITING  = 6, /* stopped by a strategy restart */
+	SV_STATE_IDLE     = 7, /* held, nothing will start it */
+	SV_STATE_DRAINING = 8, /* told to drain; finishing what it holds */
 } sv_state;
 
 /*
@@ -180,6 +181,9 @@ SV_API int64_t     sv_identity_pid(const sv_identity *id);
 SV_API const char *sv_identity_purpose(const sv_identity *id);
 SV_API const char *sv_identity_supervisor_id(const sv_identity *id);
 SV_API uint32_t    sv_identity_group_size(const sv_identity *id);
+/* v1.3: the calling worker is draining, and the time left before SIGKILL */
+SV_API int      sv_identity_draining(const sv_identity *id);
+SV_API uint64_t sv_identity_drain_deadline_in_ms(const sv_identity *id);
 /* Number of context frames, outermost first. */
 SV_API size_t sv_identity_frame_count(const sv_identity *id);
 /*
@@ -237,6 +241,9 @@ SV_API uint32_t sv_workers_fast_failures(const sv_workers *w, size_t i);
 SV_API uint64_t sv_workers_restart_in_ms(const sv_workers *w, size_t i);
 /* The worker's last status line ("" when none). */
 SV_API const char *sv_workers_status_text(const sv_workers *w, size_t i);
+/* v1.3: told to drain, and the time left before SIGKILL */
+SV_API int      sv_workers_draining(const sv_workers *w, size_t i);
+SV_API uint64_t sv_workers_drain_deadline_in_ms(const sv_workers *w, size_t i);
 /* sv_workers_free frees w. NULL is ignored. */
 SV_API void sv_workers_free(sv_workers *w);
 
@@ -426,9 +433,11 @@ SV_API void sv_events_close(sv_events *ev);
 SV_API uint64_t sv_event_seq(const sv_event *e);
 /* "started", "ready", "exited", "restart_scheduled", "unresponsive",
  * "escalated", "stopping", "stopped", "spawn_failed", "status_text",
- * "adopted" (taken over from a crashed supervisor), "group_failed",
- * "group_reset", "group_scaled", "group_created", "group_deleted", or
- * "unknown" (a kind from a newer server). */
+ * "adopted" (taken over from a crashed supervisor), "lease" (details:
+ * "what=revoked reason=holder_gone id=.. pool=.. slot=.. token=..
+ * holder=.."; on the holder's topic, docs/protocol.md section 11),
+ * "group_failed", "group_reset", "group_scaled", "group_created",
+ * "group_deleted", or "unknown" (a kind from a newer server). */
 SV_API const char *sv_event_kind(const sv_event *e);
 SV_API const char *sv_event_group(const sv_event *e);
 /* 1 for worker events (ordinal, generation and pid are set). */
@@ -442,6 +451,232 @@ SV_API const char *sv_event_supervisor_id(const sv_event *e);
 SV_API const char *sv_event_details(const sv_event *e);
 /* sv_event_free frees e. NULL is ignored. */
 SV_API void sv_event_free(sv_event *e);
+
+/*
+ * Leases (docs/leases.md; protocol: docs/protocol.md, section 11). The
+ * supervisor owns pools of slots and hands out leases on them. The holder
+ * is the calling worker as the kernel identifies it, or, for a caller that
+ * is not a worker (a tool), a session it opened with
+ * sv_client_session_open and passes as `session` (0: the caller itself).
+ * A lease handle (sv_lease) is a copy of what the supervisor answered; it
+ * belongs to the caller (sv_lease_free) and does not change afterwards.
+ *
+ * Every call takes timeout_ms, a deadline for the whole call. An acquire
+ * that may wait (wait_ms > 0) has its wait shortened to fit the deadline:
+ * the supervisor is asked to wait at most timeout_ms - 100 ms, so that its
+ * SV_EDEADLINE answer arrives before the call would time out
+ * (SV_TIMEOUT_INFINITE: no shortening).
+ */
+typedef struct sv_lease  sv_lease;
+typedef struct sv_leases sv_leases;
+typedef struct sv_pools  sv_pools;
+
+/* The slot argument of sv_client_lease_acquire for "the lowest free". */
+#define SV_LEASE_ANY_SLOT (-1)
+
+/*
+ * sv_client_lease_acquire acquires a lease on pool: on slot (0 .. slots-1,
+ * e.g. the worker's ordinal) or, with SV_LEASE_ANY_SLOT, the lowest free
+ * one; waiting up to wait_ms (0: not at all) for one to be freed. A holder
+ * that already holds a lease in the pool gets that lease again. On SV_OK
+ * *leasep belongs to the caller (sv_lease_free). Errors: SV_EINVAL (bad
+ * argument), SV_ENOTFOUND (no such pool or session), SV_EEXHAUSTED (no
+ * free slot), SV_EBUSY (the slot asked for is taken), SV_EDEADLINE (the
+ * wait ended with no slot), SV_ECONFLICT (the holder holds another slot
+ * of the pool, or has a restored lease there to claim), SV_ENOTWORKER,
+ * SV_EPERM (another uid's session), and the transport's errors.
+ */
+SV_API sv_err sv_client_lease_acquire(sv_client *client, const char *pool,
+    int64_t slot, uint32_t wait_ms, uint64_t session, int timeout_ms,
+    sv_lease **leasep);
+
+/*
+ * sv_client_lease_renew extends lease id by its pool's TTL; *leasep (may
+ * be NULL) receives the renewed lease, the caller's to free. Errors:
+ * SV_ENOTFOUND (the lease is gone), SV_EPERM (the caller is not its
+ * holder), SV_ECONFLICT (restored after a restart: claim it first).
+ */
+SV_API sv_err sv_client_lease_renew(sv_client *client, uint64_t id,
+    uint64_t session, int timeout_ms, sv_lease **leasep);
+
+/*
+ * sv_client_lease_release ends lease id. Releasing a lease that is gone
+ * succeeds. Errors: SV_EPERM (the caller is not its holder).
+ */
+SV_API sv_err sv_client_lease_release(
+    sv_client *client, uint64_t id, uint64_t session, int timeout_ms);
+
+/*
+ * sv_client_lease_claim re-claims, after a supervisor restart, the lease
+ * the caller held on (pool, slot) with token: it keeps its id and token.
+ * On SV_OK *leasep (may be NULL) is the caller's. Errors: SV_ENOTFOUND
+ * (no lease there any more: acquire a new one), SV_ECONFLICT (another
+ * holder or another token).
+ */
+SV_API sv_err sv_client_lease_claim(sv_client *client, const char *pool,
+    uint32_t slot, uint64_t token, uint64_t session, int timeout_ms,
+    sv_lease **leasep);
+
+/*
+ * sv_client_lease_list lists leases (of pool, or of every pool for NULL or
+ * ""): an administrator sees all, a worker its own, a tool those of the
+ * session it names. On SV_OK *listp is the caller's (sv_leases_free).
+ */
+SV_API sv_err sv_client_lease_list(sv_client *client, const char *pool,
+    uint64_t session, int timeout_ms, sv_leases **listp);
+SV_API size_t sv_leases_count(const sv_leases *list);
+/* The i-th lease; it belongs to the list (do not free it). */
+SV_API const sv_lease *sv_leases_at(const sv_leases *list, size_t i);
+/* sv_leases_free frees a list. NULL is ignored. */
+SV_API void sv_leases_free(sv_leases *list);
+
+/* Accessors of a lease; strings belong to the lease. */
+SV_API uint64_t    sv_lease_id(const sv_lease *l);
+SV_API const char *sv_lease_pool(const sv_lease *l);
+SV_API uint32_t    sv_lease_slot(const sv_lease *l);
+/* The fencing token: strictly increasing per slot, across restarts. */
+SV_API uint64_t sv_lease_token(const sv_lease *l);
+/* Time left when the supervisor answered; 0: no TTL. */
+SV_API uint64_t sv_lease_expires_in_ms(const sv_lease *l);
+/* The slot's file or directory, "" if the pool owns none. */
+SV_API const char *sv_lease_resource(const sv_lease *l);
+/* The holder: "GROUP/ORDINAL@GENERATION" or "session:ID". */
+SV_API const char *sv_lease_holder_name(const sv_lease *l);
+/* 1: restored after a supervisor restart and not claimed yet. */
+SV_API int      sv_lease_unclaimed(const sv_lease *l);
+SV_API uint64_t sv_lease_epoch(const sv_lease *l);
+/* sv_lease_free frees a lease. NULL is ignored. */
+SV_API void sv_lease_free(sv_lease *l);
+
+/*
+ * Sessions: a caller that is not a worker holds leases through a session,
+ * which lives ttl_ms (1 .. one day) unless renewed; its leases end with
+ * it. sv_client_session_open puts its id in *idp. Errors: SV_EINVAL
+ * (ttl_ms 0), SV_ETOOLARGE, SV_EEXHAUSTED; renew: SV_ENOTFOUND (expired),
+ * SV_EPERM (another uid's). Closing a session that is gone succeeds.
+ */
+SV_API sv_err sv_client_session_open(
+    sv_client *client, uint64_t ttl_ms, int timeout_ms, uint64_t *idp);
+SV_API sv_err sv_client_session_renew(
+    sv_client *client, uint64_t id, int timeout_ms);
+SV_API sv_err sv_client_session_close(
+    sv_client *client, uint64_t id, int timeout_ms);
+
+/*
+ * sv_client_pool_create (administration) declares a pool as a `pools`
+ * entry of the config does: name, slots, ttl_ms (0: none), grace_ms,
+ * path (NULL or "": no resource; else a template with {slot}), on_release
+ * ("keep", "truncate", "remove"; NULL: keep), kind ("file", "directory";
+ * NULL: file). Errors: SV_EINVAL (bad argument), SV_EPERM, SV_ECONFLICT
+ * (the name is taken), SV_EBADREQ, SV_ETOOLARGE.
+ */
+SV_API sv_err sv_client_pool_create(sv_client *client, const char *name,
+    uint32_t slots, uint64_t ttl_ms, uint64_t grace_ms, const char *path,
+    const char *on_release, const char *kind, int timeout_ms);
+
+/* sv_client_pools lists the pools. On SV_OK *poolsp is the caller's
+ * (sv_pools_free). */
+SV_API sv_err sv_client_pools(
+    sv_client *client, int timeout_ms, sv_pools **poolsp);
+SV_API size_t      sv_pools_count(const sv_pools *p);
+SV_API const char *sv_pools_name(const sv_pools *p, size_t i);
+SV_API uint32_t    sv_pools_slots(const sv_pools *p, size_t i);
+SV_API uint32_t    sv_pools_held(const sv_pools *p, size_t i);
+SV_API uint64_t    sv_pools_ttl_ms(const sv_pools *p, size_t i);
+SV_API uint64_t    sv_pools_grace_ms(const sv_pools *p, size_t i);
+SV_API const char *sv_pools_path(const sv_pools *p, size_t i);
+SV_API const char *sv_pools_on_release(const sv_pools *p, size_t i);
+SV_API const char *sv_pools_kind(const sv_pools *p, size_t i);
+/* sv_pools_free frees a list. NULL is ignored. */
+SV_API void sv_pools_free(sv_pools *p);
+
+/* ---- Drain and rolling restart (docs/protocol.md, section 12) ------------
+ *
+ * A drain asks workers to finish what they hold and exit; they are not
+ * restarted and their ordinals are released. The supervisor keeps a report
+ * per drain (and per rolling restart): one row per drained process, filled
+ * as it acknowledges, is killed at its deadline, and is reaped.
+ */
+typedef struct sv_drain_report sv_drain_report;
+
+/*
+ * sv_client_drain (admin) drains: every worker of every group when group
+ * is NULL (ordinal must then be -1), every worker of group when ordinal is
+ * -1, else the worker at ordinal. deadline_ms: SIGKILL that long after the
+ * notice (0: each group's drain_timeout_ms). Not sent again after a lost
+ * connection (SV_ECLOSED). On SV_OK *reportp is the drain's first report,
+ * the caller's (sv_drain_report_free); follow it with
+ * sv_client_drain_report(sv_drain_report_id(...)).
+ * Errors: SV_EINVAL, SV_EPERM, SV_ENOTFOUND (no such group, or no live
+ * worker at ordinal), SV_EBUSY, SV_EEXHAUSTED (too many unfinished drains),
+ * SV_ETOOLARGE, and the transport's.
+ */
+SV_API sv_err sv_client_drain(sv_client *client, const char *group,
+    int64_t ordinal, uint64_t deadline_ms, int timeout_ms,
+    sv_drain_report **reportp);
+
+/* sv_client_drain_report (admin) fetches the current report of drain id
+ * (GetDrain). On SV_OK *reportp is the caller's. Errors: SV_EINVAL,
+ * SV_EPERM, SV_ENOTFOUND (unknown or no longer kept), transport errors. */
+SV_API sv_err sv_client_drain_report(
+    sv_client *client, uint64_t id, int timeout_ms, sv_drain_report **reportp);
+
+/*
+ * sv_client_rolling_restart (admin) starts a rolling restart of group: for
+ * each ordinal, the next generation starts beside the old one, and the old
+ * one is drained once the new one is ready; a new generation not ready
+ * within ready_timeout_ms (0: the group's start_timeout_ms, else 30 s)
+ * stops the roll and the old one keeps serving. Returns at once; on SV_OK
+ * *reportp (the caller's) is the roll's report, to follow with
+ * sv_client_drain_report: done when the roll has ended and every old
+ * generation is reaped; roll_failed when it stopped early.
+ * Errors: SV_EINVAL, SV_EPERM, SV_ENOTFOUND, SV_EBUSY (a roll in progress,
+ * the group failed), transport errors.
+ */
+SV_API sv_err sv_client_rolling_restart(sv_client *client, const char *group,
+    uint64_t ready_timeout_ms, int timeout_ms, sv_drain_report **reportp);
+
+/* sv_client_drain_extend: the calling worker (the process itself), being
+ * drained, asks for its deadline to be now + more_ms, capped by its group's
+ * drain_extend_max_ms past the first deadline. WhoAmI shows the deadline
+ * in effect. Errors: SV_ENOTWORKER, SV_EPERM, SV_ENOTFOUND (not draining),
+ * transport errors. */
+SV_API sv_err sv_client_drain_extend(
+    sv_client *client, uint64_t more_ms, int timeout_ms);
+
+/* sv_client_drain_ack: the calling worker has drained (it exits next),
+ * having served `served` work items (shown in the report). Errors: those
+ * of sv_client_drain_extend. */
+SV_API sv_err sv_client_drain_ack(
+    sv_client *client, uint64_t served, int timeout_ms);
+
+/* Report accessors: strings live as long as the report; an index out of
+ * range gives 0 or "". */
+SV_API uint64_t    sv_drain_report_id(const sv_drain_report *r);
+SV_API int         sv_drain_report_done(const sv_drain_report *r);
+SV_API int         sv_drain_report_rolling(const sv_drain_report *r);
+SV_API int         sv_drain_report_roll_failed(const sv_drain_report *r);
+SV_API const char *sv_drain_report_roll_reason(const sv_drain_report *r);
+/* rows (drained processes), and how many of them are reaped */
+SV_API size_t      sv_drain_report_count(const sv_drain_report *r);
+SV_API size_t      sv_drain_report_reaped(const sv_drain_report *r);
+SV_API const char *sv_drain_report_group(const sv_drain_report *r, size_t i);
+SV_API uint32_t    sv_drain_report_ordinal(const sv_drain_report *r, size_t i);
+SV_API uint64_t sv_drain_report_generation(const sv_drain_report *r, size_t i);
+SV_API int64_t  sv_drain_report_pid(const sv_drain_report *r, size_t i);
+SV_API int      sv_drain_report_is_reaped(const sv_drain_report *r, size_t i);
+/* reaped: exited (with code) or killed by signal */
+SV_API int     sv_drain_report_exited(const sv_drain_report *r, size_t i);
+SV_API int32_t sv_drain_report_code(const sv_drain_report *r, size_t i);
+SV_API int32_t sv_drain_report_signal(const sv_drain_report *r, size_t i);
+SV_API int sv_drain_report_acknowledged(const sv_drain_report *r, size_t i);
+/* SIGKILLed at its deadline */
+SV_API int      sv_drain_report_killed(const sv_drain_report *r, size_t i);
+SV_API uint64_t sv_drain_report_time_to_exit_ms(
+    const sv_drain_report *r, size_t i);
+SV_API uint64_t sv_drain_report_served(const sv_drain_report *r, size_t i);
+/* sv_drain_report_free frees a report. NULL is ignored. */
+SV_API void sv_drain_report_free(sv_drain_report *r);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,7 @@ extern "C" {
 /* The protocol major version this library speaks. */
 #define SV_PROTOCOL_VERSION 1
 /* The protocol minor version (additions only). */
-#define SV_PROTOCOL_MINOR 2
+#define SV_PROTOCOL_MINOR 3
 
 /* X-macro: XX(name, value, message). Append only; never renumber. */
 #define SV_ERR_MAP(XX)                                                   \
@@ -47,6 +47,7 @@ extern "C" {
 	XX(EINTERNAL, 9, "internal error")                               \
 	XX(ENOTWORKER, 10, "caller is not a supervised worker")          \
 	XX(ECONFLICT, 11, "state changed (expected generation differs)") \
+	XX(EDEADLINE, 12, "deadline passed before it could be served")   \
 	XX(EINVAL, 100, "invalid argument")                              \
 	XX(ENOMEM, 101, "out of memory")                                 \
 	XX(ETIMEDOUT, 102, "timed out")                                  \

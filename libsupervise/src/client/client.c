@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/client_call.h"
 #include "client/transport.h"
 #include "supervise/client.h"
 #include "wire/wire.h"
@@ -335,6 +336,21 @@ cl_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 	return err;
 }
 
+/* svc_call and svc_fail give the other files of the client (lease.c)
+ * cl_call_mode and cl_fail (client_call.h). */
+sv_err
+svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms, svw_env **replyp)
+{
+	return cl_call_mode(c, req, expect, idempotent, timeout_ms, replyp);
+}
+
+sv_err
+svc_fail(sv_client *c, sv_err err, const char *detail)
+{
+	return cl_fail(c, err, detail);
+}
+
 /* cl_group validates an optional group name argument. */
 static sv_err
 cl_group(sv_client *c, const char *group, int optional)
@@ -461,6 +477,9 @@ CL_FIELD(const char *, sv_identity, sv_identity, purpose, identity, purpose)
 CL_FIELD(const char *, sv_identity, sv_identity, supervisor_id, identity,
     supervisor_id)
 CL_FIELD(uint32_t, sv_identity, sv_identity, group_size, identity, group_size)
+CL_FIELD(int, sv_identity, sv_identity, draining, identity, draining)
+CL_FIELD(uint64_t, sv_identity, sv_identity, drain_deadline_in_ms, identity,
+    drain_deadline_in_ms)
 CL_FIELD(size_t, sv_identity, sv_identity, frame_count, identity, n_context)
 
 /* cl_frame copies a frame into the caller's non-NULL out-parameters. */
@@ -702,6 +721,8 @@ CL_WORKER_FIELD(int, ready, ready, 0)
 CL_WORKER_FIELD(uint32_t, fast_failures, fast_failures, 0)
 CL_WORKER_FIELD(uint64_t, restart_in_ms, restart_in_ms, 0)
 CL_WORKER_FIELD(const char *, status_text, status_text, "")
+CL_WORKER_FIELD(int, draining, draining, 0)
+CL_WORKER_FIELD(uint64_t, drain_deadline_in_ms, drain_deadline_in_ms, 0)
 
 void
 sv_workers_free(sv_workers *w)
@@ -727,6 +748,8 @@ sv_state_name(sv_state state)
 		return "waiting";
 	case SV_STATE_IDLE:
 		return "idle";
+	case SV_STATE_DRAINING:
+		return "draining";
 	default:
 		return "unknown";
 	}

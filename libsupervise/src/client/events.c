@@ -138,6 +138,10 @@ ev_kind_name(const Supervise__V1__Event *e)
 		return "status_text";
 	case SUPERVISE__V1__EVENT__KIND_ADOPTED:
 		return "adopted";
+	case SUPERVISE__V1__EVENT__KIND_LEASE:
+		return "lease";
+	case SUPERVISE__V1__EVENT__KIND_DRAIN:
+		return "drain";
 	default:
 		return "unknown";
 	}
@@ -194,6 +198,24 @@ ev_describe(const Supervise__V1__Event *e, char *buf, size_t len)
 	case SUPERVISE__V1__EVENT__KIND_ADOPTED:
 		snprintf(buf, len, "previous_epoch=%llu",
 		    (unsigned long long) e->adopted->previous_epoch);
+		break;
+	case SUPERVISE__V1__EVENT__KIND_LEASE:
+		if (e->lease->lease != NULL) {
+			const Supervise__V1__Lease *l = e->lease->lease;
+			snprintf(buf, len,
+			    "what=%s%s%s id=%llu pool=%s slot=%u token=%llu "
+			    "holder=%s",
+			    e->lease->what,
+			    e->lease->reason[0] != '\0' ? " reason=" : "",
+			    e->lease->reason, (unsigned long long) l->id,
+			    l->pool, l->slot, (unsigned long long) l->token,
+			    l->holder);
+		}
+		break;
+	case SUPERVISE__V1__EVENT__KIND_DRAIN:
+		snprintf(buf, len, "drain_id=%llu deadline_in_ms=%llu",
+		    (unsigned long long) e->drain->drain_id,
+		    (unsigned long long) e->drain->deadline_in_ms);
 		break;
 	default:
 		break;

@@ -18,7 +18,7 @@
 #include "core/ordinal.h"
 
 /* Most fields in a record (P: kind, name, ordinal, gen, pid, start, crc). */
-#define J_MAX_FIELDS 8
+#define J_MAX_FIELDS 13
 
 /* j_crc32 is the IEEE CRC-32 of buf (bitwise; lines are short). */
 static uint32_t
@@ -185,6 +185,11 @@ sv_jstate_free(sv_jstate *st)
 		j_group_free(&st->groups[i]);
 	}
 	free(st->groups);
+	for (size_t i = 0; i < st->npools; i++) {
+		free(st->pools[i].path);
+	}
+	free(st->pools);
+	free(st->leases);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -458,6 +463,150 @@ j_apply_group(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	return SV_OK;
 }
 
+/* j_lease_find returns the live lease on (pool, slot), or NULL. */
+static sv_jlease *
+j_lease_find(const sv_jstate *st, const char *pool, uint32_t slot)
+{
+	for (size_t i = 0; i < st->nleases; i++) {
+		sv_jlease *l = &st->leases[i];
+		if (l->slot == slot && strcmp(l->pool, pool) == 0) {
+			return l;
+		}
+	}
+	return NULL;
+}
+
+/* j_apply_lease handles L and U (name is the pool). */
+static sv_err
+j_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
+    const char *name, char *err, size_t errlen)
+{
+	uint64_t slot, id, token, ord = 0, gen = 0, ses = 0, uid = 0, ttl = 0;
+	sv_jlease *l;
+	sv_jlease  nl;
+
+	if (strlen(name) > SV_JOURNAL_LEASE_NAME_MAX) {
+		return j_fail(err, errlen, "pool name too long");
+	}
+	if (fs->count != (kind == SV_J_LEASE ? 11u : 4u)
+	    || !j_u64(fs->f[2], fs->n[2], UINT32_MAX, &slot)
+	    || !j_u64(fs->f[3], fs->n[3], UINT64_MAX, &id) || id == 0) {
+		return j_fail(err, errlen, "bad lease record");
+	}
+	l = j_lease_find(st, name, (uint32_t) slot);
+	if (kind == SV_J_UNLEASE) {
+		if (l != NULL && l->id == id) {
+			*l = st->leases[--st->nleases];
+		}
+		return SV_OK;
+	}
+	memset(&nl, 0, sizeof(nl));
+	if (!j_u64(fs->f[4], fs->n[4], UINT64_MAX, &token)
+	    || !j_u64(fs->f[6], fs->n[6], UINT32_MAX, &ord)
+	    || !j_u64(fs->f[7], fs->n[7], UINT64_MAX, &gen)
+	    || !j_u64(fs->f[8], fs->n[8], UINT64_MAX, &ses)
+	    || !j_u64(fs->f[9], fs->n[9], UINT32_MAX, &uid)
+	    || !j_u64(fs->f[10], fs->n[10], UINT64_MAX, &ttl)) {
+		return j_fail(err, errlen, "bad lease record");
+	}
+	if (fs->n[5] == 1 && fs->f[5][0] == '-') {
+		if (ses == 0) {
+			return j_fail(err, errlen, "lease without a holder");
+		}
+	} else if (ses != 0
+	    || !j_decode(fs->f[5], fs->n[5], nl.group, sizeof(nl.group))) {
+		return j_fail(err, errlen, "bad lease holder");
+	}
+	snprintf(nl.pool, sizeof(nl.pool), "%s", name);
+	nl.slot           = (uint32_t) slot;
+	nl.id             = id;
+	nl.token          = token;
+	nl.ordinal        = (uint32_t) ord;
+	nl.generation     = gen;
+	nl.session        = ses;
+	nl.session_uid    = (uint32_t) uid;
+	nl.session_ttl_ms = ttl;
+	if (l != NULL) {
+		*l = nl;
+		return SV_OK;
+	}
+	if (st->nleases == SV_JOURNAL_MAX_LEASES) {
+		return j_fail(
+		    err, errlen, "more than %u leases", SV_JOURNAL_MAX_LEASES);
+	}
+	if (st->nleases == st->capleases) {
+		size_t     cap = st->capleases > 0 ? st->capleases * 2 : 16;
+		sv_jlease *p   = realloc(st->leases, cap * sizeof(*p));
+		if (p == NULL) {
+			return SV_ENOMEM;
+		}
+		st->leases    = p;
+		st->capleases = cap;
+	}
+	st->leases[st->nleases++] = nl;
+	return SV_OK;
+}
+
+/* j_apply_pool handles O (name is the pool): a runtime pool, replacing
+ * an earlier record of the same name. */
+static sv_err
+j_apply_pool(sv_jstate *st, const j_fields *fs, const char *name, char *err,
+    size_t errlen)
+{
+	uint64_t  slots, ttl, grace, pol, dir;
+	sv_jpool *p    = NULL;
+	char     *path = NULL;
+
+	if (strlen(name) > SV_JOURNAL_LEASE_NAME_MAX || fs->count != 8
+	    || !j_u64(fs->f[2], fs->n[2], UINT32_MAX, &slots)
+	    || !j_u64(fs->f[3], fs->n[3], UINT64_MAX, &ttl)
+	    || !j_u64(fs->f[4], fs->n[4], UINT64_MAX, &grace)
+	    || !j_u64(fs->f[5], fs->n[5], 2, &pol)
+	    || !j_u64(fs->f[6], fs->n[6], 1, &dir)) {
+		return j_fail(err, errlen, "bad pool record");
+	}
+	if (!(fs->n[7] == 1 && fs->f[7][0] == '-')) {
+		if ((path = malloc(SV_JOURNAL_PATH_MAX + 1)) == NULL) {
+			return SV_ENOMEM;
+		}
+		if (!j_decode(
+		        fs->f[7], fs->n[7], path, SV_JOURNAL_PATH_MAX + 1)) {
+			free(path);
+			return j_fail(err, errlen, "bad pool path");
+		}
+	}
+	for (size_t i = 0; i < st->npools; i++) {
+		if (strcmp(st->pools[i].name, name) == 0) {
+			p = &st->pools[i];
+		}
+	}
+	if (p == NULL) {
+		sv_jpool *np;
+		if (st->npools == SV_JOURNAL_MAX_POOLS) {
+			free(path);
+			return j_fail(err, errlen, "more than %u pools",
+			    SV_JOURNAL_MAX_POOLS);
+		}
+		np = realloc(st->pools, (st->npools + 1) * sizeof(*np));
+		if (np == NULL) {
+			free(path);
+			return SV_ENOMEM;
+		}
+		st->pools = np;
+		p         = &st->pools[st->npools++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "%s", name);
+	}
+	free(p->path);
+	p->path      = path;
+	p->slots     = (uint32_t) slots;
+	p->ttl_ms    = ttl;
+	p->grace_ms  = grace;
+	p->policy    = (uint32_t) pol;
+	p->directory = dir == 1;
+	return SV_OK;
+}
+
 sv_err
 sv_journal_apply(
     sv_jstate *st, const char *line, size_t len, char *err, size_t errlen)
@@ -534,6 +683,11 @@ sv_journal_apply(
 	case SV_J_STOPPING:
 	case SV_J_REAPED:
 		return j_apply_proc(st, kind, &fs, name, err, errlen);
+	case SV_J_LEASE:
+	case SV_J_UNLEASE:
+		return j_apply_lease(st, kind, &fs, name, err, errlen);
+	case SV_J_POOL:
+		return j_apply_pool(st, &fs, name, err, errlen);
 	default:
 		return j_fail(
 		    err, errlen, "unknown record kind '%c'", (char) kind);
@@ -609,17 +763,20 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	const char *name = r->name != NULL ? r->name : "";
 	size_t      cap, n = 0;
 	char       *line, *p;
-	char        num[160];
-	int         k;
+	char        num[160], tail[160];
+	const char *hg = "";
+	int         k, k2 = 0;
 
-	*linep = NULL;
+	*linep  = NULL;
+	tail[0] = '\0';
 	if (strlen(name) > SV_JOURNAL_NAME_MAX
 	    || (r->kind != SV_J_EPOCH && r->kind != SV_J_HEADER
 	        && name[0] == '\0')
 	    || (r->spec != NULL && strlen(r->spec) > SV_JOURNAL_SPEC_MAX)
 	    || ((r->kind == SV_J_HEADER || r->kind == SV_J_EPOCH)
 	        && strlen(name) > SV_JOURNAL_ID_MAX)
-	    || r->ordinal >= SV_ORDINALS_MAX) {
+	    || (r->ordinal >= SV_ORDINALS_MAX && r->kind != SV_J_LEASE
+	        && r->kind != SV_J_UNLEASE)) {
 		return SV_EINVAL;
 	}
 	switch (r->kind) {
@@ -653,11 +810,47 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 		k = snprintf(num, sizeof(num), " %" PRIu32 " %" PRIu64,
 		    r->ordinal, r->generation);
 		break;
+	case SV_J_UNLEASE:
+		if (r->lease_id == 0) {
+			return SV_EINVAL;
+		}
+		k = snprintf(num, sizeof(num), " %" PRIu32 " %" PRIu64,
+		    r->ordinal, r->lease_id);
+		break;
+	case SV_J_POOL:
+		if (strlen(name) > SV_JOURNAL_LEASE_NAME_MAX || r->policy > 2
+		    || (r->spec != NULL
+		        && strlen(r->spec) > SV_JOURNAL_PATH_MAX)) {
+			return SV_EINVAL;
+		}
+		k = snprintf(num, sizeof(num),
+		    " %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu32 " %d",
+		    r->count, r->ttl_ms, r->grace_ms, r->policy,
+		    r->directory ? 1 : 0);
+		break;
+	case SV_J_LEASE:
+		hg = r->holder_group != NULL ? r->holder_group : "";
+		if (r->lease_id == 0
+		    || strlen(name) > SV_JOURNAL_LEASE_NAME_MAX
+		    || strlen(hg) > SV_JOURNAL_LEASE_NAME_MAX
+		    || (hg[0] == '\0') == (r->session == 0)) {
+			return SV_EINVAL;
+		}
+		k  = snprintf(num, sizeof(num),
+		     " %" PRIu32 " %" PRIu64 " %" PRIu64, r->ordinal,
+		     r->lease_id, r->token);
+		k2 = snprintf(tail, sizeof(tail),
+		    " %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu32
+		    " %" PRIu64,
+		    r->holder_ordinal, r->generation, r->session,
+		    r->session_uid, r->session_ttl);
+		break;
 	default:
 		return SV_EINVAL;
 	}
 	cap = 2 + 3 * strlen(name) + (size_t) k + 2
-	    + (r->spec != NULL ? 3 * strlen(r->spec) : 1) + 11;
+	    + (r->spec != NULL ? 3 * strlen(r->spec) : 1) + 11 + 3 * strlen(hg)
+	    + 2 + (size_t) k2;
 	if ((line = malloc(cap)) == NULL) {
 		return SV_ENOMEM;
 	}
@@ -678,13 +871,23 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 		p    = j_encode(p, name);
 		memcpy(p, num, (size_t) k);
 		p += k;
-		if (r->kind == SV_J_GROUP) {
+		if (r->kind == SV_J_GROUP || r->kind == SV_J_POOL) {
 			*p++ = ' ';
 			if (r->spec == NULL) {
 				*p++ = '-';
 			} else {
 				p = j_encode(p, r->spec);
 			}
+		}
+		if (r->kind == SV_J_LEASE) {
+			*p++ = ' ';
+			if (hg[0] == '\0') {
+				*p++ = '-';
+			} else {
+				p = j_encode(p, hg);
+			}
+			memcpy(p, tail, (size_t) k2);
+			p += k2;
 		}
 	}
 	n = (size_t) (p - line);
@@ -791,6 +994,33 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 				}
 			}
 		}
+	}
+	for (size_t i = 0; i < st->npools; i++) {
+		const sv_jpool *p = &st->pools[i];
+		j_put(&b,
+		    &(sv_jrec) {.kind = SV_J_POOL,
+		        .name         = p->name,
+		        .count        = p->slots,
+		        .ttl_ms       = p->ttl_ms,
+		        .grace_ms     = p->grace_ms,
+		        .policy       = p->policy,
+		        .directory    = p->directory,
+		        .spec         = p->path});
+	}
+	for (size_t i = 0; i < st->nleases; i++) {
+		const sv_jlease *l = &st->leases[i];
+		j_put(&b,
+		    &(sv_jrec) {.kind   = SV_J_LEASE,
+		        .name           = l->pool,
+		        .ordinal        = l->slot,
+		        .lease_id       = l->id,
+		        .token          = l->token,
+		        .holder_group   = l->group,
+		        .holder_ordinal = l->ordinal,
+		        .generation     = l->generation,
+		        .session        = l->session,
+		        .session_uid    = l->session_uid,
+		        .session_ttl    = l->session_ttl_ms});
 	}
 	if (b.err != SV_OK) {
 		free(b.p);

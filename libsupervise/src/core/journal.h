@@ -27,6 +27,19 @@
  *   R NAME ORDINAL GEN                 it reported ready
  *   T NAME ORDINAL GEN                 the supervisor is stopping it
  *   X NAME ORDINAL GEN                 it was reaped
+ *   L POOL SLOT ID TOKEN GROUP ORDINAL GEN SESSION UID TTL
+ *                                      a lease granted or re-claimed
+ *                                      (core/lease.h): its holder is the
+ *                                      worker GROUP/ORDINAL@GEN, or, with
+ *                                      GROUP "-", session SESSION of uid
+ *                                      UID with TTL ms; a later L of the
+ *                                      same pool and slot replaces it
+ *   U POOL SLOT ID                     that lease ended
+ *   O POOL SLOTS TTL GRACE POLICY DIR PATH
+ *                                      a pool created at runtime
+ *                                      (CreatePool): POLICY 0 keep, 1
+ *                                      truncate, 2 remove; DIR 1 for
+ *                                      directories; PATH "-" for none
  *
  * Strings are percent-encoded (every byte <= 0x20, '%' and >= 0x7f as %XX)
  * so a field never holds a space or a newline.
@@ -62,6 +75,10 @@
 #define SV_JOURNAL_ID_MAX 63
 /* Live process records a seat may hold (current and old). */
 #define SV_JOURNAL_SEAT_PROCS 2
+/* Most live leases a journal may hold (256 pools of 4096 slots). */
+#define SV_JOURNAL_MAX_LEASES (256u * 4096u)
+/* Longest pool name and lease holder group name, terminator excluded. */
+#define SV_JOURNAL_LEASE_NAME_MAX 64
 
 /* A process the previous supervisor started and had not reaped. */
 typedef struct sv_jproc {
@@ -90,6 +107,35 @@ typedef struct sv_jgroup {
 	uint32_t  nseats;
 } sv_jgroup;
 
+/* Most runtime pools a journal may hold (the lease core's bound). */
+#define SV_JOURNAL_MAX_POOLS 256u
+/* Longest pool path template, terminator excluded. */
+#define SV_JOURNAL_PATH_MAX 1024u
+
+/* A pool created at runtime (CreatePool), to be declared again. */
+typedef struct sv_jpool {
+	char     name[SV_JOURNAL_LEASE_NAME_MAX + 1];
+	uint32_t slots;
+	uint64_t ttl_ms, grace_ms;
+	uint32_t policy; /* 0 keep, 1 truncate, 2 remove */
+	bool     directory;
+	char    *path; /* owned; NULL: none */
+} sv_jpool;
+
+/* A lease the previous supervisor had granted and not seen end. */
+typedef struct sv_jlease {
+	char     pool[SV_JOURNAL_LEASE_NAME_MAX + 1];
+	uint32_t slot;
+	uint64_t id;
+	uint64_t token;
+	char     group[SV_JOURNAL_LEASE_NAME_MAX + 1]; /* "": a session */
+	uint32_t ordinal;
+	uint64_t generation;
+	uint64_t session; /* 0: a worker holder */
+	uint32_t session_uid;
+	uint64_t session_ttl_ms;
+} sv_jlease;
+
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
 	char       boot_id[SV_JOURNAL_ID_MAX + 1];
@@ -99,6 +145,11 @@ typedef struct sv_jstate {
 	size_t     ngroups;
 	size_t     nrecords; /* records replayed */
 	size_t     nlive; /* unreaped processes over all seats */
+	sv_jpool  *pools; /* [npools], runtime pools in creation order */
+	size_t     npools;
+	sv_jlease *leases; /* [nleases], live leases in no order */
+	size_t     nleases;
+	size_t     capleases;
 	bool       torn; /* a torn last line was dropped */
 } sv_jstate;
 
@@ -142,19 +193,33 @@ typedef enum sv_jkind {
 	SV_J_READY    = 'R',
 	SV_J_STOPPING = 'T',
 	SV_J_REAPED   = 'X',
+	SV_J_LEASE    = 'L',
+	SV_J_UNLEASE  = 'U',
+	SV_J_POOL     = 'O',
 } sv_jkind;
 
 /* One record, as a plain struct (unused fields are ignored). */
 typedef struct sv_jrec {
 	sv_jkind    kind;
 	const char *name; /* group (G, D, N, P, R, T, X); boot id (H);
-	                   * supervisor id (E) */
+	                   * supervisor id (E); pool (L, U) */
 	const char *spec; /* G: NULL for "-" */
-	uint32_t    ordinal;
+	uint32_t    ordinal; /* slot (L, U) */
 	uint32_t    count, config_count; /* G */
-	uint64_t    generation; /* S P R T X; next generation (N); epoch (E) */
+	uint64_t    generation; /* S P R T X; next generation (N); epoch (E);
+	                         * the holder's generation (L) */
 	int64_t     pid; /* P */
 	uint64_t    start_time; /* P */
+	uint64_t    lease_id, token; /* L U (token: L only) */
+	const char *holder_group; /* L: NULL or "" for a session holder */
+	uint32_t    holder_ordinal; /* L */
+	uint64_t    session; /* L: the session holder */
+	uint32_t    session_uid; /* L */
+	uint64_t    session_ttl; /* L */
+	/* O: count is the slots, spec the path (NULL: none) */
+	uint64_t ttl_ms, grace_ms; /* O */
+	uint32_t policy; /* O */
+	bool     directory; /* O */
 } sv_jrec;
 
 /*
@@ -166,9 +231,9 @@ sv_err sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp);
 
 /*
  * sv_journal_snapshot writes st as a fresh journal (header, epoch, every
- * group, seat floors and unreaped processes), the form a compaction
- * writes. On SV_OK *bufp (free it) holds *lenp bytes. Errors: SV_ENOMEM,
- * SV_EINVAL (st holds something unformattable).
+ * group, seat floors and unreaped processes, live leases), the form a
+ * compaction writes. On SV_OK *bufp (free it) holds *lenp bytes. Errors:
+ * SV_ENOMEM, SV_EINVAL (st holds something unformattable).
  */
 sv_err sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp);
 

@@ -4,7 +4,7 @@
  *
  * Divisions: effect queue; groups and seats; process records; what follows
  * an exit (restart type, intensity, backoff, strategy); the strategy plan;
- * spawning; operator requests; shutdown; names.
+ * spawning; operator requests; drain and rolling restart; shutdown; names.
  *
  * Every function that changes a seat keeps three derived things right:
  * the group's npending/cursor (which seats wait for a spawn), live (the
@@ -39,9 +39,10 @@ struct sv_core {
 		uint64_t    delay_ms;
 		uint64_t    guard;
 	} plan;
-	sv_fx *fx; /* ring of pending effects */
-	size_t fx_cap, fx_head, fx_n;
-	bool   fx_lost; /* an effect could not be queued (out of memory) */
+	sv_drains drains; /* reports of drains and rolls */
+	sv_fx    *fx; /* ring of pending effects */
+	size_t    fx_cap, fx_head, fx_n;
+	bool      fx_lost; /* an effect could not be queued (out of memory) */
 };
 
 /* ---- effect queue --------------------------------------------------------
@@ -370,6 +371,9 @@ proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
 	case SV_PROC_RUNNING:
 		break;
 	case SV_PROC_STOPPING:
+		if (p->draining) {
+			return; /* its deadline stands; it is not restarted */
+		}
 		if (why == SV_WHY_RESTART || why == SV_WHY_SHUTDOWN
 		    || why == SV_WHY_FAILED || why == SV_WHY_UNWANTED
 		    || why == SV_WHY_DELETED) {
@@ -394,11 +398,18 @@ proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
 	}
 }
 
+static void old_stop(
+    sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms);
+
 /* seat_stop stops whatever runs on a seat, or settles it if nothing does.
  * release: the ordinal is given back once the seat is at rest. */
 static void
 seat_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
 {
+	if (s->rolling) {
+		/* Neither generation of a roll overlap stays. */
+		old_stop(c, g, s, why, now_ms);
+	}
 	if (s->cur.state == SV_PROC_STARTING || s->cur.state == SV_PROC_RUNNING
 	    || s->cur.state == SV_PROC_STOPPING) {
 		seat_cancel_backoff(c, g, s);
@@ -420,6 +431,19 @@ seat_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
 static void plan_join(
     sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t delay_ms, uint64_t now_ms);
 static void plan_step(sv_core *c, uint64_t now_ms);
+static void roll_end(sv_core *c, sv_cgroup *g, const char *reason);
+static void roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms);
+static void drain_exited(sv_core *c, const sv_cgroup *g, const sv_seat *s,
+    const sv_proc *p, sv_exit x, uint64_t now_ms);
+static bool roll_back(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms);
+static void old_stop(
+    sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms);
+static void proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p,
+    sv_drain *d, uint64_t deadline_ms, sv_why why, uint64_t now_ms);
+static void roll_advance(
+    sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms);
+static void drain_deadline(
+    sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_event ev);
 
 /* group_fail gives up on a group: its workers stop, nothing restarts until
  * sv_core_reset. */
@@ -434,8 +458,10 @@ group_fail(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 	    (unsigned long long) g->pol.max_window_ms);
 	ev.reason = g->reason;
 	emit(c, g, NULL, NULL, ev);
+	roll_end(c, g, "the group failed");
 	for (uint32_t o = g->max_count; o-- > 0;) {
 		seat_stop(c, g, &g->seats[o], SV_WHY_FAILED, now_ms);
+		old_stop(c, g, &g->seats[o], SV_WHY_FAILED, now_ms);
 	}
 }
 
@@ -549,10 +575,35 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	s->has_exit  = true;
 	s->last_exit = x;
 	in_plan      = s->in_plan;
+	drain_exited(c, g, s, p, x, now_ms);
+	if (p->draining && !was_old && !s->wanted) {
+		/* Drained: it comes to rest, nothing replaces it. */
+		proc_forget(c, g, p);
+		s->in_plan = false;
+		seat_rest(c, g, s, SV_WHY_DRAINED, true);
+		(void) group_maybe_delete(c, g);
+		plan_step(c, now_ms);
+		return;
+	}
 	proc_forget(c, g, p);
 	if (was_old) {
-		/* An abandoned process: the seat has already moved on. */
+		/* An abandoned or drained process, or the old generation of a
+		 * roll: the seat has already moved on. A roll overlap whose
+		 * new generation is not even started is over. */
+		if (s->rolling && s->cur.state == SV_PROC_NONE) {
+			s->rolling = false;
+			if (g->roll.active && g->roll.next == s->ordinal) {
+				g->roll.next++;
+				roll_step(c, g, now_ms);
+			}
+		}
 		(void) group_maybe_delete(c, g);
+		plan_step(c, now_ms);
+		return;
+	}
+	if (s->rolling && roll_back(c, g, s, now_ms)) {
+		(void) group_maybe_delete(c, g);
+		plan_step(c, now_ms);
 		return;
 	}
 	if (in_plan) {
@@ -800,6 +851,27 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 			proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
 		}
 	}
+	/* A drain that came while the spawn was on its way. */
+	if (s->drain_on_spawn != 0) {
+		sv_drain *d  = sv_drains_find(&c->drains, s->drain_on_spawn);
+		uint64_t  dl = s->drain_on_spawn_ms;
+		s->drain_on_spawn = 0;
+		if (d != NULL) {
+			proc_drain(c, g, s, p, d, dl, SV_WHY_DRAINED, now_ms);
+			plan_step(c, now_ms);
+			return;
+		}
+	}
+	/* The new generation of a roll: its own ready timeout, or, without
+	 * readiness, ready now: the old one is drained. */
+	if (s->rolling && seat_can_start(c, g, s)) {
+		if (p->state == SV_PROC_STARTING) {
+			proc_arm(
+			    c, g, s, p, now_ms + g->roll.ready_timeout_ms);
+		} else {
+			roll_advance(c, g, s, now_ms);
+		}
+	}
 	/* A stop or shutdown that came while the spawn was on its way. */
 	if (!seat_can_start(c, g, s)) {
 		proc_stop(c, g, s, p,
@@ -823,6 +895,12 @@ sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 	}
 	emit(c, g, s, p, ev);
 	proc_forget(c, g, p);
+	s->drain_on_spawn = 0;
+	if (s->rolling && roll_back(c, g, s, now_ms)) {
+		(void) group_maybe_delete(c, g);
+		plan_step(c, now_ms);
+		return;
+	}
 	seat_after_exit(
 	    c, g, s, SV_WHY_NONE, NULL, 0, SV_CORE_SPAWN_RETRY_MS, now_ms);
 	(void) group_maybe_delete(c, g);
@@ -877,6 +955,9 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 	if (!p->ready && p->state == SV_PROC_RUNNING) {
 		p->ready = true;
 		emit(c, g, s, p, ev);
+		if (s->rolling && p == &s->cur) {
+			roll_advance(c, g, s, now_ms);
+		}
 	}
 	return SV_OK;
 }
@@ -891,7 +972,7 @@ sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms)
 	if (p == NULL) {
 		return SV_ENOTFOUND;
 	}
-	if (p->guard != 0
+	if (p->guard != 0 && !p->draining
 	    && (p->state == SV_PROC_STARTING || p->state == SV_PROC_STOPPING)
 	    && now_ms + ms > p->due_ms) {
 		proc_arm(c, g, s, p, now_ms + ms);
@@ -949,6 +1030,15 @@ proc_timer(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 	switch (p->state) {
 	case SV_PROC_STARTING:
 		ev.phase = SV_PHASE_START;
+		if (s->rolling && p == &s->cur) {
+			/* A roll's new generation not ready in time: the roll
+			 * stops, the old one keeps serving. */
+			emit(c, g, s, p, ev);
+			roll_end(
+			    c, g, "a new generation was not ready in time");
+			proc_stop(c, g, s, p, SV_WHY_ROLL, now_ms);
+			break;
+		}
 		ev.abandon
 		    = g->pol.on_start_timeout == SV_START_TIMEOUT_ABANDON;
 		emit(c, g, s, p, ev);
@@ -964,7 +1054,11 @@ proc_timer(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 		proc_stop(c, g, s, p, SV_WHY_WATCHDOG, now_ms);
 		break;
 	case SV_PROC_STOPPING:
-		ev.phase   = SV_PHASE_STOP;
+		ev.phase = SV_PHASE_STOP;
+		if (p->draining) {
+			drain_deadline(c, g, s, p, ev);
+			break;
+		}
 		ev.abandon = g->pol.on_unresponsive == SV_UNRESPONSIVE_ABANDON
 		    && !c->shutting_down;
 		emit(c, g, s, p, ev);
@@ -1049,6 +1143,7 @@ sv_core_destroy(sv_core *c)
 		group_free(c->groups[i]);
 	}
 	free(c->groups);
+	sv_drains_fini(&c->drains);
 	free(c->fx);
 	free(c);
 }
@@ -1220,9 +1315,11 @@ sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms)
 		return SV_OK;
 	}
 	g->deleting = true;
+	roll_end(c, g, "the group is being deleted");
 	for (uint32_t o = g->max_count; o-- > 0;) {
 		sv_seat *s = &g->seats[o];
 		seat_stop(c, g, s, SV_WHY_DELETED, now_ms);
+		old_stop(c, g, s, SV_WHY_DELETED, now_ms);
 		if (s->old.state == SV_PROC_ABANDONED) {
 			signal_proc(c, g, s, &s->old, SIGKILL);
 		}
@@ -1290,6 +1387,9 @@ sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has_expected,
 	if (g->failed) {
 		return SV_EBUSY;
 	}
+	if (s->cur.draining || s->rolling) {
+		return SV_EBUSY; /* being drained, or a roll is replacing it */
+	}
 	s->fast_failures = 0;
 	if (s->in_plan) {
 		return SV_OK; /* the strategy restart in progress covers it */
@@ -1336,7 +1436,7 @@ sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms)
 			sv_seat *s = &g->seats[o];
 			if (s->wanted && s->cur.state == SV_PROC_NONE) {
 				seat_schedule(c, g, s, 0, now_ms);
-			} else if (s->wanted
+			} else if (s->wanted && !s->cur.draining
 			    && s->cur.state == SV_PROC_STOPPING) {
 				s->cur.why = SV_WHY_RESTART;
 			}
@@ -1395,6 +1495,429 @@ sv_core_terminate_one(
 	return SV_OK;
 }
 
+/* ---- drain and rolling restart -------------------------------------------
+ *
+ * A drained process is STOPPING with `draining` set: proc_stop leaves it
+ * alone (its deadline stands, its reason stays), its timer is the drain
+ * deadline (SIGKILL, never abandon), sv_core_extend does not move it (only
+ * sv_core_drain_extend does, up to its cap). A drained current process has
+ * had its ordinal released; when it is reaped its seat comes to rest, unless
+ * an operator has held the ordinal again meanwhile (then the seat starts a
+ * fresh process, as after a terminate followed by a scale-up).
+ *
+ * A roll moves a seat's running process to `old`, lets the seat spawn the
+ * next generation (rolling set), and drains `old` once the new one is ready;
+ * then the next ordinal. A new generation that exits, cannot be spawned or
+ * is not ready in time ends the roll: `old` becomes the seat's process again
+ * (roll_back) and nothing else is rolled.
+ */
+
+/* drain_row finds the report row of a draining process (NULL if none). */
+static sv_drained *
+drain_row(sv_core *c, const sv_cgroup *g, uint32_t ordinal, const sv_proc *p)
+{
+	sv_drain *d;
+
+	if (!p->draining
+	    || (d = sv_drains_find(&c->drains, p->drain_id)) == NULL) {
+		return NULL;
+	}
+	return sv_drain_row(d, g->id, ordinal, p->generation);
+}
+
+/* drain_exited records the reap of process p (about to be forgotten). */
+static void
+drain_exited(sv_core *c, const sv_cgroup *g, const sv_seat *s,
+    const sv_proc *p, sv_exit x, uint64_t now_ms)
+{
+	sv_drained *w;
+
+	if ((w = drain_row(c, g, s->ordinal, p)) == NULL) {
+		return;
+	}
+	w->reaped = true;
+	w->exited = x.exited;
+	w->code   = x.exited ? x.code : 0;
+	w->signo  = x.exited ? 0 : x.signo;
+	w->time_to_exit_ms
+	    = now_ms >= w->noticed_ms ? now_ms - w->noticed_ms : 0;
+}
+
+/* proc_drain tells live process p of seat s to drain under report d: a
+ * notice, the drain signal, the deadline timer. deadline_ms 0: the
+ * group's. A process already draining stays in its first drain. */
+static void
+proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_drain *d,
+    uint64_t deadline_ms, sv_why why, uint64_t now_ms)
+{
+	sv_event   ev = {.kind = SV_EV_DRAINING, .why = why};
+	sv_drained w  = {.group_id = g->id, .ordinal = s->ordinal};
+	int        sig;
+
+	if (p->draining
+	    || (p->state != SV_PROC_STARTING && p->state != SV_PROC_RUNNING
+	        && p->state != SV_PROC_STOPPING)) {
+		return;
+	}
+	if (deadline_ms == 0) {
+		deadline_ms = g->pol.drain_timeout_ms != 0
+		    ? g->pol.drain_timeout_ms
+		    : SV_CORE_DRAIN_TIMEOUT_MS;
+	}
+	snprintf(w.group, sizeof(w.group), "%s", g->name);
+	w.generation  = p->generation;
+	w.pid         = p->pid;
+	w.noticed_ms  = now_ms;
+	w.deadline_ms = now_ms + deadline_ms;
+	w.cap_ms      = w.deadline_ms + g->pol.drain_extend_max_ms;
+	if (sv_drain_add(d, &w) != SV_OK) {
+		c->fx_lost = true; /* drained all the same, unreported */
+	}
+	proc_await(g, p, false);
+	p->draining     = true;
+	p->drain_id     = d->id;
+	p->drain_cap_ms = w.cap_ms;
+	p->why          = why;
+	ev.drain_id     = d->id;
+	ev.delay_ms     = deadline_ms;
+	emit(c, g, s, p, ev);
+	sig = g->pol.drain_signal < 0 ? g->pol.stop_signal
+	                              : g->pol.drain_signal;
+	if (p->state != SV_PROC_STOPPING && sig != 0) {
+		signal_proc(c, g, s, p, sig);
+		p->killed = sig == SIGKILL;
+	}
+	p->state = SV_PROC_STOPPING;
+	proc_arm(c, g, s, p, w.deadline_ms);
+}
+
+/* drain_deadline: a draining process reached its deadline: SIGKILL. */
+static void
+drain_deadline(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_event ev)
+{
+	sv_event    esc = {.kind = SV_EV_ESCALATED};
+	sv_drained *w   = drain_row(c, g, s->ordinal, p);
+
+	ev.abandon = false;
+	emit(c, g, s, p, ev);
+	if (w != NULL) {
+		w->killed = true;
+	}
+	if (!p->killed) {
+		signal_proc(c, g, s, p, SIGKILL);
+		p->killed = true;
+		emit(c, g, s, p, esc);
+	}
+}
+
+/* old_stop stops the live old generation of a roll overlap (the seat's
+ * process will not come back to it). */
+static void
+old_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
+{
+	if (s->old.state == SV_PROC_STARTING || s->old.state == SV_PROC_RUNNING
+	    || s->old.state == SV_PROC_STOPPING) {
+		proc_stop(c, g, s, &s->old, why, now_ms);
+	}
+}
+
+/* seat_drain drains whatever lives on seat s (both processes of a roll
+ * overlap) and releases its ordinal; a held seat without a process comes
+ * to rest. Returns whether a process was (or will be, once spawned)
+ * drained. */
+static bool
+seat_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_drain *d,
+    uint64_t deadline_ms, uint64_t now_ms)
+{
+	bool any = false;
+
+	if (s->rolling) {
+		s->rolling = false;
+		roll_end(c, g, "drained");
+	}
+	if (s->old.state == SV_PROC_STARTING || s->old.state == SV_PROC_RUNNING
+	    || (s->old.state == SV_PROC_STOPPING && !s->old.draining)) {
+		proc_drain(
+		    c, g, s, &s->old, d, deadline_ms, SV_WHY_DRAINED, now_ms);
+		any = true;
+	}
+	switch (s->cur.state) {
+	case SV_PROC_STARTING:
+	case SV_PROC_RUNNING:
+	case SV_PROC_STOPPING:
+		seat_release(g, s);
+		seat_cancel_backoff(c, g, s);
+		seat_set_pending(g, s, false);
+		s->in_plan = false;
+		proc_drain(
+		    c, g, s, &s->cur, d, deadline_ms, SV_WHY_DRAINED, now_ms);
+		return true;
+	case SV_PROC_SPAWNING:
+		seat_release(g, s);
+		s->in_plan           = false;
+		s->drain_on_spawn    = d->id;
+		s->drain_on_spawn_ms = deadline_ms;
+		return true;
+	default:
+		break;
+	}
+	if (s->wanted) {
+		seat_rest(c, g, s, SV_WHY_DRAINED, true);
+	}
+	return any;
+}
+
+sv_err
+sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
+    uint64_t deadline_ms, uint64_t now_ms, uint64_t *drain_idp)
+{
+	sv_cgroup *g = NULL;
+	sv_drain  *d = NULL;
+	sv_err     err;
+
+	if (c->shutting_down) {
+		return SV_EBUSY;
+	}
+	if (scope != SV_DRAIN_ALL) {
+		if ((err = group_for_request(c, id, &g)) != SV_OK) {
+			return err;
+		}
+		if (scope == SV_DRAIN_WORKER
+		    && (ordinal >= g->max_count
+		        || (g->seats[ordinal].cur.state != SV_PROC_SPAWNING
+		            && g->seats[ordinal].cur.state != SV_PROC_STARTING
+		            && g->seats[ordinal].cur.state != SV_PROC_RUNNING
+		            && g->seats[ordinal].cur.state
+		                != SV_PROC_STOPPING))) {
+			return SV_ENOTFOUND;
+		}
+	}
+	if ((err = sv_drains_open(&c->drains, false, &d)) != SV_OK) {
+		return err;
+	}
+	for (size_t gi = 0; gi < c->ngroups; gi++) {
+		sv_cgroup *cg = c->groups[gi];
+		if ((g != NULL && cg != g) || cg->deleting) {
+			continue;
+		}
+		for (uint32_t o = 0; o < cg->max_count; o++) {
+			if (scope != SV_DRAIN_WORKER || o == ordinal) {
+				(void) seat_drain(c, cg, &cg->seats[o], d,
+				    deadline_ms, now_ms);
+			}
+		}
+	}
+	plan_step(c, now_ms);
+	*drain_idp = d->id;
+	return SV_OK;
+}
+
+sv_err
+sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
+    uint64_t now_ms, uint64_t *deadlinep)
+{
+	sv_cgroup  *g = NULL;
+	sv_seat    *s = NULL;
+	sv_proc    *p = live_proc(c, key, &g, &s);
+	sv_drained *w;
+	uint64_t    due;
+
+	if (p == NULL || !p->draining) {
+		return SV_ENOTFOUND;
+	}
+	due = more_ms > UINT64_MAX - now_ms ? UINT64_MAX : now_ms + more_ms;
+	if (due > p->drain_cap_ms) {
+		due = p->drain_cap_ms;
+	}
+	if (p->guard != 0 && due > p->due_ms) {
+		proc_arm(c, g, s, p, due);
+		if ((w = drain_row(c, g, s->ordinal, p)) != NULL) {
+			w->deadline_ms = due;
+		}
+	}
+	if (deadlinep != NULL) {
+		*deadlinep = p->due_ms;
+	}
+	return SV_OK;
+}
+
+sv_err
+sv_core_drain_ack(sv_core *c, sv_wkey key, uint64_t served)
+{
+	sv_cgroup  *g = NULL;
+	sv_seat    *s = NULL;
+	sv_proc    *p = live_proc(c, key, &g, &s);
+	sv_drained *w;
+
+	if (p == NULL || !p->draining) {
+		return SV_ENOTFOUND;
+	}
+	if ((w = drain_row(c, g, s->ordinal, p)) != NULL) {
+		w->acked  = true;
+		w->served = served;
+	}
+	return SV_OK;
+}
+
+bool
+sv_core_proc_deadline(const sv_core *c, sv_wkey key, uint64_t *deadlinep)
+{
+	sv_cgroup *g = NULL;
+	sv_seat   *s = NULL;
+	sv_proc   *p = live_proc((sv_core *) c, key, &g, &s);
+
+	if (p == NULL || !p->draining) {
+		return false;
+	}
+	*deadlinep = p->due_ms;
+	return true;
+}
+
+const sv_drain *
+sv_core_drain_report(const sv_core *c, uint64_t drain_id)
+{
+	return sv_drains_find(&c->drains, drain_id);
+}
+
+/* roll_end ends group g's roll (reason: why it stopped early, NULL: it is
+ * complete). */
+static void
+roll_end(sv_core *c, sv_cgroup *g, const char *reason)
+{
+	sv_event  ev = {.kind = SV_EV_ROLL_DONE};
+	sv_drain *d;
+
+	if (!g->roll.active) {
+		return;
+	}
+	g->roll.active = false;
+	ev.drain_id    = g->roll.drain_id;
+	if ((d = sv_drains_find(&c->drains, g->roll.drain_id)) != NULL) {
+		d->roll_active = false;
+		if (reason != NULL) {
+			d->roll_failed = true;
+			snprintf(d->reason, sizeof(d->reason), "%s", reason);
+			ev.reason = d->reason;
+		}
+	}
+	emit(c, g, NULL, NULL, ev);
+}
+
+/* roll_step starts the overlap of the next ordinal to roll, or ends the
+ * roll when none is left. Waits while a seat is rolling. */
+static void
+roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
+{
+	(void) now_ms;
+	if (!g->roll.active) {
+		return;
+	}
+	for (uint32_t o = g->roll.next; o < g->max_count; o++) {
+		sv_seat *s = &g->seats[o];
+		if (s->rolling) {
+			return;
+		}
+		/* Only a running process is replaced; a seat waiting or
+		 * starting gets the new generation anyway. */
+		if (!s->wanted || s->cur.state != SV_PROC_RUNNING
+		    || !s->cur.ready || s->cur.draining) {
+			continue;
+		}
+		if (s->old.state != SV_PROC_NONE) {
+			roll_end(c, g,
+			    "an ordinal still has an old process (abandoned "
+			    "or draining)");
+			return;
+		}
+		g->roll.next = o;
+		s->old       = s->cur;
+		s->cur       = (sv_proc) {0};
+		s->rolling   = true;
+		seat_renew(g, s);
+		seat_set_pending(g, s, true);
+		return;
+	}
+	roll_end(c, g, NULL);
+}
+
+/* roll_advance: the new generation of rolling seat s is ready: the old
+ * one is drained, the roll goes on with the next ordinal. */
+static void
+roll_advance(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
+{
+	sv_drain *d = sv_drains_find(&c->drains, g->roll.drain_id);
+
+	s->rolling = false;
+	if (s->old.state == SV_PROC_RUNNING
+	    || s->old.state == SV_PROC_STARTING) {
+		if (d != NULL && g->roll.active) {
+			proc_drain(
+			    c, g, s, &s->old, d, 0, SV_WHY_ROLL, now_ms);
+		} else {
+			proc_stop(c, g, s, &s->old, SV_WHY_ROLL, now_ms);
+		}
+	}
+	g->roll.next = s->ordinal + 1;
+	roll_step(c, g, now_ms);
+}
+
+/* roll_back: the new generation of rolling seat s is gone before it was
+ * ready: the old process becomes the seat's again and the roll stops.
+ * Returns false when there is no old process left (the seat then goes on
+ * as after any exit). */
+static bool
+roll_back(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
+{
+	s->rolling = false;
+	roll_end(c, g, "a new generation exited or could not start");
+	if (s->old.state == SV_PROC_NONE
+	    || s->old.state == SV_PROC_ABANDONED) {
+		return false;
+	}
+	s->cur = s->old;
+	s->old = (sv_proc) {0};
+	if (!seat_can_start(c, g, s) || !s->wanted) {
+		proc_stop(c, g, s, &s->cur,
+		    c->shutting_down  ? SV_WHY_SHUTDOWN
+		        : g->deleting ? SV_WHY_DELETED
+		        : g->failed   ? SV_WHY_FAILED
+		                      : SV_WHY_UNWANTED,
+		    now_ms);
+	}
+	return true;
+}
+
+sv_err
+sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
+    uint64_t now_ms, uint64_t *drain_idp)
+{
+	sv_cgroup *g = NULL;
+	sv_drain  *d = NULL;
+	sv_err     err;
+
+	if ((err = group_for_request(c, id, &g)) != SV_OK) {
+		return err;
+	}
+	if (g->failed || g->roll.active) {
+		return SV_EBUSY;
+	}
+	if ((err = sv_drains_open(&c->drains, true, &d)) != SV_OK) {
+		return err;
+	}
+	if (ready_timeout_ms == 0) {
+		ready_timeout_ms = g->pol.start_timeout_ms != 0
+		    ? g->pol.start_timeout_ms
+		    : SV_CORE_ROLL_READY_MS;
+	}
+	g->roll.active           = true;
+	g->roll.drain_id         = d->id;
+	g->roll.next             = 0;
+	g->roll.ready_timeout_ms = ready_timeout_ms;
+	roll_step(c, g, now_ms);
+	*drain_idp = d->id;
+	return SV_OK;
+}
+
 /* ---- shutdown ------------------------------------------------------------
  */
 
@@ -1410,6 +1933,7 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 	c->plan.phase = PLAN_IDLE;
 	for (size_t gi = c->ngroups; gi-- > 0;) {
 		sv_cgroup *g = c->groups[gi];
+		roll_end(c, g, "the supervisor is shutting down");
 		for (uint32_t o = g->max_count; o-- > 0;) {
 			sv_seat *s = &g->seats[o];
 			if (again) {
@@ -1420,9 +1944,12 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 				}
 			} else {
 				seat_stop(c, g, s, SV_WHY_SHUTDOWN, now_ms);
+				old_stop(c, g, s, SV_WHY_SHUTDOWN, now_ms);
 			}
-			if (s->old.state == SV_PROC_ABANDONED) {
+			if (s->old.state == SV_PROC_ABANDONED
+			    || (again && s->old.state != SV_PROC_NONE)) {
 				signal_proc(c, g, s, &s->old, SIGKILL);
+				s->old.killed = true;
 			}
 		}
 	}
@@ -1476,7 +2003,7 @@ sv_core_seat_state(const sv_cgroup *g, const sv_seat *s)
 	case SV_PROC_RUNNING:
 		return SV_SEAT_RUNNING;
 	case SV_PROC_STOPPING:
-		return SV_SEAT_STOPPING;
+		return s->cur.draining ? SV_SEAT_DRAINING : SV_SEAT_STOPPING;
 	default:
 		break;
 	}
@@ -1516,9 +2043,10 @@ sv_core_done(const sv_core *c)
 const char *
 sv_why_name(sv_why why)
 {
-	static const char *const names[] = {"exited", "restart", "strategy",
-	    "unwanted", "shutdown", "group failed", "watchdog",
-	    "start timeout", "completed", "group deleted"};
+	static const char *const names[]
+	    = {"exited", "restart", "strategy", "unwanted", "shutdown",
+	        "group failed", "watchdog", "start timeout", "completed",
+	        "group deleted", "drained", "rolling restart"};
 
 	return (size_t) why < sizeof(names) / sizeof(names[0]) ? names[why]
 	                                                       : "?";
@@ -1549,7 +2077,7 @@ const char *
 sv_seat_state_name(sv_seat_state s)
 {
 	static const char *const names[] = {"empty", "starting", "running",
-	    "stopping", "backoff", "waiting", "failed", "idle"};
+	    "stopping", "backoff", "waiting", "failed", "idle", "draining"};
 
 	return (size_t) s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }

@@ -23,8 +23,15 @@
  * durable place of one ordinal: desired state, generation, failure history.
  * A process record is one OS process on that seat. A seat holds at most two:
  * `cur`, the current one, and `old`, an older one that is still alive after
- * the seat moved on (a stop that was abandoned, later a rolling restart).
- * That is the only declared overlap.
+ * the seat moved on (a stop that was abandoned, or the old generation of
+ * a rolling restart, serving until its successor is ready and then
+ * drained). That is the only declared overlap.
+ *
+ * Drain (docs/supervision.md, "Drain and rolling restart"): a drained
+ * process is told (an SV_EV_DRAINING event the shell publishes as a notice
+ * on the worker's topic), sent its group's drain signal unless that is
+ * none, SIGKILLed at its deadline, and never restarted; its ordinal is no
+ * longer held. Reports are kept by core/drain.h.
  *
  * Timers are keyed and guarded: every arm carries a guard number; a timer
  * that fires with a stale guard is ignored, so a stop or shutdown that
@@ -38,6 +45,7 @@
 #include <stdint.h>
 
 #include "core/backoff.h"
+#include "core/drain.h"
 #include "core/intensity.h"
 #include "core/ordinal.h"
 #include "core/pidmap.h"
@@ -50,6 +58,9 @@
 #define SV_CORE_MAX_GROUPS 256
 /* Length of a failure reason, terminator included. */
 #define SV_CORE_REASON_LEN 160
+/* Drain deadline and roll ready timeout when a policy says 0. */
+#define SV_CORE_DRAIN_TIMEOUT_MS 30000
+#define SV_CORE_ROLL_READY_MS    30000
 
 /* When a worker that exited is restarted (OTP's restart types). */
 typedef enum sv_restart_type {
@@ -84,6 +95,10 @@ typedef struct sv_group_policy {
 	uint64_t           start_timeout_ms; /* 0: wait forever */
 	sv_on_start_timeout on_start_timeout;
 	uint64_t            watchdog_ms; /* 0: no watchdog */
+	uint64_t            drain_timeout_ms; /* 0: SV_CORE_DRAIN_TIMEOUT_MS */
+	uint64_t drain_extend_max_ms; /* DrainExtend: past the deadline */
+	int      drain_signal; /* sent with the notice; 0: none; <0: the
+	                        * stop signal */
 } sv_group_policy;
 
 /* Why the supervisor stopped a process (SV_WHY_NONE: it exited alone). */
@@ -98,6 +113,9 @@ typedef enum sv_why {
 	SV_WHY_START_TIMEOUT = 7, /* not ready in time */
 	SV_WHY_COMPLETED     = 8, /* exited and is not to be restarted */
 	SV_WHY_DELETED       = 9, /* the group is being deleted */
+	SV_WHY_DRAINED       = 10, /* drained: finish, exit, no restart */
+	SV_WHY_ROLL          = 11, /* rolling restart: old generation drained,
+	                            * or a new one that did not get ready */
 } sv_why;
 
 /* State of a process record. */
@@ -129,6 +147,9 @@ typedef struct sv_proc {
 	sv_why    why; /* why it is being stopped */
 	uint64_t  guard; /* guard of its timer (0: none armed) */
 	uint64_t  due_ms; /* when that timer fires */
+	bool      draining; /* told to drain (state STOPPING) */
+	uint64_t  drain_id; /* its report */
+	uint64_t  drain_cap_ms; /* latest deadline DrainExtend may set */
 } sv_proc;
 
 /* Seat as shown to clients (derived from the seat and its processes). */
@@ -141,6 +162,7 @@ typedef enum sv_seat_state {
 	SV_SEAT_WAITING  = 5, /* part of a strategy restart in progress */
 	SV_SEAT_FAILED   = 6, /* the group failed; waits for a reset */
 	SV_SEAT_IDLE     = 7, /* held, but nothing will start it */
+	SV_SEAT_DRAINING = 8, /* its process was told to drain */
 } sv_seat_state;
 
 typedef struct sv_seat {
@@ -159,6 +181,9 @@ typedef struct sv_seat {
 	uint64_t    restarts;
 	bool        has_exit;
 	sv_exit     last_exit;
+	bool        rolling; /* roll overlap: cur new, old still serving */
+	uint64_t    drain_on_spawn; /* drain id for the process on its way */
+	uint64_t    drain_on_spawn_ms; /* and its deadline (relative) */
 } sv_seat;
 
 /* A group. Everything here is read-only outside supervision.c. */
@@ -177,6 +202,12 @@ typedef struct sv_cgroup {
 	uint32_t        cursor; /* no pending seat below this ordinal */
 	uint32_t        live; /* processes with a state other than NONE */
 	uint32_t        unready; /* processes still awaited */
+	struct {
+		bool     active;
+		uint64_t drain_id; /* the roll's report */
+		uint32_t next; /* no ordinal below this is left to do */
+		uint64_t ready_timeout_ms;
+	} roll;
 } sv_cgroup;
 
 /* Kinds of timers the shell keeps for the core. */
@@ -202,6 +233,8 @@ typedef enum sv_event_kind {
 	SV_EV_GROUP_DELETED     = 13,
 	SV_EV_STOPPING          = 14, /* the supervisor signalled a worker */
 	SV_EV_ADOPTED           = 15, /* taken over from a predecessor */
+	SV_EV_DRAINING          = 16, /* drain notice: drain_id, delay_ms */
+	SV_EV_ROLL_DONE         = 17, /* a rolling restart ended (group) */
 } sv_event_kind;
 
 /* Phase of an unresponsive worker. */
@@ -227,7 +260,10 @@ typedef struct sv_event {
 	int           error; /* SPAWN_FAILED: errno */
 	uint32_t      count; /* GROUP_SCALED: new count */
 	uint32_t      previous; /* GROUP_SCALED: old count */
-	const char   *reason; /* GROUP_FAILED: points into the group */
+	const char   *reason; /* GROUP_FAILED: points into the group;
+	                       * ROLL_DONE: why it stopped, NULL if
+	                       * complete (valid until the next call) */
+	uint64_t drain_id; /* DRAINING, ROLL_DONE */
 } sv_event;
 
 typedef enum sv_fx_kind {
@@ -438,6 +474,71 @@ sv_err sv_core_terminate_one(
  */
 sv_err sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
     uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms);
+
+/* What a drain covers. */
+typedef enum sv_drain_scope {
+	SV_DRAIN_WORKER = 0, /* (group id, ordinal) */
+	SV_DRAIN_GROUP  = 1, /* every worker of group id */
+	SV_DRAIN_ALL    = 2, /* every worker of every group */
+} sv_drain_scope;
+
+/*
+ * sv_core_drain drains the workers in scope: each live process gets an
+ * SV_EV_DRAINING notice and its group's drain signal (none if the policy
+ * says 0), is no longer restarted, and is SIGKILLed deadline_ms after the
+ * notice (0: its group's drain_timeout_ms). Their ordinals are released
+ * (the group's count goes down, as with sv_core_terminate_one); held seats
+ * without a process come to rest. A process on its way (SPAWNING) is
+ * drained once spawned. A process already draining stays in its first
+ * drain. On SV_OK *drain_idp names the report (sv_core_drain_report).
+ * Errors: SV_ENOTFOUND (no group id; SV_DRAIN_WORKER: no live or starting
+ * process on ordinal), SV_EBUSY (shutting down, group being deleted),
+ * SV_EEXHAUSTED (too many unfinished reports), SV_ENOMEM.
+ */
+sv_err sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id,
+    uint32_t ordinal, uint64_t deadline_ms, uint64_t now_ms,
+    uint64_t *drain_idp);
+
+/*
+ * sv_core_drain_extend: the draining process key asks for more time: its
+ * deadline moves to now + more_ms, never earlier than it was and never past
+ * its cap (first deadline + the group's drain_extend_max_ms). *deadlinep
+ * (may be NULL) receives the deadline in effect (absolute).
+ * Errors: SV_ENOTFOUND (not a live process of this core, or not draining).
+ */
+sv_err sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
+    uint64_t now_ms, uint64_t *deadlinep);
+
+/*
+ * sv_core_drain_ack: the draining process key has drained (served work
+ * items, for the report); it is expected to exit next.
+ * Errors: SV_ENOTFOUND (not a live process of this core, or not draining).
+ */
+sv_err sv_core_drain_ack(sv_core *c, sv_wkey key, uint64_t served);
+
+/*
+ * sv_core_roll starts a rolling restart of group id: for each ordinal in
+ * order whose worker runs, the next generation starts beside the old one
+ * (the seat's `old` record); once it is ready (readiness, or its spawn for
+ * a group without readiness) the old one is drained (SV_WHY_ROLL) and the
+ * next ordinal follows. A new generation that is not ready within
+ * ready_timeout_ms (0: the group's start_timeout_ms, else
+ * SV_CORE_ROLL_READY_MS), exits or cannot be spawned stops the roll: it is
+ * stopped and the old one stays the seat's process. SV_EV_ROLL_DONE ends
+ * every roll. On SV_OK *drain_idp names its report.
+ * Errors: SV_ENOTFOUND, SV_EBUSY (a roll in progress, the group failed,
+ * shutting down, being deleted), SV_EEXHAUSTED, SV_ENOMEM.
+ */
+sv_err sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
+    uint64_t now_ms, uint64_t *drain_idp);
+
+/* sv_core_drain_report returns report drain_id, or NULL (unknown, or
+ * dropped: SV_DRAINS_KEEP are kept). */
+const sv_drain *sv_core_drain_report(const sv_core *c, uint64_t drain_id);
+
+/* sv_core_proc_deadline: the process key's drain deadline (absolute) in
+ * *deadlinep; false if it is not a live draining process. */
+bool sv_core_proc_deadline(const sv_core *c, sv_wkey key, uint64_t *deadlinep);
 
 /*
  * sv_core_shutdown stops every worker (reverse start order) and cancels

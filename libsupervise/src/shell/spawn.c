@@ -180,6 +180,11 @@ spawn_child_main(void *arg)
 		}
 		close(fd);
 	}
+	for (size_t i = 0; i < r->npass_fds; i++) {
+		if (dup2(r->pass_fds[i], 3 + (int) i) < 0) {
+			goto fail;
+		}
+	}
 	if (r->creds != NULL && r->creds->set) {
 		int e = spawn_raw_ids(r->creds);
 		if (e != 0) {
@@ -287,6 +292,10 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 	}
 	rv = posix_spawn_file_actions_addopen(
 	    &fa, 0, "/dev/null", O_RDONLY, 0);
+	for (size_t i = 0; rv == 0 && i < req->npass_fds; i++) {
+		rv = posix_spawn_file_actions_adddup2(
+		    &fa, req->pass_fds[i], 3 + (int) i);
+	}
 	if (rv == 0 && req->cwd != NULL) {
 		rv = posix_spawn_file_actions_addchdir_np(&fa, req->cwd);
 	}

@@ -18,7 +18,8 @@
  * Either way the child gets an empty signal mask, default dispositions for
  * the signals the daemon blocks or ignores, its own process group, and
  * stdin from /dev/null. Every fd of the daemon is close-on-exec, so the
- * child inherits only stdin/stdout/stderr. Each child is tracked by a
+ * child inherits only stdin/stdout/stderr, plus the descriptors of
+ * pass_fds placed at 3, 4, .... Each child is tracked by a
  * pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
  * which reaps exactly that child and is immune to pid reuse.
  */
@@ -43,6 +44,9 @@ typedef struct sv_spawn_req {
 	                                  * (cgroup.h); with join_cgroup */
 	bool die_with_parent; /* SIGKILL when the spawning thread dies
 	                       * (PR_SET_PDEATHSIG; uses the clone path) */
+	const int *pass_fds; /* descriptors the child gets as 3, 4, ...; each
+	                      * must be >= 3 + npass_fds (no overlap) */
+	size_t npass_fds;
 } sv_spawn_req;
 
 /* How a child ended. */

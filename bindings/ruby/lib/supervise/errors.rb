@@ -57,6 +57,7 @@ module Supervise
     9 => ["InternalError", "EINTERNAL", "internal error"],
     10 => ["NotAWorker", "ENOTWORKER", "caller is not a supervised worker"],
     11 => ["Conflict", "ECONFLICT", "state changed (expected generation differs)"],
+    12 => ["DeadlinePassed", "EDEADLINE", "deadline passed before it could be served"],
     100 => ["InvalidArgument", "EINVAL", "invalid argument"],
     101 => ["OutOfMemory", "ENOMEM", "out of memory"],
     102 => ["TimedOut", "ETIMEDOUT", "timed out"],

@@ -1,0 +1,27 @@
+/*
+ * client_call.h — what client.c shares with the other files of the C
+ * client (lease.c): one request/reply call on a client handle, and the
+ * handle's error detail. Internal; not installed.
+ */
+#ifndef SV_CLIENT_CALL_H
+#define SV_CLIENT_CALL_H
+
+#include <stdbool.h>
+
+#include "supervise/client.h"
+#include "wire/wire.h"
+
+/*
+ * svc_call sends req on c and waits for a reply of body kind expect within
+ * timeout_ms (the whole call), sending it again after a lost connection
+ * when idempotent. On SV_OK *replyp is the decoded reply (free it with
+ * svw_free). A typed Error reply is returned as its sv_err with the
+ * server's message kept in c (sv_client_error_message).
+ */
+sv_err svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms, svw_env **replyp);
+
+/* svc_fail keeps detail as c's error message and returns err. */
+sv_err svc_fail(sv_client *c, sv_err err, const char *detail);
+
+#endif /* SV_CLIENT_CALL_H */

@@ -1,0 +1,518 @@
+/*
+ * integration_drain.c — drain and rolling restart against a real
+ * supervised with real workers (sv-drainworker.c).
+ *
+ * Design: one daemon per case. Each case drives the public client API and
+ * judges by the supervisor's reaping report (GetDrain, polled with a
+ * deadline), its status list, and the daemon's children in /proc:
+ *   - a drain of three groups at once: a worker that acknowledges and exits
+ *     early, one that asks for more time (and exits after its first
+ *     deadline, so the extension is what saved it), one that ignores the
+ *     notice (SIGKILLed at the deadline); the report's contents; nobody is
+ *     restarted and the groups end with no worker;
+ *   - the notice alone (drain_signal = "none"): a worker subscribed to its
+ *     own topic hears it, acknowledges and exits; its latency is measured
+ *     against the request (CLOCK_MONOTONIC) and printed;
+ *   - a rolling restart of 3 ready workers, the status list polled all
+ *     along: never fewer than 3 ready; every ordinal ends one generation
+ *     up, every old process reaped with exit 0;
+ *   - a rolling restart whose new generation of ordinal 1 never gets
+ *     ready: the roll stops (roll_failed), ordinal 1's old process still
+ *     serves with its pid, ordinal 2 is untouched.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALL IT_CALL_MS
+
+static char dw_path[512]; /* sv-drainworker */
+static char note_dir[64]; /* mkdtemp: notice times */
+static char note_env[128]; /* SV_DRAIN_NOTE_DIR=... */
+
+/* mono_ns reads CLOCK_MONOTONIC. */
+static long long
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* sleep_ms pauses between two polls of a deadline loop. */
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* wait_report polls drain id until done (fails after deadline_ms). */
+static sv_drain_report *
+wait_report(it_ctx *ctx, uint64_t id, int deadline_ms)
+{
+	int64_t          end = it_now_ms() + deadline_ms;
+	sv_drain_report *r   = NULL;
+
+	for (;;) {
+		IT_PASS(
+		    ctx, sv_client_drain_report(ctx->client, id, CALL, &r));
+		if (sv_drain_report_done(r)) {
+			return r;
+		}
+		if (it_now_ms() > end) {
+			fail_msg("drain %" PRIu64
+			         " not done within %d ms (%zu of "
+			         "%zu reaped)",
+			    id, deadline_ms, sv_drain_report_reaped(r),
+			    sv_drain_report_count(r));
+		}
+		sv_drain_report_free(r);
+		sleep_ms(10);
+	}
+}
+
+/* row finds the report row of group (fails if none). */
+static size_t
+row(const sv_drain_report *r, const char *group)
+{
+	for (size_t i = 0; i < sv_drain_report_count(r); i++) {
+		if (strcmp(sv_drain_report_group(r, i), group) == 0) {
+			return i;
+		}
+	}
+	fail_msg("no row of group %s in the report", group);
+	return 0;
+}
+
+/* count_workers lists group and counts its entries, and the ready
+ * running ones in *readyp. */
+static size_t
+count_workers(it_ctx *ctx, const char *group, size_t *readyp)
+{
+	sv_workers *w = NULL;
+	size_t      n, ready = 0;
+
+	IT_PASS(ctx, sv_client_list(ctx->client, group, CALL, &w));
+	n = sv_workers_count(w);
+	for (size_t i = 0; i < n; i++) {
+		ready += sv_workers_state(w, i) == SV_STATE_RUNNING
+		    && sv_workers_ready(w, i);
+	}
+	sv_workers_free(w);
+	if (readyp != NULL) {
+		*readyp = ready;
+	}
+	return n;
+}
+
+/* wait_ready waits until group has n ready workers. */
+static void
+wait_ready(it_ctx *ctx, const char *group, size_t n)
+{
+	int64_t end = it_now_ms() + IT_CONVERGE_MS;
+	size_t  ready;
+
+	while ((void) count_workers(ctx, group, &ready), ready != n) {
+		if (it_now_ms() > end) {
+			fail_msg("%s: %zu ready, want %zu", group, ready, n);
+		}
+		sleep_ms(10);
+	}
+}
+
+/* ---- a drain of three kinds of workers ---------------------------------- */
+
+static const char *const args_early[]  = {"ack", "7", NULL};
+static const char *const args_slow[]   = {"extend", "3000", "700", "2", NULL};
+static const char *const args_deaf[]   = {"ignore", NULL};
+static const char *const args_listen[] = {"listen", "5", NULL};
+static const char *const args_roll[]   = {"ack", "1", NULL};
+static const char *const env_listen[]  = {"SV_DRAIN_READY=1", note_env, NULL};
+static const char *const env_roll[]
+    = {"SV_DRAIN_READY=1", "SV_DRAIN_READY_AFTER_MS=150", NULL};
+static const char *const env_stuck[] = {"SV_DRAIN_READY=1",
+    "SV_DRAIN_NOT_READY_GEN=1", "SV_DRAIN_NOT_READY_ORDINAL=1", NULL};
+
+#define DRAIN_KEYS \
+	"    drain_timeout_ms = 400;\n    drain_extend_max_ms = 5000;\n"
+
+static int
+setup_kinds(void **state)
+{
+	static struct it_group g[3];
+
+	g[0] = (struct it_group) {.name = "early",
+	    .count                      = 1,
+	    .program                    = dw_path,
+	    .args                       = args_early,
+	    .extra                      = DRAIN_KEYS};
+	g[1] = (struct it_group) {.name = "slow",
+	    .count                      = 1,
+	    .program                    = dw_path,
+	    .args                       = args_slow,
+	    .extra                      = DRAIN_KEYS};
+	g[2] = (struct it_group) {.name = "deaf",
+	    .count                      = 1,
+	    .program                    = dw_path,
+	    .args                       = args_deaf,
+	    .extra                      = DRAIN_KEYS};
+	return it_setup_groups(state, g, 3);
+}
+
+/* Drain everything: early acknowledges and exits 0 at once; slow asks for
+ * 3 s more, holds 700 ms (past its 400 ms deadline) and exits 0; deaf is
+ * SIGKILLed at 400 ms. Nothing restarts. */
+static void
+test_drain_kinds(void **state)
+{
+	it_ctx          *ctx = *state;
+	sv_drain_report *r   = NULL;
+	uint64_t         id;
+	size_t           i;
+
+	/* each worker has connected before the drain (its client is open) */
+	for (int k = 0; k < 3; k++) {
+		static const char *const names[] = {"early", "slow", "deaf"};
+		int64_t                  end = it_now_ms() + IT_CONVERGE_MS;
+		while (count_workers(ctx, names[k], NULL) != 1) {
+			if (it_now_ms() > end) {
+				fail_msg("%s did not start", names[k]);
+			}
+			sleep_ms(10);
+		}
+	}
+	sleep_ms(300);
+	IT_PASS(ctx, sv_client_drain(ctx->client, NULL, -1, 0, CALL, &r));
+	id = sv_drain_report_id(r);
+	assert_int_equal(sv_drain_report_count(r), 3);
+	assert_false(sv_drain_report_done(r));
+	sv_drain_report_free(r);
+	/* draining shows in the status list */
+	{
+		sv_workers *w = NULL;
+		IT_PASS(ctx, sv_client_list(ctx->client, "deaf", CALL, &w));
+		assert_int_equal(sv_workers_count(w), 1);
+		assert_int_equal(sv_workers_state(w, 0), SV_STATE_DRAINING);
+		assert_true(sv_workers_draining(w, 0));
+		assert_true(sv_workers_drain_deadline_in_ms(w, 0) <= 400);
+		assert_string_equal(
+		    sv_state_name(sv_workers_state(w, 0)), "draining");
+		sv_workers_free(w);
+	}
+	r = wait_report(ctx, id, 5000);
+	assert_int_equal(sv_drain_report_count(r), 3);
+	assert_int_equal(sv_drain_report_reaped(r), 3);
+
+	i = row(r, "early");
+	assert_true(sv_drain_report_exited(r, i));
+	assert_int_equal(sv_drain_report_code(r, i), 0);
+	assert_true(sv_drain_report_acknowledged(r, i));
+	assert_false(sv_drain_report_killed(r, i));
+	assert_int_equal(sv_drain_report_served(r, i), 7);
+	assert_true(sv_drain_report_time_to_exit_ms(r, i) < 400);
+	assert_true(sv_drain_report_pid(r, i) > 0);
+
+	i = row(r, "slow");
+	assert_true(sv_drain_report_exited(r, i));
+	assert_int_equal(sv_drain_report_code(r, i), 0);
+	assert_true(sv_drain_report_acknowledged(r, i));
+	assert_false(sv_drain_report_killed(r, i));
+	assert_int_equal(sv_drain_report_served(r, i), 2);
+	assert_true(sv_drain_report_time_to_exit_ms(r, i) >= 700);
+
+	i = row(r, "deaf");
+	assert_false(sv_drain_report_exited(r, i));
+	assert_int_equal(sv_drain_report_signal(r, i), SIGKILL);
+	assert_true(sv_drain_report_killed(r, i));
+	assert_false(sv_drain_report_acknowledged(r, i));
+	assert_true(sv_drain_report_time_to_exit_ms(r, i) >= 400);
+	sv_drain_report_free(r);
+
+	/* not restarted: no worker, no child, for a while */
+	sleep_ms(500);
+	assert_int_equal(count_workers(ctx, "early", NULL), 0);
+	assert_int_equal(count_workers(ctx, "slow", NULL), 0);
+	assert_int_equal(count_workers(ctx, "deaf", NULL), 0);
+	assert_int_equal(it_wait_no_zombie(ctx->daemon, IT_REAP_MS), 0);
+	{
+		struct it_proc kids[IT_MAX_PROCS];
+		size_t n = it_children(ctx->daemon, kids, IT_MAX_PROCS);
+		assert_int_equal(n, 0);
+	}
+	/* a worker request from a non-worker is refused */
+	IT_FAIL(ctx, sv_client_drain_ack(ctx->client, 1, CALL), SV_ENOTWORKER);
+	IT_FAIL(ctx, sv_client_drain_report(ctx->client, 999, CALL, &r),
+	    SV_ENOTFOUND);
+}
+
+/* ---- the notice alone ----------------------------------------------------
+ */
+
+static int
+setup_listen(void **state)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "quiet",
+	    .count                      = 2,
+	    .program                    = dw_path,
+	    .args                       = args_listen,
+	    .env_extra                  = env_listen,
+	    .extra = "    ready = true;\n    drain_signal = \"none\";\n"
+	             "    drain_timeout_ms = 5000;\n"};
+	return it_setup_groups(state, g, 1);
+}
+
+/* drain_signal = "none": the worker learns from its topic alone. */
+static void
+test_drain_notice(void **state)
+{
+	it_ctx          *ctx = *state;
+	sv_drain_report *r   = NULL;
+	long long        t0, worst = 0;
+	uint64_t         id;
+	DIR             *d;
+	struct dirent   *de;
+	int              notes = 0;
+
+	wait_ready(ctx, "quiet", 2);
+	t0 = mono_ns();
+	IT_PASS(ctx, sv_client_drain(ctx->client, "quiet", -1, 0, CALL, &r));
+	id = sv_drain_report_id(r);
+	sv_drain_report_free(r);
+	r = wait_report(ctx, id, 4000);
+	assert_int_equal(sv_drain_report_count(r), 2);
+	for (size_t i = 0; i < 2; i++) {
+		/* acknowledged and exited well before the 5 s deadline:
+		 * the notice, not a signal, ended it */
+		assert_true(sv_drain_report_acknowledged(r, i));
+		assert_true(sv_drain_report_exited(r, i));
+		assert_int_equal(sv_drain_report_code(r, i), 0);
+		assert_false(sv_drain_report_killed(r, i));
+		assert_int_equal(sv_drain_report_served(r, i), 5);
+		assert_true(sv_drain_report_time_to_exit_ms(r, i) < 2000);
+	}
+	sv_drain_report_free(r);
+	assert_non_null(d = opendir(note_dir));
+	while ((de = readdir(d)) != NULL) {
+		char      path[400];
+		long long t = 0;
+		FILE     *f;
+		if (strncmp(de->d_name, "notice-", 7) != 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", note_dir, de->d_name);
+		assert_non_null(f = fopen(path, "r"));
+		assert_int_equal(fscanf(f, "%lld", &t), 1);
+		fclose(f);
+		unlink(path);
+		assert_true(t >= t0);
+		worst = t - t0 > worst ? t - t0 : worst;
+		notes++;
+	}
+	closedir(d);
+	assert_int_equal(notes, 2);
+	print_message("drain notice latency (request to worker), worst of "
+	              "2: %.3f ms\n",
+	    (double) worst / 1e6);
+	/* generous bound (sanitizers, loaded CI); the figure is printed */
+	assert_true(worst < 500LL * 1000000LL);
+}
+
+/* ---- rolling restart ---------------------------------------------------- */
+
+static int
+setup_roll(void **state)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "web",
+	    .count                      = 3,
+	    .max_count                  = 3,
+	    .program                    = dw_path,
+	    .args                       = args_roll,
+	    .env_extra                  = env_roll,
+	    .extra = "    ready = true;\n    drain_timeout_ms = 3000;\n"};
+	return it_setup_groups(state, g, 1);
+}
+
+/* The status list is polled through the roll: never fewer than 3 ready. */
+static void
+test_roll(void **state)
+{
+	it_ctx          *ctx = *state;
+	sv_drain_report *r   = NULL;
+	sv_workers      *w   = NULL;
+	uint64_t         id, gen0[3];
+	size_t           ready, polls = 0, overlap = 0;
+	int64_t          end;
+
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < 3; i++) {
+		gen0[sv_workers_ordinal(w, i)] = sv_workers_generation(w, i);
+	}
+	sv_workers_free(w);
+	IT_PASS(
+	    ctx, sv_client_rolling_restart(ctx->client, "web", 0, CALL, &r));
+	id = sv_drain_report_id(r);
+	assert_true(sv_drain_report_rolling(r));
+	sv_drain_report_free(r);
+	end = it_now_ms() + 10000;
+	for (;;) {
+		size_t n = count_workers(ctx, "web", &ready);
+		polls++;
+		overlap += n > 3;
+		if (ready < 3) {
+			fail_msg("only %zu ready during the roll", ready);
+		}
+		IT_PASS(
+		    ctx, sv_client_drain_report(ctx->client, id, CALL, &r));
+		if (sv_drain_report_done(r)) {
+			break;
+		}
+		sv_drain_report_free(r);
+		if (it_now_ms() > end) {
+			fail_msg("roll not done in 10 s");
+		}
+	}
+	print_message(
+	    "roll: %zu polls, %zu with an overlap\n", polls, overlap);
+	/* the polls saw the roll happen: each new generation takes 150 ms
+	 * to get ready, in which its old one must still serve */
+	assert_true(overlap > 5);
+	assert_false(sv_drain_report_roll_failed(r));
+	assert_int_equal(sv_drain_report_count(r), 3);
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t o = sv_drain_report_ordinal(r, i);
+		assert_int_equal(sv_drain_report_generation(r, i), gen0[o]);
+		assert_true(sv_drain_report_exited(r, i));
+		assert_int_equal(sv_drain_report_code(r, i), 0);
+		assert_true(sv_drain_report_acknowledged(r, i));
+		assert_int_equal(sv_drain_report_served(r, i), 1);
+	}
+	sv_drain_report_free(r);
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	assert_int_equal(sv_workers_count(w), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(sv_workers_generation(w, i),
+		    gen0[sv_workers_ordinal(w, i)] + 1);
+	}
+	sv_workers_free(w);
+}
+
+static int
+setup_stuck(void **state)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "web",
+	    .count                      = 3,
+	    .max_count                  = 3,
+	    .program                    = dw_path,
+	    .args                       = args_roll,
+	    .env_extra                  = env_stuck,
+	    .extra = "    ready = true;\n    drain_timeout_ms = 3000;\n"};
+	return it_setup_groups(state, g, 1);
+}
+
+/* The new generation of ordinal 1 never gets ready: the roll stops at its
+ * ready timeout; ordinal 1's old process serves on; 2 is untouched. */
+static void
+test_roll_stuck(void **state)
+{
+	it_ctx          *ctx = *state;
+	sv_drain_report *r   = NULL;
+	sv_workers      *w   = NULL;
+	int64_t          pid0[3];
+	uint64_t         id;
+	size_t           ready;
+
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < 3; i++) {
+		pid0[sv_workers_ordinal(w, i)] = sv_workers_pid(w, i);
+	}
+	sv_workers_free(w);
+	IT_PASS(
+	    ctx, sv_client_rolling_restart(ctx->client, "web", 600, CALL, &r));
+	id = sv_drain_report_id(r);
+	sv_drain_report_free(r);
+	IT_FAIL(ctx,
+	    sv_client_rolling_restart(ctx->client, "web", 600, CALL, &r),
+	    SV_EBUSY);
+	r = wait_report(ctx, id, 8000);
+	assert_true(sv_drain_report_roll_failed(r));
+	assert_true(strlen(sv_drain_report_roll_reason(r)) > 0);
+	/* only ordinal 0's old generation was drained */
+	assert_int_equal(sv_drain_report_count(r), 1);
+	assert_int_equal(sv_drain_report_ordinal(r, 0), 0);
+	sv_drain_report_free(r);
+	/* ordinal 1's new process is stopped and gone; old 1 and 2 serve */
+	{
+		int64_t end = it_now_ms() + IT_CONVERGE_MS;
+		while (count_workers(ctx, "web", &ready) != 3 || ready != 3) {
+			if (it_now_ms() > end) {
+				fail_msg("web did not settle at 3 ready");
+			}
+			sleep_ms(10);
+		}
+	}
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t o = sv_workers_ordinal(w, i);
+		if (o == 0) {
+			assert_true(sv_workers_pid(w, i) != pid0[0]);
+		} else {
+			assert_int_equal(sv_workers_pid(w, i), pid0[o]);
+		}
+	}
+	sv_workers_free(w);
+}
+
+/* Runs the group; argv[1] = supervised, argv[2] = sv-testworker (the drain
+ * worker is beside it). */
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        test_drain_kinds, setup_kinds, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_drain_notice, setup_listen, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_roll, setup_roll, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_roll_stuck, setup_stuck, it_teardown),
+	};
+	char tw[512];
+	int  rc;
+
+	it_args(argc, argv);
+	snprintf(tw, sizeof(tw), "%s", it_worker_program());
+	snprintf(dw_path, sizeof(dw_path), "%s/sv-drainworker", dirname(tw));
+	snprintf(note_dir, sizeof(note_dir), "/tmp/sv-drain-XXXXXX");
+	if (mkdtemp(note_dir) == NULL) {
+		return 1;
+	}
+	snprintf(note_env, sizeof(note_env), "SV_DRAIN_NOTE_DIR=%s", note_dir);
+	rc = cmocka_run_group_tests_name(
+	    "integration_drain", tests, NULL, NULL);
+	(void) rmdir(note_dir);
+	return it_finish(rc);
+}
