@@ -38,6 +38,7 @@ PACKAGES=(
 	ruby-minitest
 	# examples/prometheus: a real consumer (GitLab's client, C extension)
 	ruby-prometheus-client-mmap
+	python3-prometheus-client
 	rake
 	# Lua binding: a C module for Lua 5.4, busted, luarocks
 	lua5.4
