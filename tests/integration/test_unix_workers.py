@@ -10,11 +10,14 @@ changes the fleet under them the way deploys do:
     new generation takes the seat),
   - a scale-down to 2 and back up to 4,
   - `supervisectl drain` of one worker and `restart --rolling` of the group
-    when this supervised serves those features ("drain", "drain.rolling").
+    (features "admin.drain" and "admin.rolling_restart").
 Afterwards:
   - every job id 0..999 is served exactly once, across old and new workers;
   - every worker that served a job left its "exit" line (it finished what it
     held and ended cleanly), and the served counts of those lines add up;
+  - the reaping reports of the drain and the roll account for each drained
+    process by pid and exit status 0 (none killed), and each such pid wrote
+    its exit line;
   - jobs were served by more than one generation (the fleet did change).
 
 The journal is append-only under flock (the worker's design comment). The
@@ -151,13 +154,20 @@ def run(fleet):
     wait_for(lambda: fleet.served() >= 450, "450 jobs served")
     fleet.ctl("scale", "jobs", str(WORKERS))
     produce(fleet.jobs, 650, 150)
-    if "drain" in feats:
-        wait_for(lambda: fleet.served() >= 600, "600 jobs served")
-        fleet.ctl("drain", "jobs/2")
-        fleet.ctl("scale", "jobs", str(WORKERS))
-    if "drain.rolling" in feats:
-        wait_for(lambda: fleet.served() >= 700, "700 jobs served")
-        fleet.ctl("restart", "jobs", "--rolling")
+    reaped = []
+    check({"admin.drain", "admin.rolling_restart"} <= feats,
+          f"this supervised lacks drain or rolling restart: {sorted(feats)}")
+    wait_for(lambda: fleet.served() >= 600, "600 jobs served")
+    rep = json.loads(fleet.ctl("drain", "jobs/2", "--json").stdout)
+    check(rep["done"] and len(rep["workers"]) == 1, f"drain report {rep}")
+    reaped += rep["workers"]
+    fleet.ctl("scale", "jobs", str(WORKERS))
+    wait_for(lambda: fleet.served() >= 700, "700 jobs served")
+    rep = json.loads(fleet.ctl("restart", "jobs", "--rolling", "--json").stdout)
+    check(rep["done"] and not rep.get("roll_failed"), f"roll report {rep}")
+    check(len(rep["workers"]) == WORKERS,
+          f"the roll drained {len(rep['workers'])} workers, want {WORKERS}")
+    reaped += rep["workers"]
     produce(fleet.jobs, 800, JOBS - 800)
     wait_for(lambda: fleet.served() >= JOBS, f"{JOBS} jobs served", 60)
     fleet.stop()
@@ -186,9 +196,14 @@ def run(fleet):
               f"the journal has {n}")
     check(len({g for _, g in gens}) > 1 or len(per_pid) > WORKERS,
           "the fleet never changed under the jobs")
+    for w in reaped:
+        pid = str(w["pid"])
+        check(w["reaped"] and w["exit_code"] == 0 and not w["killed"],
+              f"drained worker {w} did not end with exit status 0")
+        check(pid in exits, f"drained pid {pid} left no exit line")
     print(f"ok: {JOBS} jobs served exactly once by {len(per_pid)} processes "
-          f"({len(exits)} clean exits); features used: "
-          f"{sorted(feats & {'drain', 'drain.rolling'})}")
+          f"({len(exits)} clean exits); {len(reaped)} drained processes "
+          f"accounted for by pid and exit status")
 
 
 def main():
