@@ -12,6 +12,9 @@
  *   env N K    N samples, each the time of K reads of the identity from
  *              the SUPERVISE_* variables (getenv + a checked strtoull of
  *              the numbers: what a C worker does without the client)
+ *   act N K    N samples, each the time of K sv_activity_enter +
+ *              sv_activity_leave pairs on the region of $SUPERVISE_ACTIVITY
+ *              (opened at start; "err" without one)
  *   quit       exit 0
  *
  * Commands arrive one per line on the FIFO argv[1]; the answer, one line
@@ -28,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "supervise/activity.h"
 #include <time.h>
 
 #include "supervise/client.h"
@@ -141,6 +146,25 @@ time_env(uint64_t *t, long n, long k)
 	return 0;
 }
 
+/* time_act times n batches of k enter + leave pairs on r into t[]. */
+static sv_err
+time_act(sv_activity_region *r, uint64_t *t, long n, long k)
+{
+	sv_err err;
+
+	for (long i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		for (long j = 0; j < k; j++) {
+			if ((err = sv_activity_enter(r, "bench")) != SV_OK
+			    || (err = sv_activity_leave(r)) != SV_OK)
+				return err;
+		}
+		t[i] = now_ns() - t0;
+	}
+	return SV_OK;
+}
+
 /* reply writes "ok t0 t1 ..." to out. */
 static void
 reply(FILE *out, const uint64_t *t, long n)
@@ -157,7 +181,7 @@ reply(FILE *out, const uint64_t *t, long n)
  * input. t holds MAX_SAMPLES entries.
  */
 static void
-serve(FILE *in, FILE *out, sv_client *c, uint64_t *t)
+serve(FILE *in, FILE *out, sv_client *c, sv_activity_region *r, uint64_t *t)
 {
 	char line[MAX_LINE];
 
@@ -181,6 +205,15 @@ serve(FILE *in, FILE *out, sv_client *c, uint64_t *t)
 				reply(out, t, n);
 			else
 				fputs("err not a supervised worker\n", out);
+		} else if (sscanf(line, "act %ld %ld", &n, &k) == 2 && n > 0
+		    && n <= MAX_SAMPLES && k > 0 && k <= MAX_BATCH) {
+			sv_err err
+			    = r != NULL ? time_act(r, t, n, k) : SV_ENOTFOUND;
+			if (err == SV_OK)
+				reply(out, t, n);
+			else
+				fprintf(out, "err activity: %s\n",
+				    sv_err_name(err));
 		} else {
 			fputs("err bad command\n", out);
 		}
@@ -191,10 +224,12 @@ serve(FILE *in, FILE *out, sv_client *c, uint64_t *t)
 int
 main(int argc, char **argv)
 {
-	FILE      *in, *out;
-	sv_client *c;
-	uint64_t  *t;
-	sv_err     err;
+	FILE               *in, *out;
+	sv_client          *c;
+	sv_activity_region *r    = NULL;
+	const char         *path = getenv("SUPERVISE_ACTIVITY");
+	uint64_t           *t;
+	sv_err              err;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s CMD_FIFO REPLY_FIFO\n", argv[0]);
@@ -217,7 +252,11 @@ main(int argc, char **argv)
 			fclose(in);
 		return 1;
 	}
-	serve(in, out, c, t);
+	if (path != NULL && path[0] != '\0'
+	    && sv_activity_region_open(&r, path) != SV_OK)
+		r = NULL;
+	serve(in, out, c, r, t);
+	sv_activity_region_close(r);
 	fclose(in);
 	fclose(out);
 	free(t);

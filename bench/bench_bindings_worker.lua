@@ -6,6 +6,7 @@
 --   live N    N calls of client:whoami() on one client (sv.open), each
 --             timed on its own
 --   env N K   N samples, each the time of K sv.from_env() calls
+--   act N K   N samples, each the time of K sv.activity("bench", noop)
 --   quit      exit 0
 --
 -- Commands come one per line from the FIFO arg[1], answers go to the FIFO
@@ -44,6 +45,20 @@ local function time_env(n, k)
   return out
 end
 
+-- time_act times n batches of k sv.activity scopes (ns per batch).
+local function time_act(n, k)
+  local out, activity = {}, sv.activity
+  local noop = function() end
+  for i = 1, n do
+    local t0 = now()
+    for _ = 1, k do
+      activity("bench", noop)
+    end
+    out[i] = now() - t0
+  end
+  return out
+end
+
 -- answer returns the answer line to one command line, nil for quit.
 local function answer(client, line)
   if line == "quit" then return nil end
@@ -52,12 +67,17 @@ local function answer(client, line)
   if n and n >= 1 and n <= MAX_SAMPLES then
     t, err = time_live(client, n)
   else
-    local en, k = line:match("^env (%d+) (%d+)$")
+    local cmd, en, k = line:match("^(%a+) (%d+) (%d+)$")
     en, k = tonumber(en), tonumber(k)
-    if not (en and k and en >= 1 and en <= MAX_SAMPLES and k >= 1 and k <= MAX_BATCH) then
+    if not ((cmd == "env" or cmd == "act") and en and k and en >= 1
+        and en <= MAX_SAMPLES and k >= 1 and k <= MAX_BATCH) then
       return "err bad command"
     end
-    t, err = time_env(en, k)
+    if cmd == "env" then
+      t, err = time_env(en, k)
+    else
+      t, err = time_act(en, k)
+    end
   end
   if not t then return "err " .. tostring(err) end
   return "ok " .. table.concat(t, " ")

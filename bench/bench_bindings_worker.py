@@ -6,6 +6,8 @@ Runs under supervised and answers the commands of bench_bindings_worker.c
   live N    N calls of Client.whoami() on one client (connected by the
             warm-up), each timed on its own
   env N K   N samples, each the time of K Identity.from_env() calls
+  act N K   N samples, each the time of K ``with supervise.activity()``
+            scopes (enter + leave)
   quit      exit 0
 
 Commands come one per line from the FIFO argv[1], answers go to the FIFO
@@ -46,6 +48,20 @@ def time_env(n, k):
     return out
 
 
+def time_act(n, k):
+    """Times n batches of k activity scopes (ns per batch)."""
+    clock = time.perf_counter_ns
+    scope = supervise.activity("bench")
+    out = []
+    for _ in range(n):
+        t0 = clock()
+        for _ in range(k):
+            with scope:
+                pass
+        out.append(clock() - t0)
+    return out
+
+
 def answer(client, line):
     """Returns the answer line to one command line, or None for quit."""
     words = line.split()
@@ -60,6 +76,10 @@ def answer(client, line):
             n, k = int(words[1]), int(words[2])
             if 0 < n <= MAX_SAMPLES and 0 < k <= MAX_BATCH:
                 return "ok " + " ".join(map(str, time_env(n, k)))
+        if len(words) == 3 and words[0] == "act":
+            n, k = int(words[1]), int(words[2])
+            if 0 < n <= MAX_SAMPLES and 0 < k <= MAX_BATCH:
+                return "ok " + " ".join(map(str, time_act(n, k)))
     except supervise.Error as e:
         return "err %s" % (e,)
     except ValueError:

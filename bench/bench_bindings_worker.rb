@@ -8,6 +8,7 @@
 #   live N    N calls of Client#whoami on one client (connected by the
 #             warm-up), each timed on its own
 #   env N K   N samples, each the time of K Identity.from_env calls
+#   act N K   N samples, each the time of K Supervise.activity scopes
 #   quit      exit 0
 #
 # Commands come one per line from the FIFO ARGV[0], answers go to the FIFO
@@ -44,6 +45,15 @@ module BenchWorker
     end
   end
 
+  # time_act times n batches of k Supervise.activity scopes (ns per batch).
+  def time_act(n, k)
+    Array.new(n) do
+      t0 = now
+      k.times { Supervise.activity("bench") { nil } }
+      now - t0
+    end
+  end
+
   # answer returns the answer line to one command line, nil for quit.
   def answer(client, line)
     case line.strip
@@ -56,6 +66,11 @@ module BenchWorker
       k = Regexp.last_match(2).to_i
       ok = n.between?(1, MAX_SAMPLES) && k.between?(1, MAX_BATCH)
       ok ? "ok #{time_env(n, k).join(' ')}" : "err bad command"
+    when /\Aact (\d+) (\d+)\z/
+      n = Regexp.last_match(1).to_i
+      k = Regexp.last_match(2).to_i
+      ok = n.between?(1, MAX_SAMPLES) && k.between?(1, MAX_BATCH)
+      ok ? "ok #{time_act(n, k).join(' ')}" : "err bad command"
     else "err bad command"
     end
   rescue Supervise::Error => e

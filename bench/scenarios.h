@@ -1,8 +1,9 @@
 /*
  * scenarios.h — the interface between sv-bench's main (sv_bench.c) and its
  * seven scenarios, one file each: bench_whoami.c, bench_crash.c,
- * bench_spawn.c (issue 2), and bench_crashloop.c, bench_backoff.c,
- * bench_whoami_n.c, bench_events.c (issue 5).
+ * bench_spawn.c (issue 2), bench_crashloop.c, bench_backoff.c,
+ * bench_whoami_n.c, bench_events.c (issue 5), and bench_leases.c,
+ * bench_drain.c (issue 7).
  *
  * Design: every scenario has the same four steps, called by main in this
  * order: run (measure "ours" and its raw baseline into a result struct,
@@ -273,5 +274,114 @@ int events_rows(const struct events_result *res, struct row *rows);
 
 /* events_details prints the scenario's lines under the table. */
 void events_details(const struct events_result *res);
+
+/* ---- Issue 7: leases and drain (bits beyond harness.h's SC_ALL) ---- */
+
+#define SC_LEASES (1u << 7)
+#define SC_DRAIN  (1u << 8)
+/* Every scenario: what sv-bench runs without --only. */
+#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN)
+
+/* ---- Scenario 8: lease acquire + release rate; memory of 10,000 ---- */
+
+#define LEASES_MAX_BLOCKS  16 /* interleaved echo/lease blocks */
+#define LEASES_CLIENT_RUNS 2 /* 1 client, then LEASES_CLIENTS at once */
+#define LEASES_CLIENTS     4 /* concurrent clients of the second run */
+
+/* One throughput run: `clients` clients at once, echo and lease blocks. */
+struct leases_tp {
+	bool    ok;
+	long    clients;
+	long    blocks;
+	long    pairs; /* pairs per block, all clients together */
+	double  echo_rate[LEASES_MAX_BLOCKS]; /* echo pairs per second */
+	double  lease_rate[LEASES_MAX_BLOCKS]; /* acquire+release per s */
+	double  read_rate[LEASES_MAX_BLOCKS]; /* pairs of ListPools per s */
+	double  echo_med, lease_med, read_med; /* medians over the blocks */
+	int64_t echo_pair_med_ns, echo_pair_p99_ns; /* 1 client only */
+	int64_t lease_pair_med_ns, lease_pair_p99_ns;
+	int64_t acq_med_ns, rel_med_ns; /* 1 client: each call alone */
+	int64_t read_pair_med_ns; /* 1 client: two ListPools calls */
+};
+
+struct leases_result {
+	bool             ok; /* both throughput runs were measured */
+	struct leases_tp tp[LEASES_CLIENT_RUNS];
+	bool             mem_ok; /* the memory measurement was made */
+	long             pools, slots, sessions; /* what held the leases */
+	long             leases; /* leases held, from ListPools */
+	long             rss0_kb; /* daemon VmRSS, warmed up, no pools */
+	long             rss_pools_kb, rss_sessions_kb, rss_leases_kb;
+	long             hwm_kb; /* VmHWM at the end */
+	int64_t          fill_ns; /* time to acquire every lease */
+	char             why[256], why_mem[256];
+};
+
+/*
+ * leases_run starts the bare echo server and a daemon, and times lease
+ * acquire + release pairs (a session per client, pool of LEASES_CLIENTS
+ * slots) against pairs of echo round trips in interleaved blocks, with 1
+ * client and with LEASES_CLIENTS at once; then, on a fresh daemon, holds
+ * 10,000 leases (10 pools of 1,000 slots, 1,000 sessions) and reads the
+ * daemon's VmRSS at each stage. Returns 0, or -1 with res->why or
+ * res->why_mem set.
+ */
+int leases_run(const struct opts *o, struct leases_result *res);
+
+/* leases_rows writes the scenario's table rows to rows; returns how many. */
+int leases_rows(const struct leases_result *res, struct row *rows);
+
+/* leases_details prints the scenario's lines under the table. */
+void leases_details(const struct leases_result *res);
+
+/* ---- Scenario 9: drain of N idle workers; drain notice latency ---- */
+
+#define DRAIN_MAX_NOTICES 400 /* notice latencies measured at most */
+
+/* One drain of a whole group of idle workers. */
+struct drain_idle {
+	bool    ok;
+	long    workers; /* rows in the report */
+	long    deadline_ms; /* the drain's deadline */
+	int64_t done_ns; /* drain call to the first report seen done */
+	int64_t call_ns; /* the drain call itself */
+	int64_t up_ns; /* scale-up until every worker had stamped */
+	long    max_exit_ms; /* the report's largest time_to_exit_ms */
+	long    min_exit_ms, med_exit_ms; /* its smallest and median */
+	long    killed, acked, exited, signalled, reaped;
+	long    polls; /* GetDrain calls until done */
+};
+
+struct drain_result {
+	bool              ok; /* every part was measured */
+	struct drain_idle cooperative; /* workers that exit on the signal */
+	struct drain_idle ignoring; /* workers killed at the deadline */
+	bool              raw_ok; /* the raw baseline was measured */
+	int64_t           raw_kill_ns; /* sv-bench SIGKILLs + reaps N itself */
+	long              n; /* notice latencies measured */
+	long         unconfirmed; /* workers not sure of their subscription */
+	int64_t      lat[DRAIN_MAX_NOTICES]; /* drain call to notice */
+	int64_t      rtt[DRAIN_MAX_NOTICES]; /* drain call's own duration */
+	struct stats s_lat, s_rtt;
+	char         why[256];
+};
+
+/*
+ * drain_run starts a daemon with three groups: listening workers
+ * (sv-bench-drain listen), drained one at a time to time the notice from
+ * the drain call to its receipt in the worker; then o->workers idle
+ * stamp workers drained at once (they exit on the drain signal), and
+ * o->workers idle workers that ignore it (killed at the deadline), each
+ * drain followed with GetDrain until done; and, as the floor of the last
+ * one, sv-bench SIGKILLing and reaping o->workers idle stamp workers of
+ * its own. Returns 0, or -1 with res->why.
+ */
+int drain_run(const struct opts *o, struct drain_result *res);
+
+/* drain_rows writes the scenario's table rows to rows; returns how many. */
+int drain_rows(const struct drain_result *res, struct row *rows);
+
+/* drain_details prints the scenario's lines under the table. */
+void drain_details(const struct drain_result *res);
 
 #endif /* SV_BENCH_SCENARIOS_H */

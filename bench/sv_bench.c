@@ -10,7 +10,9 @@
  * scenarios of scenarios.h that --only selects (all by default) in order
  * (whoami round trip, crash to replacement, spawning N workers, crash-loop
  * throughput, backoff accuracy, whoami vs the number of workers, restart
- * latency with a slow event subscriber), samples the load again, and
+ * latency with a slow event subscriber; lease acquire + release rate and
+ * memory, drain of N idle workers and drain notice latency), samples the
+ * load again, and
  * prints the table (each scenario's rows, then the "clean stops" row of
  * every daemon the harness stopped), each scenario's detail lines, the load
  * line and the reasons for whatever could not be measured. bench/README.md
@@ -18,9 +20,11 @@
  *
  * Files: harness.[ch] (what the scenarios share), evsub.[ch] (the event
  * stream subscriber), bench_whoami.c, bench_crash.c, bench_spawn.c,
- * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c (one
- * scenario each), bench_wire.[ch] (the report datagrams), stamp_worker.c
- * (sv-bench-stamp, the trivial worker).
+ * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c,
+ * bench_leases.c, bench_drain.c (one scenario each), bench_wire.[ch] (the
+ * report datagrams), stamp_worker.c (sv-bench-stamp, the trivial worker),
+ * drain_worker.c and drain_wire.h (sv-bench-drain, the drain scenario's
+ * worker, and its report datagram).
  *
  * Exit status: 0 when every measurement was made (whatever PASS/MISS says),
  * 1 when one could not be made, 2 on a usage error.
@@ -50,7 +54,7 @@ usage(FILE *f)
 	    " 20 kills, 100 workers, 1 round, 10000 events, shorter"
 	    " windows\n"
 	    "  --only LIST  run only these scenarios, comma-separated: whoami,"
-	    " crash, spawn, loop, backoff, whoami-n, events\n"
+	    " crash, spawn, loop, backoff, whoami-n, events, leases, drain\n"
 	    "  --kills N    kills in the crash-to-replacement measurement"
 	    " (default 200)\n"
 	    "  --workers N  workers spawned in the spawn measurement"
@@ -85,6 +89,8 @@ static const struct {
     {"backoff", SC_BACKOFF},
     {"whoami-n", SC_WHON},
     {"events", SC_EVENTS},
+    {"leases", SC_LEASES},
+    {"drain", SC_DRAIN},
 };
 
 /* parse_only turns "a,b,c" into scenario bits; 0 on an unknown name. */
@@ -169,7 +175,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->rounds  = rounds > 0 ? rounds : (o->quick ? 1 : 5);
 	o->events  = events > 0 ? events : (o->quick ? 10000 : 100000);
 	if (o->only == 0)
-		o->only = SC_ALL;
+		o->only = SC_EVERY;
 	if (o->rtts < o->blocks)
 		o->blocks = o->rtts;
 	return 0;
@@ -195,7 +201,7 @@ print_header(const struct opts *o, long nofile)
 	       "%ld kills, %ld workers x %ld rounds, %ld events%s%s\n",
 	    o->rtts, o->blocks, o->kills, o->workers, o->rounds, o->events,
 	    o->quick ? " (--quick)" : "",
-	    o->only != SC_ALL ? " (--only: some scenarios)" : "");
+	    o->only != SC_EVERY ? " (--only: some scenarios)" : "");
 }
 
 /* The results of every scenario, in table order. */
@@ -207,6 +213,8 @@ struct results {
 	struct backoff_result backoff;
 	struct whon_result    whon;
 	struct events_result  events;
+	struct leases_result  leases;
+	struct drain_result   drain;
 };
 
 /*
@@ -229,6 +237,9 @@ print_failures(const struct results *r)
 	    {"backoff delays", r->backoff.why},
 	    {"whoami vs workers", r->whon.why},
 	    {"restart latency with a slow subscriber", r->events.why},
+	    {"lease acquire + release rate", r->leases.why},
+	    {"memory of 10000 leases", r->leases.why_mem},
+	    {"drain", r->drain.why},
 	};
 	size_t i;
 
@@ -263,6 +274,10 @@ run_all(const struct opts *o, struct results *r)
 		made &= whon_run(o, &r->whon) == 0;
 	if (o->only & SC_EVENTS)
 		made &= events_run(o, &r->events) == 0;
+	if (o->only & SC_LEASES)
+		made &= leases_run(o, &r->leases) == 0;
+	if (o->only & SC_DRAIN)
+		made &= drain_run(o, &r->drain) == 0;
 	return made;
 }
 
@@ -270,7 +285,7 @@ run_all(const struct opts *o, struct results *r)
 static void
 print_rows(const struct opts *o, const struct results *r)
 {
-	struct row rows[32];
+	struct row rows[48];
 	int        i, n = 0;
 
 	if (o->only & SC_WHOAMI)
@@ -287,6 +302,10 @@ print_rows(const struct opts *o, const struct results *r)
 		n += whon_rows(&r->whon, rows + n);
 	if (o->only & SC_EVENTS)
 		n += events_rows(&r->events, rows + n);
+	if (o->only & SC_LEASES)
+		n += leases_rows(&r->leases, rows + n);
+	if (o->only & SC_DRAIN)
+		n += drain_rows(&r->drain, rows + n);
 	stops_row(&rows[n++]);
 	print_table_header();
 	for (i = 0; i < n; i++)
@@ -305,7 +324,10 @@ print_details(const struct opts *o, const struct results *r)
 	    " before scaling up; crash loop = posix_spawn + pidfd poll +"
 	    " waitpid loop of the same program; backoff = the configured"
 	    " delay; whoami-n = the same worker with 1 worker supervised;"
-	    " slow subscriber = the same kills with no slow subscriber.\n",
+	    " slow subscriber = the same kills with no slow subscriber;"
+	    " leases = pairs of bare echo round trips (2 per acquire +"
+	    " release) from the same clients; drain = the drain's"
+	    " deadline.\n",
 	    WHOAMI_ECHO_PAYLOAD);
 	if (o->only & SC_WHOAMI)
 		whoami_details(&r->whoami);
@@ -321,6 +343,10 @@ print_details(const struct opts *o, const struct results *r)
 		whon_details(&r->whon);
 	if (o->only & SC_EVENTS)
 		events_details(&r->events);
+	if (o->only & SC_LEASES)
+		leases_details(&r->leases);
+	if (o->only & SC_DRAIN)
+		drain_details(&r->drain);
 }
 
 /* ------------------------------------------------------------------ */

@@ -87,6 +87,7 @@ cli_cmd_fn cmd_drain; /* cmd_drain.c */
 cli_cmd_fn cmd_restart_any;
 cli_cmd_fn cmd_drain_ack;
 cli_cmd_fn cmd_drain_extend;
+cli_cmd_fn cmd_top; /* cmd_top.c */
 
 /*
  * cli_opt returns the value of the last option name (without "--") given
@@ -176,6 +177,19 @@ void cli_fmt_trunc(char *buf, size_t size, const char *s, size_t max);
  * is written as "".
  */
 void cli_put_clean(FILE *f, const char *s);
+
+/*
+ * cli_fmt_activity writes worker i's activity cell into buf (size bytes,
+ * terminated): "N NAME AGE" ("2 request: db query 1.5s", NAME cut to
+ * CLI_TEXT_COL_MAX bytes), or "" when the worker is idle (cmd_top.c).
+ */
+void cli_fmt_activity(char *buf, size_t size, const sv_workers *w, size_t i);
+
+/*
+ * cli_status_show prints w as `status` does: the table, or the JSON array
+ * with --json (cmd_status.c).
+ */
+void cli_status_show(const struct cli *cli, const sv_workers *w);
 
 /* cli_kind_name returns "process", "thread" or "unspecified". */
 const char *cli_kind_name(sv_kind kind);

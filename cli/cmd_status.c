@@ -34,6 +34,7 @@ struct status_row {
 	const char *ready;
 	char        uptime[CLI_UPTIME_BUFSZ];
 	char        purpose[CLI_TEXT_COL_MAX + 1];
+	char        activity[CLI_TEXT_COL_MAX + 48];
 	char        status[CLI_TEXT_COL_MAX + 1];
 };
 
@@ -47,12 +48,14 @@ enum {
 	COL_READY,
 	COL_UPTIME,
 	COL_PURPOSE,
+	COL_ACTIVITY,
 	COL_STATUS,
 	COL_N
 };
 
-static const char *const status_headers[COL_N] = {"GROUP", "ORDINAL",
-    "GENERATION", "PID", "STATE", "READY", "UPTIME", "PURPOSE", "STATUS"};
+static const char *const status_headers[COL_N]
+    = {"GROUP", "ORDINAL", "GENERATION", "PID", "STATE", "READY", "UPTIME",
+        "PURPOSE", "ACTIVITY", "STATUS"};
 
 /* status_cells formats the cells of worker i of w into *row. */
 static void
@@ -79,6 +82,7 @@ status_cells(const sv_workers *w, size_t i, struct status_row *row)
 	    sv_workers_purpose(w, i), CLI_TEXT_COL_MAX);
 	cli_fmt_trunc(row->status, sizeof row->status,
 	    status[0] != '\0' ? status : "-", CLI_TEXT_COL_MAX);
+	cli_fmt_activity(row->activity, sizeof row->activity, w, i);
 }
 
 /*
@@ -111,14 +115,15 @@ status_table(const sv_workers *w)
 		const char *cells[COL_STATUS];
 
 		status_cells(w, i, &row);
-		cells[COL_GROUP]   = sv_workers_group(w, i);
-		cells[COL_ORDINAL] = row.ordinal;
-		cells[COL_GEN]     = row.generation;
-		cells[COL_PID]     = row.pid;
-		cells[COL_STATE]   = sv_state_name(sv_workers_state(w, i));
-		cells[COL_READY]   = row.ready;
-		cells[COL_UPTIME]  = row.uptime;
-		cells[COL_PURPOSE] = row.purpose;
+		cells[COL_GROUP]    = sv_workers_group(w, i);
+		cells[COL_ORDINAL]  = row.ordinal;
+		cells[COL_GEN]      = row.generation;
+		cells[COL_PID]      = row.pid;
+		cells[COL_STATE]    = sv_state_name(sv_workers_state(w, i));
+		cells[COL_READY]    = row.ready;
+		cells[COL_UPTIME]   = row.uptime;
+		cells[COL_PURPOSE]  = row.purpose;
+		cells[COL_ACTIVITY] = row.activity;
 		for (c = 0; c < COL_STATUS; c++)
 			if (strlen(cells[c]) > width[c])
 				width[c] = strlen(cells[c]);
@@ -127,7 +132,7 @@ status_table(const sv_workers *w)
 	for (c = 0; c < COL_STATUS; c++)
 		status_cell(status_headers[c], width[c],
 		    c != COL_GROUP && c != COL_STATE && c != COL_READY
-		        && c != COL_PURPOSE);
+		        && c != COL_PURPOSE && c != COL_ACTIVITY);
 	puts(status_headers[COL_STATUS]);
 	for (i = 0; i < n; i++) {
 		status_cells(w, i, &row);
@@ -140,6 +145,7 @@ status_table(const sv_workers *w)
 		status_cell(row.ready, width[COL_READY], 0);
 		status_cell(row.uptime, width[COL_UPTIME], 1);
 		status_cell(row.purpose, width[COL_PURPOSE], 0);
+		status_cell(row.activity, width[COL_ACTIVITY], 0);
 		cli_put_clean(stdout, row.status);
 		putchar('\n');
 	}
@@ -213,9 +219,25 @@ status_json(const sv_workers *w)
 		printf("%" PRIu64, sv_workers_restart_in_ms(w, i));
 		json_key(stdout, &first, "status_text");
 		json_string(stdout, sv_workers_status_text(w, i));
+		json_key(stdout, &first, "activities");
+		printf("%" PRIu32, sv_workers_activities(w, i));
+		json_key(stdout, &first, "activity");
+		json_string(stdout, sv_workers_activity(w, i));
+		json_key(stdout, &first, "activity_age_ms");
+		printf("%" PRIu64, sv_workers_activity_age_ms(w, i));
 		fputs(i + 1 < n ? "},\n" : "}\n", stdout);
 	}
 	puts("]");
+}
+
+/* cli_status_show prints w as status does (also for top, cmd_top.c). */
+void
+cli_status_show(const struct cli *cli, const sv_workers *w)
+{
+	if (cli->json)
+		status_json(w);
+	else
+		status_table(w);
 }
 
 /* cmd_status lists the workers of every group, or of argv[0]. */

@@ -58,6 +58,7 @@ static const char *const main_drain_ack_opts[] = {"served", NULL};
 static const char *const main_spawn_opts[]
     = {"count", "purpose", "max-count", "cwd", "env", "set", NULL};
 static const char *const main_events_opts[] = {"count", "for", NULL};
+static const char *const main_top_opts[]    = {"count", "for", NULL};
 
 static const char *const main_session_opts[] = {"session", NULL};
 static const char *const main_lease_opts[] = {"slot", "wait", "session", NULL};
@@ -100,6 +101,8 @@ static const struct main_command main_commands[] = {
         "heartbeat [-- PROGRAM [ARGS...]]", NULL},
     {"events", cmd_events, 0, 1,
         "events [GROUP[/ORDINAL]] [--count N] [--for MS]", main_events_opts},
+    {"top", cmd_top, 0, 1, "top [GROUP] [--count N] [--for MS]",
+        main_top_opts},
     {"leases", cmd_leases, 0, 1, "leases [POOL] [--session ID]",
         main_session_opts},
     {"pools", cmd_pools, 0, 0, "pools", NULL},
@@ -155,6 +158,11 @@ main_usage(FILE *f)
 	    "                           follow the event stream live, one line"
 	    " per event,\n"
 	    "                           until interrupted, N events or MS"
+	    " milliseconds\n"
+	    "  top [GROUP] [--count N] [--for MS]\n"
+	    "                           status with activities, refreshed"
+	    " every 500 ms,\n"
+	    "                           until interrupted, N refreshes or MS"
 	    " milliseconds\n"
 	    "Control:\n"
 	    "  scale GROUP N            set the number of workers of GROUP to"

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "core/ordinal.h"
+#include "core/subworker.h"
 #include "paths.h"
 #include "wire/wire.h"
 
@@ -155,7 +156,8 @@ svd_env_reserved(const char *e)
 {
 	static const char *const names[] = {"SUPERVISE_URL", "SUPERVISE_GROUP",
 	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
-	    "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_FDS", "NOTIFY_SOCKET"};
+	    "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_FDS", "NOTIFY_SOCKET",
+	    "SUPERVISE_ACTIVITY"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(names[i]);
@@ -196,7 +198,7 @@ static const char *const cfg_group_keys[] = {"name", "argv", "count",
     "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
     "admin", "notify_access", "user", "group", "die_with_supervisor",
     "sockets", "drain_timeout_ms", "drain_extend_max_ms", "drain_signal",
-    NULL};
+    "max_subworkers", "activity", NULL};
 
 static const char *const cfg_top_keys[] = {"socket_dir", "state_dir",
     "stop_timeout_ms", "log_file", "strategy", "groups", "pools", NULL};
@@ -619,6 +621,7 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		return cfg_fail(c, s, base, "must be a group { ... }");
 	}
 	g->max_count = SVD_DEFAULT_MAX;
+	g->activity  = true;
 	svd_default_policy(&g->pol, stop_default);
 
 	for (int i = 0; i < config_setting_length(s); i++) {
@@ -676,10 +679,15 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
 			g->max_count = (uint32_t) v;
 			have_max     = true;
+		} else if (strcmp(name, "max_subworkers") == 0) {
+			err = cfg_int(c, e, key, 1, SV_SUBW_MAX, &v);
+			g->max_subworkers = (uint32_t) v;
 		} else if (strcmp(name, "admin") == 0) {
 			err = cfg_bool(c, e, key, &g->admin);
 		} else if (strcmp(name, "die_with_supervisor") == 0) {
 			err = cfg_bool(c, e, key, &g->die_with_supervisor);
+		} else if (strcmp(name, "activity") == 0) {
+			err = cfg_bool(c, e, key, &g->activity);
 		} else if (strcmp(name, "sockets") == 0) {
 			err = cfg_sockets(c, e, key, g);
 		} else if (strcmp(name, "user") == 0) {

@@ -59,6 +59,8 @@ typedef struct svd_group_config {
 	sv_creds creds; /* resolved at load time (shell/privileges.h) */
 	svd_socket_config *sockets; /* [nsockets], handed to every worker */
 	size_t             nsockets;
+	uint32_t max_subworkers; /* live sub-workers per process; 0: 256 */
+	bool     activity; /* hand each worker an activity region (true) */
 } svd_group_config;
 
 /* A lease pool of the config's `pools` list (config_pools.c). */

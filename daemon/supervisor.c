@@ -29,10 +29,12 @@
 
 #include "core/pidmap.h"
 #include "core/supervision.h"
+#include "activity.h"
 #include "drain.h"
 #include "events.h"
 #include "leases.h"
 #include "notify.h"
+#include "subworkers.h"
 #include "shell/cgroup.h"
 #include "shell/loop.h"
 #include "shell/procinfo.h"
@@ -70,6 +72,7 @@ typedef struct svd_proc {
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
 	bool       adopted; /* started by a predecessor: not our child */
+	svd_act   *act; /* its activity region, or NULL (activity.h) */
 } svd_proc;
 
 /* The shell's side of a group: its config and per-seat records. */
@@ -113,6 +116,8 @@ struct svd_sup {
 	sv_cgtree        *cg; /* per-worker cgroups, or NULL */
 	svd_state        *state; /* the journal, or NULL */
 	svd_leases       *leases; /* the lease shell (leases.h) */
+	svd_subw         *subw; /* sub-workers (subworkers.h) */
+	svd_activity     *act; /* activity regions (activity.h), or NULL */
 	uint64_t          epoch; /* grows with each supervisor on a state */
 	sv_io             notify_io;
 	unsigned long     notify_drops; /* datagrams refused */
@@ -983,13 +988,15 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	int          pidfd, eno = ENOMEM, procsfd = -1;
 	uint64_t     now;
 	sv_cgleaf   *leaf = NULL;
+	svd_act     *act  = NULL;
+	char         v_act[SVD_ACTIVITY_ENV_MAX];
 
 	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
 		sv_core_spawn_failed(s->core, t, EAGAIN, sv_loop_now_ms());
 		return;
 	}
 	k    = g->nenvbase;
-	envp = malloc((k + 9) * sizeof(*envp));
+	envp = malloc((k + 10) * sizeof(*envp));
 	if (envp == NULL) {
 		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
 		return;
@@ -1017,6 +1024,12 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		snprintf(v_notify, sizeof(v_notify), "NOTIFY_SOCKET=%s",
 		    svd_notify_path(s->notify));
 		envp[k++] = v_notify;
+	}
+	if (g->cfg->activity
+	    && svd_activity_begin(s->act, g->cfg->name, t.ordinal,
+	           t.generation, &g->cfg->creds, &act, v_act, sizeof(v_act))
+	        == SV_OK) {
+		envp[k++] = v_act;
 	}
 	envp[k] = NULL;
 
@@ -1052,6 +1065,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	req.pass_fds        = svd_sockets_fds(g->sockets, &req.npass_fds);
 	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
 		free(envp);
+		svd_activity_end(s->act, act);
 		if (procsfd >= 0) {
 			close(procsfd);
 		}
@@ -1072,6 +1086,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	p->pidfd   = pidfd;
 	p->guard   = 0;
 	p->adopted = false;
+	p->act     = act;
 	/* What tells this process from a later one with its pid, for the
 	 * journal (a zombie still has it, so this cannot fail for a child). */
 	if (s->state != NULL
@@ -1096,10 +1111,13 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		p->pidfd = -1;
 		sv_cgtree_release(s->cg, p->cg);
 		p->cg = NULL;
+		svd_activity_end(s->act, p->act);
+		p->act = NULL;
 		sv_core_spawn_failed(s->core, t, ENOMEM, now);
 		return;
 	}
 	sv_core_spawned(s->core, t, pid, now);
+	svd_subw_attach(s->subw, t, pid, g->cfg->max_subworkers);
 }
 
 /* sup_is_worker tells sv_reaper_collect whether pid is a worker. */
@@ -1184,6 +1202,10 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
 	svd_leases_worker_gone(s->leases, p->key);
+	svd_subw_worker_gone(s->subw, p->key); /* its sub-workers too */
+	/* Its activity region goes too: no stale stack is ever shown. */
+	svd_activity_end(s->act, p->act);
+	p->act = NULL;
 	sup_run_effects(s);
 }
 
@@ -1261,6 +1283,7 @@ gsh_free(svd_gsh *g)
 			if (g->procs[o].pidfd >= 0) {
 				close(g->procs[o].pidfd);
 			}
+			svd_activity_drop(g->procs[o].act);
 		}
 	}
 	free(g->procs);
@@ -1409,6 +1432,9 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 	p->adopted    = true;
 	p->start_time = jp->start_time;
 	p->io         = (sv_io) {pidfd, proc_exit_cb, p};
+	/* The region the predecessor made for it, if any (activity.h). */
+	p->act = svd_activity_adopt(
+	    s->act, g->cfg->name, ordinal, jp->generation);
 	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
 	    || sv_core_restore(
 	           s->core, g->id, ordinal, floor, &a, sv_loop_now_ms())
@@ -1416,11 +1442,15 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 		sv_loop_del_io(s->loop, &p->io);
 		(void) sv_pidmap_del(&s->pids, p->pid);
 		p->pidfd = -1;
+		svd_activity_end(s->act, p->act);
+		p->act = NULL;
 		to_kill(pidfd, (pid_t) jp->pid, "cannot watch it",
 		    g->cfg->name, ordinal);
 		(void) sv_core_restore(
 		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		return;
 	}
+	svd_subw_attach(s->subw, key, jp->pid, g->cfg->max_subworkers);
 }
 
 /* to_seat takes over one seat of a journaled group (g NULL: the group is
@@ -1823,7 +1853,8 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	}
 	if ((err = sv_loop_create(&s->loop)) != SV_OK
-	    || (err = sv_core_create(cfg->strategy, &s->core)) != SV_OK) {
+	    || (err = sv_core_create(cfg->strategy, &s->core)) != SV_OK
+	    || (err = svd_subw_create(s->loop, &s->subw)) != SV_OK) {
 		goto fail;
 	}
 	if ((s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
@@ -1857,6 +1888,12 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 			goto fail;
 		}
 	}
+	/* Without a socket directory (a test) workers get no region. */
+	if (cfg->socket_dir != NULL
+	    && (err = svd_activity_create(cfg->socket_dir, &s->act))
+	        != SV_OK) {
+		goto fail;
+	}
 	*supp = s;
 	return SV_OK;
 fail:
@@ -1881,6 +1918,8 @@ svd_sup_destroy(svd_sup *s)
 	/* The leases' timers live in the loop: they go first. */
 	svd_leases_destroy(s->leases);
 	s->leases = NULL;
+	svd_subw_destroy(s->subw); /* its child watches are in the loop */
+	s->subw = NULL;
 	/* The loop first: destroying it touches timers that may still be
 	 * armed, and those live in the groups. */
 	sv_loop_destroy(s->loop);
@@ -1889,6 +1928,7 @@ svd_sup_destroy(svd_sup *s)
 		gsh_free(s->gsh[i]);
 	}
 	free(s->gsh);
+	svd_activity_destroy(s->act);
 	while ((r = s->qhead) != NULL) {
 		s->qhead = r->next;
 		if (r->msg != NULL) {
@@ -1977,6 +2017,7 @@ typedef struct req_ctx {
 	char             token[48];
 	bool             peer_gone; /* the connecting process has exited */
 	svd_lease_defer *defer; /* a waiting acquire parks here, or NULL */
+	int              peer_pidfd; /* of the connecting process, or -1 */
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -2089,7 +2130,7 @@ static const char *const req_features[] = {"identity", "admin.list",
     "admin.start_worker", "admin.terminate_worker", "admin.list.pages",
     "ready", "heartbeat", "events", "admin.create_group", "admin.delete_group",
     "durable", "leases", "admin.drain", "admin.rolling_restart", "drain",
-    "leases.sessions", "leases.pools"};
+    "leases.sessions", "leases.pools", "subworkers", "activity"};
 
 /* req_hello answers Hello with the version and features. */
 static sv_err
@@ -2226,6 +2267,11 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 		id->draining             = true;
 		id->drain_deadline_in_ms = dl > now ? dl - now : 0;
 	}
+	/* A registered child is answered as its sub-worker (v1.4). */
+	if (c->arena[2] == NULL) {
+		(void) svd_subw_whoami(
+		    c->s->subw, (int64_t) c->pid, g->name, id, &c->arena[2]);
+	}
 	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
 	c->rep.identity  = id;
 	return SV_OK;
@@ -2303,6 +2349,19 @@ worker_state(sv_seat_state st)
 	}
 }
 
+/* proc_activity fills a WorkerStatus's activity fields from p's region
+ * (activity.h: read at most every 100 ms; nothing when idle). */
+static void
+proc_activity(
+    svd_sup *s, svd_proc *p, Supervise__V1__WorkerStatus *w, uint64_t now)
+{
+	const char *name;
+
+	svd_activity_get(
+	    s->act, p->act, now, &w->activities, &name, &w->activity_age_ms);
+	w->activity = (char *) name;
+}
+
 /* seat_status fills a WorkerStatus from a seat. */
 static void
 seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
@@ -2332,6 +2391,7 @@ seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
 		svd_proc *p   = proc_find(s, key);
 		if (p != NULL) {
 			w->status_text = p->status;
+			proc_activity(s, p, w, now);
 		}
 	}
 	w->state         = worker_state(ss);
@@ -2385,6 +2445,13 @@ old_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
 	             : SUPERVISE__V1__WORKER_STATE__WORKER_STATE_RUNNING;
 	w->ready          = p->ready;
 	w->uptime_ms      = now - p->started_ms;
+	{
+		sv_wkey   key = {g->id, st->ordinal, p->generation};
+		svd_proc *op  = proc_find(s, key);
+		if (op != NULL) {
+			proc_activity(s, op, w, now);
+		}
+	}
 	if (p->draining) {
 		w->draining = true;
 		w->drain_deadline_in_ms
@@ -3113,6 +3180,75 @@ req_drain_worker(req_ctx *c, req_drain_rep *r, bool ack)
 	return SV_OK;
 }
 
+/* ---- sub-workers (subworkers.h, docs/subworkers.md) -----------------------
+ */
+
+/* Reply storage of the sub-worker requests (in the arena). */
+typedef struct req_subw_rep {
+	Supervise__V1__Identity               id;
+	Supervise__V1__Frame                  fr;
+	Supervise__V1__Frame                 *frames[1];
+	Supervise__V1__RegisterSubWorkerReply reg;
+	Supervise__V1__ReleaseSubWorkerReply  rel;
+} req_subw_rep;
+
+/* req_subworkers answers RegisterSubWorker and ReleaseSubWorker through
+ * the sub-worker shell, with the caller as the kernel tells it; false for
+ * any other body. A registration's identity is the caller's process's
+ * (WhoAmI) made the sub-worker's. */
+static bool
+req_subworkers(req_ctx *c, sv_err *errp)
+{
+	svd_subw_caller sc = {0};
+	sv_subw_grant   g  = {0};
+	req_subw_rep   *r;
+
+	if (!svd_subw_is_request(c->req)) {
+		return false;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		*errp = req_err(c, SV_EINTERNAL, "out of memory");
+		return true;
+	}
+	c->arena[1] = r;
+	sc.pid      = c->peer_gone ? 0 : (int64_t) c->pid;
+	sc.ppid     = sc.pid > 0 ? (int64_t) proc_ppid((long) sc.pid) : -1;
+	sc.pidfd    = c->peer_pidfd;
+	sc.is_worker
+	    = sc.pid > 0 && sv_pidmap_get(&c->s->pids, (long) sc.pid, &sc.key);
+	sc.emsg    = c->emsg;
+	sc.emsglen = c->emsglen;
+	if ((*errp = svd_subw_handle(c->s->subw, c->req, &sc, &g)) != SV_OK) {
+		return true;
+	}
+	if (c->req->body_case
+	    == SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER) {
+		supervise__v1__release_sub_worker_reply__init(&r->rel);
+		c->rep.body_case
+		    = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER_REPLY;
+		c->rep.release_sub_worker_reply = &r->rel;
+		return true;
+	}
+	supervise__v1__identity__init(&r->id);
+	supervise__v1__frame__init(&r->fr);
+	supervise__v1__register_sub_worker_reply__init(&r->reg);
+	if ((*errp = req_whoami(c, &r->id, &r->fr, r->frames)) != SV_OK) {
+		return true;
+	}
+	if (c->arena[0] == NULL
+	    && svd_subw_fill(c->s->subw, &g, r->id.group, &r->id, &c->arena[0])
+	        != SV_OK) {
+		*errp = req_err(c, SV_EINTERNAL, "cannot make the identity");
+		return true;
+	}
+	r->reg.identity = &r->id;
+	r->reg.again    = g.again;
+	c->rep.body_case
+	    = SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER_REPLY;
+	c->rep.register_sub_worker_reply = &r->reg;
+	return true;
+}
+
 /* req_drain routes the drain requests; false for any other body. */
 static bool
 req_drain(req_ctx *c, sv_err *errp)
@@ -3225,7 +3361,7 @@ req_handle(req_ctx *c, nng_msg **replyp)
 		err = req_ready_heartbeat(c, false, &ack);
 		break;
 	default:
-		if (req_drain(c, &err)) {
+		if (req_drain(c, &err) || req_subworkers(c, &err)) {
 			break;
 		}
 		if (req_leases(c, &err)) {
@@ -3287,8 +3423,9 @@ sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	    = {s, NULL, peer_pid, peer_uid, SUPERVISE__V1__ENVELOPE__INIT,
 	        emsg, sizeof(emsg), {NULL, NULL, NULL}, "", false};
 
-	emsg[0] = '\0';
-	c.defer = defer;
+	emsg[0]      = '\0';
+	c.defer      = defer;
+	c.peer_pidfd = peer_pidfd;
 	/* Asked right before the answer, on the thread that answers: a
 	 * pidfd that is readable means the process has exited. */
 	if (peer_pidfd >= 0) {

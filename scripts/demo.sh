@@ -3,10 +3,12 @@
 # bounded identities.
 #
 # It installs the Debian packages it needs (scripts/install-deps.sh), builds
-# into build/, then runs supervised in the foreground with five groups:
+# into build/, then runs supervised in the foreground with six groups:
 #   web    3 C workers      (examples/whoami_worker.c, libsupervise client)
 #   shell  1 shell worker   (examples/whoami_worker.sh, env + supervisectl)
 #   py     2 Python workers (bindings/python, ctypes over libsupervise)
+#   pythreads 1 Python worker with 2 threads, each a sub-worker printing
+#          its context [process p, thread t] (docs/subworkers.md)
 #   rb     2 Ruby workers   (bindings/ruby, ruby-ffi over libsupervise)
 #   lua    1 Lua worker     (bindings/lua, a C module for Lua 5.4)
 # Every worker prints who it is. The demo then kills web[1] with SIGKILL and
@@ -61,6 +63,13 @@ groups = (
     env = [ "PYTHONPATH=$ROOT/bindings/python" ];
   },
   {
+    name = "pythreads";
+    argv = [ "/usr/bin/python3", "$ROOT/bindings/python/examples/threads_worker.py" ];
+    count = 1;
+    purpose = "show thread sub-workers from Python";
+    env = [ "PYTHONPATH=$ROOT/bindings/python" ];
+  },
+  {
     name = "rb";
     argv = [ "ruby", "-I", "$ROOT/bindings/ruby/lib", "$ROOT/bindings/ruby/examples/whoami_worker.rb" ];
     count = 2;
@@ -104,7 +113,7 @@ step "starting supervised --config $TMP/demo.conf --foreground"
 "$BIN/daemon/supervised" --config "$TMP/demo.conf" --foreground &
 DPID=$!
 wait_for "$CTL" hello
-wait_for running 9
+wait_for running 10
 sleep 0.3 # let the workers' own lines reach the terminal first
 step "supervisectl status"
 "$CTL" status
@@ -117,7 +126,7 @@ sleep 0.3
 
 step "supervisectl scale web 4: ordinal 3 appears"
 "$CTL" scale web 4
-wait_for running 10
+wait_for running 11
 sleep 0.3
 "$CTL" status web
 

@@ -80,7 +80,7 @@ static const range_rule ranges[] = {
     {130, 131, RANGE_OPEN, KIND_REQ | KIND_REP},
     {132, 169, RANGE_RESERVED, KIND_REQ | KIND_REP},
     {170, 199, RANGE_OPEN, KIND_REQ | KIND_REP},
-    {200, 229, RANGE_RESERVED, KIND_REQ | KIND_REP},
+    {200, 229, RANGE_OPEN, KIND_REQ | KIND_REP},
     {230, 499, RANGE_FUTURE, KIND_REQ | KIND_REP},
 };
 #define NRANGES (sizeof(ranges) / sizeof(ranges[0]))
@@ -143,6 +143,10 @@ static const body_rule bodies[] = {
     {171, "session", false, NULL, 0, SV_OK},
     {172, "renew_session", true, "leases.sessions", 171, SV_ENOTFOUND},
     {173, "close_session", true, "leases.sessions", 171, SV_OK},
+    {200, "register_sub_worker", true, "subworkers", 201, SV_EBADREQ},
+    {201, "register_sub_worker_reply", false, NULL, 0, SV_OK},
+    {202, "release_sub_worker", true, "subworkers", 203, SV_EBADREQ},
+    {203, "release_sub_worker_reply", false, NULL, 0, SV_OK},
 };
 #define NBODIES (sizeof(bodies) / sizeof(bodies[0]))
 
@@ -172,6 +176,7 @@ static const field_feature field_features[] = {
     {"admin.list.pages", "list_workers", "page_token"},
     {"events", "hello_reply", "events_url"},
     {"durable", "hello_reply", "epoch"},
+    {"activity", "worker_status", "activities"},
 };
 #define NFIELD_FEATURES (sizeof(field_features) / sizeof(field_features[0]))
 

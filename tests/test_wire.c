@@ -361,10 +361,10 @@ static void
 test_unknown_body(void **state)
 {
 	/* version=1 (field 1 varint), request_id=5 (field 2 varint),
-	 * field 200 length-delimited, 2 bytes. Tag 200<<3|2 = 1602 =
-	 * varint c2 0c. */
+	 * field 499 (unassigned) length-delimited, 2 bytes. Tag 499<<3|2 =
+	 * 3994 = varint 9a 1f. */
 	const uint8_t msg[]
-	    = {0x08, 0x01, 0x10, 0x05, 0xc2, 0x0c, 0x02, 0x08, 0x01};
+	    = {0x08, 0x01, 0x10, 0x05, 0x9a, 0x1f, 0x02, 0x08, 0x01};
 	svw_env *o   = NULL;
 	uint64_t rid = 0;
 

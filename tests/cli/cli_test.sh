@@ -305,7 +305,7 @@ check "ordinals 0 and 1 of test are running" wait_for 10 both_running
 run status test
 expect_rc 0 "status test"
 check "status header" \
-	bash -c 'head -n 1 "$1" | grep -qE "^GROUP +ORDINAL +GENERATION +PID +STATE +READY +UPTIME +PURPOSE +STATUS$"' _ "$tmp/out"
+	bash -c 'head -n 1 "$1" | grep -qE "^GROUP +ORDINAL +GENERATION +PID +STATE +READY +UPTIME +PURPOSE +ACTIVITY +STATUS$"' _ "$tmp/out"
 check "status test has exactly ordinals 0 1" ordinals_are test "0 1"
 check "pid of test/0 is a live /bin/sleep" is_sleep "$(pid_of test 0)"
 check "pid of test/1 is a live /bin/sleep" is_sleep "$(pid_of test 1)"
@@ -327,7 +327,8 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 keys = {"group", "ordinal", "generation", "pid", "state", "uptime_ms",
         "purpose", "restarts", "last_exit_code", "last_signal", "ready",
-        "fast_failures", "restart_in_ms", "status_text"}
+        "fast_failures", "restart_in_ms", "status_text", "activities",
+        "activity", "activity_age_ms"}
 assert isinstance(rows, list) and len(rows) == 2, rows
 for r in rows:
     assert set(r) == keys, sorted(r)
@@ -335,8 +336,18 @@ for r in rows:
     assert r["state"] == "running" and r["pid"] > 0, r
     assert r["ready"] is True and r["status_text"] == "", r
     assert r["fast_failures"] == 0 and r["restart_in_ms"] == 0, r
+    assert (r["activities"], r["activity"]) == (0, ""), r
 assert [r["ordinal"] for r in rows] == [0, 1], rows
 ' "$tmp/out"
+# top: a live status; not a tty here, so one block per refresh
+run top test --count 2
+expect_rc 0 "top test --count 2"
+check "top printed 2 blocks, each a header line and the table" \
+	bash -c '[ "$(grep -cE "^[0-9T:.-]+Z +2 workers, 0 busy$" "$1")" = 2 ] && [ "$(grep -cE "^GROUP .* ACTIVITY +STATUS$" "$1")" = 2 ]' _ "$tmp/out"
+run top test --for 0
+expect_rc 0 "top test --for 0 (one refresh)"
+run top test --count 0
+expect_rc 100 "top --count 0 is a usage error"
 
 # ---- whoami ------------------------------------------------------------------
 

@@ -573,12 +573,13 @@ test_version_and_unknown_body(void **state)
 	it_ctx          *ctx           = *state;
 	static const int unsupported[] = {EC(UNSUPPORTED_VERSION)};
 	static const int unknown[]     = {EC(UNKNOWN_MESSAGE)};
-	/* version=1, request_id=42, field 200 varint 5: c0 0c = tag 1600. */
+	/* version=1, request_id=42, field 499 (unassigned; 200 became
+	 * RegisterSubWorker in v1.4) varint 5: 98 1f = tag 3992. */
 	static const uint8_t f200_varint[]
-	    = {0x08, 0x01, 0x10, 0x2a, 0xc0, 0x0c, 0x05};
-	/* version=1, request_id=43, field 200 bytes "hi": c2 0c = 1602. */
+	    = {0x08, 0x01, 0x10, 0x2a, 0x98, 0x1f, 0x05};
+	/* version=1, request_id=43, field 499 bytes "hi": 9a 1f = 3994. */
 	static const uint8_t f200_bytes[]
-	    = {0x08, 0x01, 0x10, 0x2b, 0xc2, 0x0c, 0x02, 'h', 'i'};
+	    = {0x08, 0x01, 0x10, 0x2b, 0x9a, 0x1f, 0x02, 'h', 'i'};
 	struct raw_reply r;
 	uint8_t         *buf;
 	size_t           len;
@@ -626,28 +627,28 @@ test_version_and_unknown_body(void **state)
 	}
 	expect_still_serving(ctx, "a version 2 envelope");
 
-	/* Only an unknown field 200 (varint): a body kind we do not know. */
+	/* Only an unknown field 499 (varint): a body kind we do not know. */
 	raw_request(ctx, f200_varint, sizeof(f200_varint), &r);
-	expect_error("unknown field 200 (varint)", &r, unknown, 1, false);
+	expect_error("unknown field 499 (varint)", &r, unknown, 1, false);
 	assert_int_equal(r.env->request_id, 42);
 	raw_reply_free(&r);
 
-	/* The same with a length-delimited field 200. */
+	/* The same with a length-delimited field 499. */
 	raw_request(ctx, f200_bytes, sizeof(f200_bytes), &r);
-	expect_error("unknown field 200 (bytes)", &r, unknown, 1, false);
+	expect_error("unknown field 499 (bytes)", &r, unknown, 1, false);
 	assert_int_equal(r.env->request_id, 43);
 	raw_reply_free(&r);
-	expect_still_serving(ctx, "unknown field 200");
+	expect_still_serving(ctx, "unknown field 499");
 
 	/* A known body plus an unknown field: the field is ignored. */
 	buf = pack_hello(1, 44, &len);
-	memcpy(buf + len, (const uint8_t[]) {0xc0, 0x0c, 0x05}, 3);
+	memcpy(buf + len, (const uint8_t[]) {0x98, 0x1f, 0x05}, 3);
 	raw_request(ctx, buf, len + 3, &r);
 	free(buf);
 	assert_int_equal(r.rv, 0);
 	assert_non_null(r.env);
 	if (r.env->body_case != BODY(HELLO_REPLY))
-		fail_msg("Hello + unknown field 200: reply body %d, not "
+		fail_msg("Hello + unknown field 499: reply body %d, not "
 		         "HelloReply (unknown fields must be ignored)",
 		    (int) r.env->body_case);
 	assert_int_equal(r.env->request_id, 44);

@@ -64,6 +64,7 @@
 
 #include <supervise/client.h>
 
+#include "activity.h"
 #include "prelude.h"
 
 #if LUA_VERSION_NUM < 504
@@ -2306,6 +2307,8 @@ luaopen_supervise(lua_State *L)
 		lua_pushcclosure(L, lsv_module_call, 1);
 		lua_setfield(L, -2, lsv_requests[i].name);
 	}
+	/* supervise.activity, supervise.activity_depth (activity.c) */
+	lsv_activity_register(L);
 	/* Error codes by name: supervise.ENOTFOUND == 4, ... */
 #define LSV_ERR_CONST_(name, value, msg) \
 	lua_pushinteger(L, value);       \

@@ -48,6 +48,8 @@ from .events import Event, Events, events
 from .leases import Lease, Pool, Session
 from .drain import Drain, DrainedWorker, DrainNotice, DrainReport
 from .identity import ENV_URL, Frame, Identity, Kind
+from .subworker import child_identity, subworker, thread_identity
+from ._activity import activity, depth as activity_depth
 
 __version__ = "0.1.0"
 
@@ -167,6 +169,8 @@ __all__ = [
     "Lease", "Pool", "Session", "lease", "leases", "session",
     "Drain", "DrainNotice", "DrainReport", "DrainedWorker", "draining",
     "drain_extend", "drain_ack",
+    "thread_identity", "subworker", "child_identity",
+    "activity", "activity_depth",
     # One class per sv_err code, in code order (errors.CLASS_NAMES).
     "BadRequest", "UnsupportedVersion", "UnknownMessage", "NotFound",
     "PermissionDenied", "Exhausted", "Busy", "TooLarge", "InternalError",

@@ -98,6 +98,11 @@ _PROTOTYPES = {
     "sv_identity_frame": (_int, [_vp, _size, _pint, _pu32, _pcp]),
     "sv_identity_parent": (_int, [_vp, _pint, _pu32, _pcp]),
     "sv_identity_free": (None, [_vp]),
+    # sub-workers (v1.4, subworker.py)
+    "sv_identity_frame_generation": (_int, [_vp, _size, _pu64]),
+    "sv_client_subworker_register": (_int, [_vp, _int, _cp, _i64, _i64,
+                                            _int, _pvp, _pint]),
+    "sv_client_subworker_release": (_int, [_vp, _vp, _int]),
     # list / status
     "sv_client_list": (_int, [_vp, _cp, _int, _pvp]),
     "sv_client_status": (_int, [_vp, _cp, _u32, _int, _pvp]),
@@ -219,6 +224,12 @@ _PROTOTYPES = {
     "sv_drain_report_time_to_exit_ms": (_u64, [_vp, _size]),
     "sv_drain_report_served": (_u64, [_vp, _size]),
     "sv_drain_report_free": (None, [_vp]),
+    # activity.h (activity.py)
+    "sv_activity_region_open": (_int, [_pvp, _cp]),
+    "sv_activity_region_close": (None, [_vp]),
+    "sv_activity_enter": (_int, [_vp, _cp]),
+    "sv_activity_leave": (_int, [_vp]),
+    "sv_activity_depth": (_int, [_vp, _pu32]),
 }
 
 

@@ -200,6 +200,12 @@ SV_API sv_err sv_identity_parent(const sv_identity *id, sv_kind *kindp,
     uint32_t *ordinalp, const char **namep);
 /* sv_identity_free frees id. NULL is ignored. */
 SV_API void sv_identity_free(sv_identity *id);
+/*
+ * v1.4: sv_identity_frame_generation stores the generation of frame i in
+ * *genp (0 from servers before v1.4). Errors: SV_EINVAL (i out of range).
+ */
+SV_API sv_err sv_identity_frame_generation(
+    const sv_identity *id, size_t i, uint64_t *genp);
 
 /*
  * sv_client_list lists the workers of group, or of every group when group
@@ -244,6 +250,11 @@ SV_API const char *sv_workers_status_text(const sv_workers *w, size_t i);
 /* v1.3: told to drain, and the time left before SIGKILL */
 SV_API int      sv_workers_draining(const sv_workers *w, size_t i);
 SV_API uint64_t sv_workers_drain_deadline_in_ms(const sv_workers *w, size_t i);
+/* v1.4: in-flight activities (0 when idle), the oldest one's composed name
+ * ("" when idle) and its age (docs/activity.md) */
+SV_API uint32_t    sv_workers_activities(const sv_workers *w, size_t i);
+SV_API const char *sv_workers_activity(const sv_workers *w, size_t i);
+SV_API uint64_t    sv_workers_activity_age_ms(const sv_workers *w, size_t i);
 /* sv_workers_free frees w. NULL is ignored. */
 SV_API void sv_workers_free(sv_workers *w);
 
@@ -677,6 +688,39 @@ SV_API uint64_t sv_drain_report_time_to_exit_ms(
 SV_API uint64_t sv_drain_report_served(const sv_drain_report *r, size_t i);
 /* sv_drain_report_free frees a report. NULL is ignored. */
 SV_API void sv_drain_report_free(sv_drain_report *r);
+
+/* ---- Sub-workers: threads and forked children (docs/subworkers.md) -------
+ * Feature "subworkers" (v1.4). Implemented in client/subworker.c. */
+
+/*
+ * sv_client_subworker_register makes a sub-worker of the caller and stores
+ * its identity in *identityp (free it with sv_identity_free): kind
+ * SV_KIND_THREAD registers a thread of the calling worker process under
+ * label (1..64 bytes, the thread's name or role; tid its kernel tid or 0);
+ * SV_KIND_PROCESS registers the calling process, a forked child of a
+ * worker (label optional, may be NULL; tid ignored). number is a wanted
+ * sub-ordinal, or -1 for any. The identity's ordinal and generation are the
+ * sub-ordinal and sub-generation, its context [process p, thread or process
+ * n] and its parent the process frame. *againp (may be NULL) is set to 1
+ * when it was registered already (the same number comes back).
+ * Errors: SV_EINVAL, SV_ENOTWORKER, SV_ETOOLARGE (a third level),
+ * SV_EPERM, SV_ECONFLICT, SV_EEXHAUSTED, SV_EUNKNOWNMSG (server before
+ * v1.4), SV_ETIMEDOUT, SV_ECLOSED, SV_EPROTO, SV_ENOMEM.
+ */
+SV_API sv_err sv_client_subworker_register(sv_client *client, sv_kind kind,
+    const char *label, int64_t number, int64_t tid, int timeout_ms,
+    sv_identity **identityp, int *againp);
+
+/*
+ * sv_client_subworker_release ends the sub-worker that identity (from
+ * sv_client_subworker_register) names: a thread by its process, a child by
+ * itself. Releasing a grant that is no longer current is a successful
+ * no-op. identity stays the caller's.
+ * Errors: SV_EINVAL, SV_EPERM, SV_ENOTFOUND, SV_ETIMEDOUT, SV_ECLOSED,
+ * SV_EPROTO.
+ */
+SV_API sv_err sv_client_subworker_release(
+    sv_client *client, const sv_identity *identity, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -523,6 +523,29 @@ sv_identity_parent(const sv_identity *id, sv_kind *kindp, uint32_t *ordinalp,
 	return SV_OK;
 }
 
+sv_err
+sv_identity_frame_generation(const sv_identity *id, size_t i, uint64_t *genp)
+{
+	if (id == NULL || genp == NULL || i >= id->env->identity->n_context) {
+		return SV_EINVAL;
+	}
+	*genp = id->env->identity->context[i]->generation;
+	return SV_OK;
+}
+
+sv_err
+svc_identity(svw_env *env, sv_identity **identityp)
+{
+	sv_identity *out = malloc(sizeof(*out));
+
+	if (out == NULL) {
+		return SV_ENOMEM;
+	}
+	out->env   = env;
+	*identityp = out;
+	return SV_OK;
+}
+
 void
 sv_identity_free(sv_identity *id)
 {
@@ -723,6 +746,9 @@ CL_WORKER_FIELD(uint64_t, restart_in_ms, restart_in_ms, 0)
 CL_WORKER_FIELD(const char *, status_text, status_text, "")
 CL_WORKER_FIELD(int, draining, draining, 0)
 CL_WORKER_FIELD(uint64_t, drain_deadline_in_ms, drain_deadline_in_ms, 0)
+CL_WORKER_FIELD(uint32_t, activities, activities, 0)
+CL_WORKER_FIELD(const char *, activity, activity, "")
+CL_WORKER_FIELD(uint64_t, activity_age_ms, activity_age_ms, 0)
 
 void
 sv_workers_free(sv_workers *w)

@@ -24,4 +24,11 @@ sv_err svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 /* svc_fail keeps detail as c's error message and returns err. */
 sv_err svc_fail(sv_client *c, sv_err err, const char *detail);
 
+/*
+ * svc_identity wraps env, whose body must be an Identity, into a new
+ * sv_identity handle that owns it (subworker.c). Errors: SV_ENOMEM (env is
+ * then still the caller's).
+ */
+sv_err svc_identity(svw_env *env, sv_identity **identityp);
+
 #endif /* SV_CLIENT_CALL_H */

@@ -174,7 +174,13 @@ module Supervise
       [:sv_drain_report_killed, %i[pointer size_t], :int, false],
       [:sv_drain_report_time_to_exit_ms, %i[pointer size_t], :uint64, false],
       [:sv_drain_report_served, %i[pointer size_t], :uint64, false],
-      [:sv_drain_report_free, [:pointer], :void, false]
+      [:sv_drain_report_free, [:pointer], :void, false],
+      # activity.h (activity.rb): no system call, never blocks
+      [:sv_activity_region_open, %i[pointer string], :int, false],
+      [:sv_activity_region_close, [:pointer], :void, false],
+      [:sv_activity_enter, %i[pointer string], :int, false],
+      [:sv_activity_leave, [:pointer], :int, false],
+      [:sv_activity_depth, %i[pointer pointer], :int, false]
     ].freeze
 
     @load_lock = Mutex.new

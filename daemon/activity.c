@@ -1,0 +1,273 @@
+/*
+ * activity.c — region files of workers and the daemon's reading of them
+ * (design in activity.h, format and model in docs/activity.md). The only
+ * reader of a region's bytes is core/activity_view.c, given a copy made
+ * with pread: never a mapping of a file the worker can shrink.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "core/activity_view.h"
+#include "log.h"
+#include "supervise/activity.h"
+
+/* Longest directory path (SOCKET_DIR/activity). */
+#define ACT_DIR_MAX 900u
+/* Longest file name: two numbers, dots and a group name of 64 bytes. */
+#define ACT_NAME_MAX 128u
+
+struct svd_activity {
+	char      dir[ACT_DIR_MAX];
+	bool      made; /* the directory exists and is ours */
+	uint64_t *buf; /* SV_ACTIVITY_REGION_SIZE bytes, 8-aligned */
+};
+
+struct svd_act {
+	int              fd; /* read-only, the daemon's */
+	char             name[ACT_NAME_MAX];
+	bool             have; /* view holds a read */
+	uint64_t         read_ms; /* when view was read */
+	sv_activity_view view;
+};
+
+sv_err
+svd_activity_create(const char *socket_dir, svd_activity **ap)
+{
+	svd_activity *a;
+	int           n;
+
+	if (socket_dir == NULL || ap == NULL) {
+		return SV_EINVAL;
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		return SV_ENOMEM;
+	}
+	n = snprintf(a->dir, sizeof(a->dir), "%s/activity", socket_dir);
+	if (n < 0 || (size_t) n >= sizeof(a->dir)) {
+		free(a);
+		return SV_EINVAL;
+	}
+	*ap = a;
+	return SV_OK;
+}
+
+void
+svd_activity_destroy(svd_activity *a)
+{
+	if (a == NULL) {
+		return;
+	}
+	free(a->buf);
+	free(a);
+}
+
+/* act_dir makes the directory on first use: ours, mode 0711, not a
+ * symlink. Returns false (and logs) when it cannot be used. */
+static bool
+act_dir(svd_activity *a)
+{
+	struct stat st;
+
+	if (a->made) {
+		return true;
+	}
+	if (mkdir(a->dir, 0711) != 0 && errno != EEXIST) {
+		svd_log(
+		    "activity: cannot create %s: %s", a->dir, strerror(errno));
+		return false;
+	}
+	if (lstat(a->dir, &st) != 0 || !S_ISDIR(st.st_mode)
+	    || st.st_uid != geteuid()) {
+		svd_log("activity: %s is not a directory of ours", a->dir);
+		return false;
+	}
+	if ((st.st_mode & 07777) != 0711 && chmod(a->dir, 0711) != 0) {
+		svd_log(
+		    "activity: cannot chmod %s: %s", a->dir, strerror(errno));
+		return false;
+	}
+	a->made = true;
+	return true;
+}
+
+/* act_name writes the file name of a worker's region. */
+static bool
+act_name(char *buf, size_t len, const char *group, uint32_t ordinal,
+    uint64_t generation)
+{
+	int n = snprintf(buf, len, "%" PRIu32 ".%" PRIu64 ".%s", ordinal,
+	    generation, group);
+
+	return n > 0 && (size_t) n < len && strchr(group, '/') == NULL;
+}
+
+sv_err
+svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
+    uint64_t generation, const sv_creds *creds, svd_act **actp, char *env,
+    size_t envlen)
+{
+	svd_act *act;
+	int      dfd, n;
+
+	if (a == NULL || group == NULL || actp == NULL || env == NULL) {
+		return SV_EINVAL;
+	}
+	if (!act_dir(a)) {
+		return SV_ESYSTEM;
+	}
+	if ((act = calloc(1, sizeof(*act))) == NULL) {
+		return SV_ENOMEM;
+	}
+	act->fd = -1;
+	n       = snprintf(env, envlen, "SUPERVISE_ACTIVITY=%s/", a->dir);
+	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
+	    || n < 0 || (size_t) n + strlen(act->name) >= envlen) {
+		free(act);
+		return SV_EINVAL;
+	}
+	memcpy(env + n, act->name, strlen(act->name) + 1);
+	dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		free(act);
+		return SV_ESYSTEM;
+	}
+	/* A file of the same name is a leftover of a dead worker. */
+	(void) unlinkat(dfd, act->name, 0);
+	act->fd = openat(dfd, act->name,
+	    O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (act->fd < 0
+	    || (creds != NULL && creds->set
+	        && fchown(act->fd, creds->uid, creds->gid) != 0)) {
+		svd_log("activity: cannot create %s/%s: %s", a->dir, act->name,
+		    strerror(errno));
+		if (act->fd >= 0) {
+			close(act->fd);
+			(void) unlinkat(dfd, act->name, 0);
+		}
+		close(dfd);
+		free(act);
+		return SV_ESYSTEM;
+	}
+	close(dfd);
+	*actp = act;
+	return SV_OK;
+}
+
+svd_act *
+svd_activity_adopt(
+    svd_activity *a, const char *group, uint32_t ordinal, uint64_t generation)
+{
+	svd_act *act;
+	int      dfd;
+
+	if (a == NULL || group == NULL || !act_dir(a)
+	    || (act = calloc(1, sizeof(*act))) == NULL) {
+		return NULL;
+	}
+	act->fd = -1;
+	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
+	    || (dfd = open(
+	            a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+	        < 0) {
+		free(act);
+		return NULL;
+	}
+	act->fd = openat(dfd, act->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (act->fd < 0) {
+		free(act);
+		return NULL;
+	}
+	return act;
+}
+
+void
+svd_activity_end(svd_activity *a, svd_act *act)
+{
+	int dfd;
+
+	if (act == NULL) {
+		return;
+	}
+	close(act->fd);
+	if (a != NULL
+	    && (dfd = open(
+	            a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+	        >= 0) {
+		(void) unlinkat(dfd, act->name, 0);
+		close(dfd);
+	}
+	free(act);
+}
+
+void
+svd_activity_drop(svd_act *act)
+{
+	if (act == NULL) {
+		return;
+	}
+	close(act->fd);
+	free(act);
+}
+
+/* act_now_ns reads CLOCK_MONOTONIC, the clock the writers stamp with. */
+static uint64_t
+act_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* act_read takes a fresh copy of the region with pread and reads it. */
+static void
+act_read(svd_activity *a, svd_act *act, uint64_t now_ms)
+{
+	ssize_t got;
+
+	if (a->buf == NULL
+	    && (a->buf = malloc(SV_ACTIVITY_REGION_SIZE)) == NULL) {
+		return;
+	}
+	got = pread(act->fd, a->buf, SV_ACTIVITY_REGION_SIZE, 0);
+	/* Short, empty or failed: an INVALID view, shown as nothing. */
+	(void) sv_activity_view_read(
+	    a->buf, got > 0 ? (size_t) got : 0, act_now_ns(), &act->view);
+	act->have    = true;
+	act->read_ms = now_ms;
+}
+
+void
+svd_activity_get(svd_activity *a, svd_act *act, uint64_t now_ms,
+    uint32_t *countp, const char **namep, uint64_t *agep)
+{
+	uint64_t age;
+
+	*countp = 0;
+	*namep  = "";
+	*agep   = 0;
+	if (a == NULL || act == NULL) {
+		return;
+	}
+	if (!act->have || now_ms < act->read_ms
+	    || now_ms - act->read_ms >= SVD_ACTIVITY_MAX_AGE_MS) {
+		act_read(a, act, now_ms);
+	}
+	if (!act->have || act->view.state != SV_ACTIVITY_BUSY) {
+		return;
+	}
+	/* A reused view ages with the clock. */
+	age     = act->view.oldest_age_ns / 1000000u + (now_ms - act->read_ms);
+	*countp = act->view.activities;
+	*namep  = act->view.oldest_name;
+	*agep   = age;
+}

@@ -1,0 +1,314 @@
+/*
+ * integration_subworkers.c — sub-workers end to end (issue 8, "Nested
+ * workers"; docs/subworkers.md): a real supervised and sv-subworker
+ * workers that register threads and a forked child.
+ *
+ * Checked:
+ *   - a worker's three threads t0..t2 get the numbers 0..2 (each once),
+ *     kind THREAD, context [process p, thread t], parent {PROCESS, p} with
+ *     the worker's generation;
+ *   - a released thread registered again gets the same number with the
+ *     next sub-generation; a re-claim without a release answers again=1
+ *     with the same number and sub-generation;
+ *   - the forked child gets [process p, process 0]; its own WhoAmI answers
+ *     that sub-worker identity (kind PROCESS, its pid, parent p);
+ *   - two workers' thread 0 are told apart by the parent frame;
+ *   - when a worker is killed, its numbers are reclaimed: its next
+ *     generation's threads take their numbers again by label with the
+ *     sub-generations going on, and its new child gets number 0 again;
+ *   - a process that is no worker is refused (NOT_A_WORKER); the feature
+ *     is advertised.
+ * Every wait polls with a deadline; processes are ended by pid.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CALL    IT_CALL_MS
+#define NEVENTS 9 /* reports of one worker's script */
+
+static char sw_path[512]; /* sv-subworker */
+
+/* A report of sv-subworker, parsed. */
+typedef struct sw_rep {
+	long      pid;
+	char      ev[16], label[16];
+	int       rc, kind, pkind, again;
+	long      ord, pord;
+	long long gen, pgen, pid2;
+	size_t    nctx;
+} sw_rep;
+
+/* sw_field reads "key=value" of raw into buf. */
+static bool
+sw_field(const char *raw, const char *key, char *buf, size_t len)
+{
+	char        pat[32];
+	const char *p;
+	size_t      n = 0;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	if ((p = strstr(raw, pat)) == NULL) {
+		return false;
+	}
+	p += strlen(pat);
+	while (p[n] != '\0' && p[n] != ' ' && n + 1 < len) {
+		n++;
+	}
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return true;
+}
+
+/* sw_num reads the number of key in raw (-1 when absent). */
+static long long
+sw_num(const char *raw, const char *key)
+{
+	char v[32];
+	return sw_field(raw, key, v, sizeof(v)) ? strtoll(v, NULL, 10) : -1;
+}
+
+/* sw_recv waits for the next report. */
+static void
+sw_recv(it_ctx *ctx, sw_rep *r)
+{
+	struct it_report ir;
+
+	if (it_recv_report(ctx, IT_REPORT_MS, &ir) != 0) {
+		fail_msg("no sub-worker report within %d ms", IT_REPORT_MS);
+	}
+	memset(r, 0, sizeof(*r));
+	r->pid = ir.pid;
+	if (!sw_field(ir.raw, "ev", r->ev, sizeof(r->ev))
+	    || !sw_field(ir.raw, "label", r->label, sizeof(r->label))) {
+		fail_msg("bad report: %s", ir.raw);
+	}
+	r->rc    = (int) sw_num(ir.raw, "rc");
+	r->ord   = (long) sw_num(ir.raw, "ord");
+	r->gen   = sw_num(ir.raw, "gen");
+	r->kind  = (int) sw_num(ir.raw, "kind");
+	r->nctx  = (size_t) sw_num(ir.raw, "nctx");
+	r->pid2  = sw_num(ir.raw, "pid2");
+	r->pkind = (int) sw_num(ir.raw, "pkind");
+	r->pord  = (long) sw_num(ir.raw, "pord");
+	r->pgen  = sw_num(ir.raw, "pgen");
+	r->again = (int) sw_num(ir.raw, "again");
+	if (r->rc != SV_OK) {
+		fail_msg("%s %s: rc %d: %s", r->ev, r->label, r->rc, ir.raw);
+	}
+}
+
+/* One worker's script, as reported. */
+typedef struct sw_run {
+	long   pid; /* the worker's */
+	sw_rep thread[3]; /* by label t0..t2 */
+	sw_rep release, rethread, again, child, childwho;
+} sw_run;
+
+/* sw_collect gathers the reports of n workers (in any interleaving). */
+static void
+sw_collect(it_ctx *ctx, sw_run *runs, size_t n)
+{
+	size_t nrun = 0;
+
+	memset(runs, 0, n * sizeof(*runs));
+	for (size_t k = 0; k < n * NEVENTS; k++) {
+		sw_rep  r;
+		sw_run *run = NULL;
+		sw_recv(ctx, &r);
+		for (size_t i = 0; run == NULL && i < nrun; i++) {
+			if (runs[i].pid == r.pid) {
+				run = &runs[i];
+			}
+		}
+		if (run == NULL) {
+			if (nrun == n) {
+				fail_msg("a report of a %zuth process", n + 1);
+			}
+			run      = &runs[nrun++];
+			run->pid = r.pid;
+		}
+		if (strcmp(r.ev, "thread") == 0) {
+			int i = r.label[1] - '0';
+			assert_true(i >= 0 && i < 3);
+			run->thread[i] = r;
+		} else if (strcmp(r.ev, "release") == 0) {
+			run->release = r;
+		} else if (strcmp(r.ev, "rethread") == 0) {
+			run->rethread = r;
+		} else if (strcmp(r.ev, "again") == 0) {
+			run->again = r;
+		} else if (strcmp(r.ev, "child") == 0) {
+			run->child = r;
+		} else if (strcmp(r.ev, "childwho") == 0) {
+			run->childwho = r;
+		}
+	}
+}
+
+/* sw_check asserts one worker's script: ordinal is the worker's. */
+static void
+sw_check(const sw_run *run, long ordinal, long long wgen)
+{
+	bool seen[3] = {false, false, false};
+
+	for (int i = 0; i < 3; i++) {
+		const sw_rep *t = &run->thread[i];
+		assert_int_equal(t->kind, SV_KIND_THREAD);
+		assert_int_equal(t->nctx, 2);
+		assert_int_equal(t->pkind, SV_KIND_PROCESS);
+		assert_int_equal(t->pord, ordinal);
+		assert_int_equal(t->pgen, wgen);
+		assert_int_equal(t->pid2, run->pid);
+		assert_true(t->ord >= 0 && t->ord < 3);
+		assert_false(seen[t->ord]);
+		seen[t->ord] = true;
+		assert_int_equal(t->again, 0);
+	}
+	/* t1 released and back: the same number, the next sub-generation. */
+	assert_int_equal(run->rethread.ord, run->thread[1].ord);
+	assert_int_equal(run->rethread.gen, run->thread[1].gen + 1);
+	assert_int_equal(run->rethread.again, 0);
+	/* t0 claimed again while held: unchanged, again. */
+	assert_int_equal(run->again.ord, run->thread[0].ord);
+	assert_int_equal(run->again.gen, run->thread[0].gen);
+	assert_int_equal(run->again.again, 1);
+	/* The child: [process p, process 0], also from its own WhoAmI. */
+	assert_int_equal(run->child.kind, SV_KIND_PROCESS);
+	assert_int_equal(run->child.ord, 0);
+	assert_int_equal(run->child.nctx, 2);
+	assert_int_equal(run->child.pord, ordinal);
+	assert_int_equal(run->child.pgen, wgen);
+	assert_int_not_equal(run->child.pid2, run->pid);
+	assert_int_equal(run->childwho.kind, SV_KIND_PROCESS);
+	assert_int_equal(run->childwho.ord, run->child.ord);
+	assert_int_equal(run->childwho.gen, run->child.gen);
+	assert_int_equal(run->childwho.pid2, run->child.pid2);
+	assert_int_equal(run->childwho.nctx, 2);
+	assert_int_equal(run->childwho.pord, ordinal);
+}
+
+/* sw_ordinal finds the ordinal and generation of worker pid. */
+static void
+sw_ordinal(it_ctx *ctx, long pid, long *ordinal, long long *gen)
+{
+	sv_workers *w = NULL;
+
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < sv_workers_count(w); i++) {
+		if (sv_workers_pid(w, i) == pid) {
+			*ordinal = (long) sv_workers_ordinal(w, i);
+			*gen     = (long long) sv_workers_generation(w, i);
+			sv_workers_free(w);
+			return;
+		}
+	}
+	sv_workers_free(w);
+	fail_msg("pid %ld is not a worker of web", pid);
+}
+
+static int
+setup(void **state)
+{
+	static const struct it_group g[] = {
+	    {.name = "web", .count = 2, .program = sw_path},
+	};
+	return it_setup_groups(state, g, 1);
+}
+
+/* Two workers, threads and a child each; then one is killed and its next
+ * generation registers again. */
+static void
+test_subworkers(void **state)
+{
+	it_ctx      *ctx = *state;
+	sw_run       runs[2], again[1];
+	long         ord[2];
+	long long    gen[2], ngen;
+	long         nord;
+	sv_identity *id      = NULL;
+	sv_hello    *h       = NULL;
+	bool         feature = false;
+
+	IT_PASS(ctx, sv_client_hello(ctx->client, CALL, &h));
+	for (size_t i = 0; i < sv_hello_feature_count(h); i++) {
+		feature = feature
+		    || strcmp(sv_hello_feature(h, i), "subworkers") == 0;
+	}
+	assert_true(feature);
+	assert_true(sv_hello_minor_version(h) >= 4);
+	sv_hello_free(h);
+
+	sw_collect(ctx, runs, 2);
+	for (int i = 0; i < 2; i++) {
+		sw_ordinal(ctx, runs[i].pid, &ord[i], &gen[i]);
+		sw_check(&runs[i], ord[i], gen[i]);
+	}
+	/* Thread 0 of each worker: the same number, told apart by the
+	 * parent frame. */
+	for (int i = 0; i < 2; i++) {
+		for (int t = 0; t < 3; t++) {
+			if (runs[i].thread[t].ord == 0) {
+				assert_int_equal(
+				    runs[i].thread[t].pord, ord[i]);
+			}
+		}
+	}
+	assert_int_not_equal(ord[0], ord[1]);
+
+	/* The test process is no worker, and its parent is none either. */
+	IT_FAIL(ctx,
+	    sv_client_subworker_register(
+	        ctx->client, SV_KIND_THREAD, "x", -1, 0, CALL, &id, NULL),
+	    SV_ENOTWORKER);
+	IT_FAIL(ctx,
+	    sv_client_subworker_register(
+	        ctx->client, SV_KIND_PROCESS, NULL, -1, 0, CALL, &id, NULL),
+	    SV_ENOTWORKER);
+
+	/* Kill the first worker: its numbers are reclaimed, and its next
+	 * generation's threads take them again by label, sub-generations
+	 * going on (a process that was never reclaimed would leave its
+	 * successor a fresh table, starting at 0). */
+	assert_int_equal(kill((pid_t) runs[0].pid, SIGKILL), 0);
+	sw_collect(ctx, again, 1);
+	sw_ordinal(ctx, again[0].pid, &nord, &ngen);
+	assert_int_equal(nord, ord[0]);
+	assert_true(ngen > gen[0]);
+	sw_check(&again[0], nord, ngen);
+	for (int t = 0; t < 3; t++) {
+		const sw_rep *o = &runs[0].thread[t], *n = &again[0].thread[t];
+		if (t == 1) {
+			o = &runs[0].rethread;
+		}
+		assert_int_equal(n->ord, o->ord);
+		assert_true(n->gen > o->gen);
+	}
+	/* The old child died with its worker; the new one takes number 0 with
+	 * the next sub-generation. */
+	assert_int_equal(again[0].child.ord, 0);
+	assert_int_equal(again[0].child.gen, runs[0].child.gen + 1);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        test_subworkers, setup, it_teardown),
+	};
+	char tw[512];
+
+	it_args(argc, argv);
+	snprintf(tw, sizeof(tw), "%s", it_worker_program());
+	snprintf(sw_path, sizeof(sw_path), "%s/sv-subworker", dirname(tw));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_subworkers", tests, NULL, NULL));
+}
