@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fxring.h"
 #include "core/lease.h"
 
 typedef struct lslot {
@@ -70,65 +71,41 @@ typedef struct lsession {
 } lsession;
 
 struct sv_lease_core {
-	uint32_t     epoch;
-	lpool       *pools[SV_LEASE_MAX_POOLS];
-	uint32_t     npools;
-	lsession    *sessions;
-	uint32_t     nsessions, capsessions;
-	uint32_t     next_lease; /* counters of ids within this epoch */
-	uint32_t     next_session;
-	uint64_t     next_waiter;
-	uint64_t     guards; /* source of timer guards */
-	sv_pidmap    index; /* lease id -> (pool id, slot) */
-	size_t       nleases;
-	sv_lease_fx *fx; /* ring of pending effects */
-	size_t       fx_cap, fx_head, fx_n;
-	bool         fx_lost;
+	uint32_t  epoch;
+	lpool    *pools[SV_LEASE_MAX_POOLS];
+	uint32_t  npools;
+	lsession *sessions;
+	uint32_t  nsessions, capsessions;
+	uint32_t  next_lease; /* counters of ids within this epoch */
+	uint32_t  next_session;
+	uint64_t  next_waiter;
+	uint64_t  guards; /* source of timer guards */
+	sv_pidmap index; /* lease id -> (pool id, slot) */
+	size_t    nleases;
+	sv_fxring fx; /* pending effects (core/fxring.h) */
 };
 
 /* ---- tables and effect queue ---------------------------------------------
  */
 
-/* fx_push appends an effect; on allocation failure it is dropped and
- * fx_lost is set (as in supervision.c). */
+/* fx_push queues an effect; out of memory, it is dropped and fx.lost
+ * is set (core/fxring.h). */
 static void
 fx_push(sv_lease_core *c, const sv_lease_fx *fx)
 {
-	if (c->fx_n == c->fx_cap) {
-		size_t       cap = c->fx_cap == 0 ? 64 : c->fx_cap * 2;
-		sv_lease_fx *n   = malloc(cap * sizeof(*n));
-		if (n == NULL) {
-			c->fx_lost = true;
-			return;
-		}
-		for (size_t i = 0; i < c->fx_n; i++) {
-			n[i] = c->fx[(c->fx_head + i) % c->fx_cap];
-		}
-		free(c->fx);
-		c->fx      = n;
-		c->fx_cap  = cap;
-		c->fx_head = 0;
-	}
-	c->fx[(c->fx_head + c->fx_n) % c->fx_cap] = *fx;
-	c->fx_n++;
+	sv_fxring_push(&c->fx, fx);
 }
 
 bool
 sv_lease_pop_effect(sv_lease_core *c, sv_lease_fx *fx)
 {
-	if (c->fx_n == 0) {
-		return false;
-	}
-	*fx        = c->fx[c->fx_head];
-	c->fx_head = (c->fx_head + 1) % c->fx_cap;
-	c->fx_n--;
-	return true;
+	return sv_fxring_pop(&c->fx, fx);
 }
 
 bool
 sv_lease_effects_lost(const sv_lease_core *c)
 {
-	return c->fx_lost;
+	return c->fx.lost;
 }
 
 /* info_of describes the lease on slot i of pool p. */
@@ -725,6 +702,7 @@ sv_lease_core_create(uint32_t epoch, sv_lease_core **cp)
 	}
 	c->epoch = epoch;
 	sv_pidmap_init(&c->index);
+	sv_fxring_init(&c->fx, sizeof(sv_lease_fx));
 	*cp = c;
 	return SV_OK;
 }
@@ -742,7 +720,7 @@ sv_lease_core_destroy(sv_lease_core *c)
 	}
 	sv_pidmap_fini(&c->index);
 	free(c->sessions);
-	free(c->fx);
+	sv_fxring_fini(&c->fx);
 	free(c);
 }
 

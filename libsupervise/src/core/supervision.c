@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fxring.h"
 #include "core/supervision.h"
 
 typedef enum plan_phase {
@@ -40,49 +41,25 @@ struct sv_core {
 		uint64_t    guard;
 	} plan;
 	sv_drains drains; /* reports of drains and rolls */
-	sv_fx    *fx; /* ring of pending effects */
-	size_t    fx_cap, fx_head, fx_n;
-	bool      fx_lost; /* an effect could not be queued (out of memory) */
+	sv_fxring fx; /* pending effects (core/fxring.h) */
 };
 
 /* ---- effect queue --------------------------------------------------------
  */
 
-/* fx_push appends an effect. On allocation failure the effect is dropped
- * and fx_lost is set; the shell logs it. Timers are the only effects whose
- * loss matters, and the shell re-derives them (see supervisor.c). */
+/* fx_push queues an effect (dropped, and fx.lost set, when out of
+ * memory; the shell logs it. Timers are the only effects whose loss
+ * matters, and the shell re-derives them, see supervisor.c). */
 static void
 fx_push(sv_core *c, const sv_fx *fx)
 {
-	if (c->fx_n == c->fx_cap) {
-		size_t cap = c->fx_cap == 0 ? 64 : c->fx_cap * 2;
-		sv_fx *n   = malloc(cap * sizeof(*n));
-		if (n == NULL) {
-			c->fx_lost = true;
-			return;
-		}
-		for (size_t i = 0; i < c->fx_n; i++) {
-			n[i] = c->fx[(c->fx_head + i) % c->fx_cap];
-		}
-		free(c->fx);
-		c->fx      = n;
-		c->fx_cap  = cap;
-		c->fx_head = 0;
-	}
-	c->fx[(c->fx_head + c->fx_n) % c->fx_cap] = *fx;
-	c->fx_n++;
+	sv_fxring_push(&c->fx, fx);
 }
 
 bool
 sv_core_pop_effect(sv_core *c, sv_fx *fx)
 {
-	if (c->fx_n == 0) {
-		return false;
-	}
-	*fx        = c->fx[c->fx_head];
-	c->fx_head = (c->fx_head + 1) % c->fx_cap;
-	c->fx_n--;
-	return true;
+	return sv_fxring_pop(&c->fx, fx);
 }
 
 /* key_of names a process of a seat. */
@@ -1129,7 +1106,8 @@ sv_core_create(sv_strategy strategy, sv_core **corep)
 	}
 	c->strategy = strategy;
 	c->next_id  = 1;
-	*corep      = c;
+	sv_fxring_init(&c->fx, sizeof(sv_fx));
+	*corep = c;
 	return SV_OK;
 }
 
@@ -1144,7 +1122,7 @@ sv_core_destroy(sv_core *c)
 	}
 	free(c->groups);
 	sv_drains_fini(&c->drains);
-	free(c->fx);
+	sv_fxring_fini(&c->fx);
 	free(c);
 }
 
@@ -1571,7 +1549,7 @@ proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_drain *d,
 	w.deadline_ms = now_ms + deadline_ms;
 	w.cap_ms      = w.deadline_ms + g->pol.drain_extend_max_ms;
 	if (sv_drain_add(d, &w) != SV_OK) {
-		c->fx_lost = true; /* drained all the same, unreported */
+		c->fx.lost = true; /* drained all the same, unreported */
 	}
 	proc_await(g, p, false);
 	p->draining     = true;
