@@ -118,7 +118,9 @@ class Worker:
         self.res_path = os.path.join(tmp, "res-" + lang)
         os.mkfifo(self.cmd_path, 0o600)
         os.mkfifo(self.res_path, 0o600)
-        self.res = os.open(self.res_path, os.O_RDONLY | os.O_NONBLOCK)
+        # O_RDWR: the FIFO never reads as at its end before the worker
+        # opens it, so select() waits instead of returning at once.
+        self.res = os.open(self.res_path, os.O_RDWR | os.O_NONBLOCK)
         self.cmd = None
         self.buf = b""
 
@@ -149,10 +151,7 @@ class Worker:
                 except BlockingIOError:
                     chunk = None
                 if not chunk:
-                    # No writer yet (the FIFO reads as at its end), or the
-                    # worker died: poll again until the deadline.
-                    time.sleep(0.005)
-                    continue
+                    continue  # a spurious wake-up: select again
                 self.buf += chunk
         ans, self.buf = self.buf.split(b"\n", 1)
         words = ans.decode().split()

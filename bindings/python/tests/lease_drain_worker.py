@@ -17,6 +17,7 @@ Exit status: 0 after a drain, 2 on bad arguments, 3 on a failed call.
 
 import json
 import os
+import select
 import signal
 import sys
 import time
@@ -88,12 +89,12 @@ def fork_mode(out, pool):
     deadline = time.monotonic() + 20
     for pid, rfd in children:
         status = None
-        while time.monotonic() < deadline:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-                break
-            time.sleep(0.01)
+        # Wait on a pidfd with the deadline, not in steps.
+        pfd = os.pidfd_open(pid)
+        left = max(0.0, deadline - time.monotonic())
+        if select.select([pfd], [], [], left)[0]:
+            status = os.waitpid(pid, 0)[1]
+        os.close(pfd)
         if status is None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
