@@ -10,6 +10,8 @@ set -euo pipefail
 
 PACKAGES=(
 	cmake
+	# scripts/lint.sh lists the sources with git ls-files
+	git
 	make
 	gcc
 	libc6-dev
