@@ -65,6 +65,10 @@ svd_activity_destroy(svd_activity *a)
 	if (a == NULL) {
 		return;
 	}
+	/* Every region has been ended by now (a clean stop reaped every
+	 * worker): the directory goes too. It stays, and this fails
+	 * harmlessly, while files of adopted workers remain. */
+	(void) rmdir(a->dir);
 	free(a->buf);
 	free(a);
 }

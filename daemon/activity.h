@@ -51,8 +51,9 @@ typedef struct svd_act      svd_act; /* one worker's region */
 sv_err svd_activity_create(const char *socket_dir, svd_activity **ap);
 
 /*
- * svd_activity_destroy frees a (NULL is ignored). Regions still open are
- * the caller's to end first (svd_activity_end).
+ * svd_activity_destroy frees a (NULL is ignored) and removes its directory
+ * if it is empty. Regions still open are the caller's to end first
+ * (svd_activity_end).
  */
 void svd_activity_destroy(svd_activity *a);
 

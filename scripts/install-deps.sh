@@ -25,6 +25,8 @@ PACKAGES=(
 	procps
 	# static checks (scripts/lint.sh) and fuzzing (scripts/fuzz.sh: libFuzzer)
 	clang
+	# fuzz.sh links libFuzzer and ASan's runtime for clang
+	libclang-rt-14-dev
 	clang-format
 	clang-tidy
 	cppcheck

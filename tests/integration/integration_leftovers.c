@@ -575,6 +575,29 @@ struct nobody_fx {
 	char          sdir[72], outdir[80], out[128];
 };
 
+/* reachable tells whether a user other than the owner may run path: every
+ * directory on the way searchable by others, the file executable by them
+ * (the worker of test_user_nobody runs as nobody). */
+static bool
+reachable(const char *path)
+{
+	char        p[PATH_MAX];
+	struct stat st;
+	char       *slash;
+
+	if (path == NULL || realpath(path, p) == NULL || stat(p, &st) != 0
+	    || (st.st_mode & S_IXOTH) == 0) {
+		return false;
+	}
+	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* setup_nobody starts a daemon with group "w" (user = "nobody") of one
  * worker running this program in --as-user mode. */
 static int
@@ -600,6 +623,17 @@ setup_nobody(void **state)
 	        != 0
 	    || pw == NULL) {
 		fprintf(stderr, "[it] SKIP: no user nobody\n");
+		free(fx);
+		*state = NULL;
+		return 0;
+	}
+	if (!reachable(self_exe) || !reachable(it_worker_program())) {
+		fprintf(stderr,
+		    "[it] SKIP: %s or %s cannot be run by other users (a "
+		    "directory on the way is closed to them, such as a home "
+		    "directory of mode 0700): build in a place nobody can "
+		    "reach to run this case\n",
+		    self_exe, it_worker_program());
 		free(fx);
 		*state = NULL;
 		return 0;
