@@ -178,11 +178,14 @@ class Fake:
     def _serve(self, c, n):
         while not self.stop:
             try:
-                frame = c.recv_frame(time.monotonic() + 0.1, limit=1 << 20)
+                frame = c.poll_frame(time.monotonic() + 0.1, limit=1 << 20)
             except sp.Timeout:
-                continue
+                c.close()  # a frame begun and not finished in 5 s
+                return
             except (sp.Closed, OSError, AttributeError):
                 return
+            if frame is None:
+                continue
             if len(frame) < 4:
                 return
             sp_id = struct.unpack(">I", frame[:4])[0]

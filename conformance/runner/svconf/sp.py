@@ -22,6 +22,7 @@ its own, so it can answer a client with whatever bytes a case scripts.
 """
 
 import os
+import select
 import socket
 import struct
 import time
@@ -152,6 +153,18 @@ class Conn:
             raise Closed("frame of %d bytes over the limit %d" % (n, limit))
         return self._read_exact(n, deadline)
 
+    def poll_frame(self, poll_deadline, limit=MAX_FRAME, finish=5.0):
+        """For reader loops that wake up often: None when no byte of a frame
+        has arrived by poll_deadline; otherwise the whole frame, read within
+        `finish` seconds. A short poll deadline must not cut a frame in two:
+        the bytes already read would be lost and the stream would be out of
+        step for ever (seen under load as a reply that never came)."""
+        left = poll_deadline - time.monotonic()
+        r, _, _ = select.select([self.sock], [], [], max(0.0, left))
+        if not r:
+            return None
+        return self.recv_frame(time.monotonic() + finish, limit)
+
     def request(self, body, deadline):
         """REQ: sends body, returns the reply body with our request id."""
         rid = self.next_id
@@ -189,7 +202,9 @@ class Listener:
             s, _ = self.sock.accept()
         except (socket.timeout, OSError):
             return None
-        return Conn(self.url, self.proto, self.peer, deadline, sock=s)
+        # the handshake gets its own bound: the accept deadline is a polling
+        # interval and may have all but passed by now
+        return Conn(self.url, self.proto, self.peer, time.monotonic() + 5.0, sock=s)
 
     def close(self):
         self.sock.close()

@@ -339,14 +339,19 @@ class Subscription:
     def _read(self):
         while not self.stop:
             try:
-                frame = self.conn.recv_frame(time.monotonic() + 0.1)
-            except sp.Timeout:
-                continue
+                frame = self.conn.poll_frame(time.monotonic() + 0.1)
+            except sp.Timeout as e:
+                with self.cond:
+                    self.errors.append("event frame cut short: %s" % e)
+                    self.cond.notify_all()
+                return
             except (sp.Closed, OSError) as e:
                 with self.cond:
                     self.errors.append(str(e))
                     self.cond.notify_all()
                 return
+            if frame is None:
+                continue
             nul = frame.find(b"\x00")
             ev = self.ctx.schema.new("Event")
             try:
