@@ -9,6 +9,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/pub.h>
 
+#include "accept_guard.h"
 #include "events.h"
 
 struct svd_events {
@@ -29,6 +30,7 @@ svd_events_open(const char *url, svd_events **evp, char *errbuf, size_t errlen)
 		return SV_ENOMEM;
 	}
 	snprintf(ev->url, sizeof(ev->url), "%s", url);
+	svd_guard_check(); /* nng 1.5.2's listener bug, accept_guard.h */
 	if ((rv = nng_pub0_open(&ev->sock)) != 0) {
 		snprintf(errbuf, errlen, "cannot open the event socket: %s",
 		    nng_strerror(rv));

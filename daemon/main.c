@@ -342,8 +342,8 @@ exit_watchdog(void *arg)
 		return NULL;
 	}
 	(void) unlink(exit_wd.path);
-	svd_log("teardown of the control socket is stuck (nng 1.5.2: a pipe "
-	        "that never read its replies); exiting without it");
+	svd_log("teardown of the sockets is stuck (nng 1.5.2: a pipe that "
+	        "never read what it was sent); exiting without it");
 	svd_log_stop();
 	_exit(exit_wd.status);
 }
@@ -553,8 +553,9 @@ main(int argc, char **argv)
 	}
 	rv = svd_sup_run(sup, sigfd);
 	/* Every worker is reaped by now. nng 1.5.2 can wait for ever in
-	 * nng_close() for a pipe whose peer never read its replies: that
-	 * must not keep a stopped daemon alive. */
+	 * nng_close() for a pipe whose peer never read (seen on the REP
+	 * socket the control socket used to be; the event socket is still
+	 * nng's): that must not keep a stopped daemon alive. */
 	start_exit_watchdog(pidpath, rv == SV_OK ? 0 : EXIT_SYSTEM);
 	svd_server_stop(srv);
 	svd_events_close(events);

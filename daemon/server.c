@@ -1,443 +1,712 @@
 /*
- * server.c — the control socket (see server.h).
+ * server.c — the control socket (see server.h): SP REQ/REP over an AF_UNIX
+ * stream, served on the supervisor's loop thread.
  *
- * Each context is a three-state machine driven by its aio callback:
- *   RECV  a request arrived: hand it to the loop thread      -> WAIT
- *   WAIT  the loop answered (srv_done): send the reply        -> SEND
- *   SEND  the reply left (or failed): receive the next request -> RECV
- * Callbacks run on nng's threads and never touch supervisor state: the
- * request goes through svd_sup_submit's queue. Shutdown follows nng's rule:
- * close the socket, stop every aio, then free them.
+ * Wire (what nng's ipc transport speaks, so any nng REQ socket and the
+ * thread-free libsupervise client are served alike): after connect each
+ * side sends the 8-byte SP header {0, 'S', 'P', 0, protocol (16 bits, big
+ * endian), 0, 0}; ours says REP0 (0x31) and the peer's must say REQ0
+ * (0x30). Then each message is one frame: a type byte (1), a 64-bit
+ * big-endian length, and the message: the backtrace (4-byte words, the
+ * last one, the request id, with its high bit set; more words when the
+ * request went through nng devices, at most SRV_MAX_HOPS) and the body, an
+ * Envelope. The reply is a frame with the same backtrace and the reply's
+ * body. A request without a request id within SRV_MAX_HOPS words is
+ * dropped, as nng's REP does.
  *
- * One connection cannot stall the others (issue 6, item 4):
- *  - In flight per connection: a request is in flight from the moment a
- *    context receives it until its reply has been handed to the transport,
- *    and holds that context. A connection (nng pipe) may hold at most
- *    SRV_PIPE_INFLIGHT contexts; a request beyond that is dropped
- *    unanswered. The count is the number of contexts whose pipe field names
- *    the pipe: the "table" is the context array, bounded, no allocation.
- *  - Sends never wait on a slow reader: REP hands a reply to its pipe at
- *    once unless the pipe is still writing an earlier one (the peer does
- *    not read and the socket buffer is full). Each send carries a short aio
- *    timeout (SRV_SEND_TIMEOUT_MS; a context's NNG_OPT_SENDTIMEO is not
- *    used by nng 1.5.2 for an aio whose timeout is "infinite", the default
- *    of a fresh aio). On timeout the reply is dropped, the context freed,
- *    and the connection refused: every later request on it is dropped as it
- *    arrives, without reaching the loop, until the peer hangs up
- *    (NNG_PIPE_EV_REM_POST). Refused pipes are kept in a small table
- *    (SRV_REFUSED_MAX, oldest replaced first).
- *  - Why refuse rather than close: nng_pipe_close() on an ipc pipe whose
- *    peer is still writing races in nng 1.5.2 (ipc_pipe_recv_cb restarts
- *    the receive on an already stopped aio, whose completion then never
- *    comes): the pipe can never be reaped, nng's reaper thread blocks on it
- *    for good, no later pipe is freed and nng_close() hangs at exit. The
- *    slow-reader test triggered this every run. A refused connection costs
- *    one descriptor and one queued reply, like any idle connection.
- *  - Fair service: nng's REP queues pipes with a pending request in FIFO
- *    order and takes one request per pipe per turn; the loop answers in
- *    arrival order. One connection holds at most SRV_PIPE_INFLIGHT of the
- *    SRV_CONTEXTS contexts, so the others keep being served.
- * Refusals and drops are logged at most once per second, with a count of
- * the lines not logged, so a hostile peer cannot flood the log.
+ * Why not nng's REP socket: every request crossed from an nng thread to
+ * the loop thread and back (a queue, an eventfd wake-up, a pidfd
+ * duplicated per request, a context switch each way), which made a lease
+ * acquire + release cost more than two bare nng echoes; and nng 1.5.2 has
+ * bugs on exactly the paths a hostile or slow peer takes (a listener that
+ * stops accepting after a hang-up mid-handshake, #1518; a pipe closed
+ * while its peer writes that can never be freed, so nng_close() hangs).
+ * Serving the stream here makes each request one read of its header, one
+ * of its body (in the same wake-up when it is there), the answer, and one
+ * writev, with no thread hand-off.
  *
- * Who is asking (issue 6, item 2): the kernel records the pid of the
- * process that connected, once, at connect(). If that process exits while
- * another keeps the connection (an inherited descriptor), its pid can be
- * reused, even by a worker. So when a pipe is added, a pidfd of its peer is
- * opened (the peer is then in the middle of the handshake, alive) and kept
- * in a table by pipe id; every request carries a duplicate of it to the
- * loop thread, which asks the pidfd whether the connecting process still
- * lives right before it answers. A connection is thus never answered for a
- * process that started after it was made (docs/protocol.md, section 6).
+ * A connection is a small state machine driven by its epoll events:
+ *   HELLO   our header sent, reading the peer's 8 bytes (bounded by
+ *           SRV_HELLO_MS)                                     -> OPEN
+ *   OPEN    reading frames; each whole frame is answered at once, one
+ *           frame per readiness event, so every ready connection gets a
+ *           turn in each loop iteration (fair service)
+ *   BLOCKED a reply could not be written whole: the rest is kept and the
+ *           connection is watched for writability only (no reading: a peer
+ *           that does not read cannot make us queue more). Written within
+ *           SRV_SEND_TIMEOUT_MS -> OPEN; else the connection is closed.
+ * Bad headers, oversize frames (SVW_MAX_REQUEST plus the backtrace) and
+ * read errors close the connection (the peer sees a hang-up, as with nng).
+ *
+ * A request whose answer is deferred (an AcquireLease that waits, leases.h)
+ * holds one of the connection's SRV_PIPE_INFLIGHT slots until the lease
+ * shell answers it; a request that arrives while every slot is taken is
+ * dropped unanswered (the sender times out). When a connection goes, the
+ * supervisor is told first (svd_sup_conn_event), which withdraws its
+ * waiting acquires synchronously, so no answer can name a freed
+ * connection. Connections are freed only from a zero-delay timer: the loop
+ * runs timers after the whole batch of epoll events, one of which may still
+ * name a connection another callback has just closed.
+ *
+ * Who is asking (issue 6, item 2): SO_PEERCRED gives the pid and uid of the
+ * process that connected; a pidfd of that very process comes from
+ * SO_PEERPIDFD (Linux 6.5) or, on older kernels, from pidfd_open() at
+ * accept. Before each answer the supervisor asks the pidfd whether that
+ * process still lives, so a connection is never answered for a process
+ * that started after it was made (docs/protocol.md, section 6).
  */
-#include <fcntl.h>
-#include <pthread.h>
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
-#include <nng/protocol/reqrep0/rep.h>
 
-#include "accept_guard.h"
-#include "leases.h"
 #include "server.h"
+#include "shell/loop.h"
 #include "wire/wire.h"
 
-/* Requests served concurrently: 16, plus one for each AcquireLease that
- * may wait for a slot (its reply is deferred, leases.h), so that waits
- * never take the contexts other requests need. */
-#define SRV_CONTEXTS (16 + (int) SVD_LEASE_MAX_DEFERRED)
-/* Requests one connection may have in flight; more are dropped. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/* Requests one connection may have waiting for a deferred answer. */
 #define SRV_PIPE_INFLIGHT 2
-/* A reply the pipe cannot take within this is dropped and the connection
- * refused. A reader that reads has its previous reply written at once. */
+/* A reply the connection cannot take within this closes it. */
 #define SRV_SEND_TIMEOUT_MS 20
-/* Refused connections remembered at once. */
-#define SRV_REFUSED_MAX 64
-/* Connections whose peer's pidfd is kept (beyond: requests that need to
- * know the caller are answered as for an unknown process). */
-#define SRV_PEERS_MAX 4096
+/* The peer's SP header must come within this after accept. */
+#define SRV_HELLO_MS 5000
+/* Connections served at once; more are accepted and closed at once. */
+#define SRV_CONNS_MAX 4096
+/* Connections accepted per readiness event of the listener. */
+#define SRV_ACCEPT_BATCH 64
+/* Back-off of the listener when the process is out of descriptors. */
+#define SRV_EMFILE_MS 100
+/* Backtrace words before the request id (nng's default TTL is 8). */
+#define SRV_MAX_HOPS 8
+/* Largest frame taken, backtrace included (as nng's NNG_OPT_RECVMAXSZ
+ * counted it: the largest Envelope is 65,532 bytes, docs/protocol.md). */
+#define SRV_MAX_FRAME SVW_MAX_REQUEST
+/* Frames up to this size are read into the connection itself. */
+#define SRV_INLINE 256
 
-static int srv_peer_dup(svd_server *srv, uint32_t id);
+typedef struct srv_conn srv_conn;
 
-#define SRV_XSTR(x) #x
-#define SRV_STR(x)  SRV_XSTR(x)
+/* One request waiting for a deferred answer. */
+typedef struct srv_slot {
+	srv_conn *c; /* NULL: free */
+	uint8_t   bt[4 * SRV_MAX_HOPS]; /* its backtrace */
+	size_t    btlen;
+} srv_slot;
 
-typedef struct srv_ctx {
-	enum { SRV_RECV, SRV_WAIT, SRV_SEND } state;
-	nng_aio    *aio;
-	nng_ctx     ctx;
+struct srv_conn {
+	sv_io       io;
+	sv_timer    timer; /* HELLO bound, or BLOCKED bound */
 	svd_server *srv;
-	uint32_t    pipe; /* pipe id of the request in flight, 0: none */
-	uint64_t    pid; /* its peer pid (for the log) */
-} srv_ctx;
-
-struct svd_server {
-	svd_sup        *sup;
-	nng_socket      sock;
-	nng_listener    l;
-	svd_guard      *guard;
-	int             mode; /* of the socket file: 0600, or 0666 */
-	char            url[600];
-	srv_ctx         ctxs[SRV_CONTEXTS];
-	int             nctx;
-	pthread_mutex_t mtx; /* guard, ctxs[].pipe, refused, the log limiter */
-	uint32_t        refused[SRV_REFUSED_MAX]; /* pipe ids, 0: free */
-	unsigned        refused_next; /* slot replaced next when full */
-	int64_t         log_at; /* monotonic ms of the last line logged */
-	unsigned long   unlogged; /* lines since then, not logged */
-	struct {
-		uint32_t pipe; /* 0: free */
-		int      pidfd; /* of the process that connected */
-	} peers[SRV_PEERS_MAX];
-	size_t npeers; /* slots in use at the front, in any order */
+	srv_conn   *next; /* in srv->conns, or srv->dead */
+	uint32_t    id; /* never 0 */
+	enum { SRV_HELLO, SRV_OPEN, SRV_BLOCKED, SRV_DEAD } state;
+	bool     doomed; /* to be closed by the reap timer */
+	int      pidfd; /* of the connecting process, -1: none */
+	uint64_t pid, uid;
+	uint8_t  hello[8];
+	size_t   hello_got;
+	uint8_t  hdr[9]; /* frame header being read */
+	size_t   hdr_got;
+	uint8_t *msg; /* frame being read: inline or malloc'd */
+	size_t   msg_len, msg_got;
+	uint8_t  inline_msg[SRV_INLINE];
+	uint8_t *out; /* unwritten rest of a reply (malloc'd) */
+	size_t   out_len, out_off;
+	srv_slot slots[SRV_PIPE_INFLIGHT];
 };
 
-/* srv_now_ms reads CLOCK_MONOTONIC in milliseconds. */
-static int64_t
-srv_now_ms(void)
-{
-	struct timespec ts;
+struct svd_server {
+	svd_sup      *sup;
+	sv_loop      *loop;
+	int           lfd; /* listening socket */
+	sv_io         lio;
+	bool          lwatched; /* lio is in the loop */
+	sv_timer      ltimer; /* EMFILE back-off */
+	sv_timer      reap; /* frees dead connections */
+	char          path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
+	int           mode;
+	srv_conn     *conns, *dead;
+	size_t        nconns;
+	uint32_t      next_id;
+	bool          stopping; /* svd_server_stop: the supervisor is done */
+	uint64_t      log_at; /* loop ms of the last line logged */
+	unsigned long unlogged; /* lines since then, not logged */
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* Our SP header: REP0. */
+static const uint8_t srv_hello[8] = {0, 'S', 'P', 0, 0, 0x31, 0, 0};
+
+static void srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events);
 
 /* srv_log_limited logs one line about pid's connection, at most one such
  * line per second (the others are counted). */
 static void
 srv_log_limited(svd_server *srv, uint64_t pid, const char *what)
 {
-	int64_t       now     = srv_now_ms();
-	unsigned long skipped = 0;
-	bool          log     = false;
+	uint64_t now = sv_loop_now_ms();
 
-	pthread_mutex_lock(&srv->mtx);
-	if (now - srv->log_at >= 1000) {
-		log           = true;
-		skipped       = srv->unlogged;
-		srv->unlogged = 0;
-		srv->log_at   = now;
-	} else {
+	if (srv->log_at != 0 && now - srv->log_at < 1000) {
 		srv->unlogged++;
+		return;
 	}
-	pthread_mutex_unlock(&srv->mtx);
-	if (log) {
-		svd_log("control connection of pid %llu: %s (%lu similar "
-		        "lines not logged)",
-		    (unsigned long long) pid, what, skipped);
+	svd_log("control connection of pid %llu: %s (%lu similar lines not "
+	        "logged)",
+	    (unsigned long long) pid, what, srv->unlogged);
+	srv->unlogged = 0;
+	srv->log_at   = now;
+}
+
+static void srv_kill(srv_conn *c);
+
+/* srv_reap_cb closes the doomed connections and frees the closed ones. */
+static void
+srv_reap_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_server *srv = t->arg;
+	srv_conn   *c, *next;
+
+	(void) loop;
+	for (c = srv->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->doomed) {
+			srv_kill(c);
+		}
+	}
+	while ((c = srv->dead) != NULL) {
+		srv->dead = c->next;
+		free(c);
 	}
 }
 
-/* srv_refuse remembers pipe id as refused. */
+/* srv_msg_free drops the frame being read. */
 static void
-srv_refuse(svd_server *srv, uint32_t id)
+srv_msg_free(srv_conn *c)
 {
-	unsigned i;
+	if (c->msg != NULL && c->msg != c->inline_msg) {
+		free(c->msg);
+	}
+	c->msg     = NULL;
+	c->msg_len = c->msg_got = 0;
+	c->hdr_got              = 0;
+}
 
-	pthread_mutex_lock(&srv->mtx);
-	for (i = 0; i < SRV_REFUSED_MAX; i++) {
-		if (srv->refused[i] == id || srv->refused[i] == 0) {
+/* srv_kill closes connection c: the supervisor hears of it first (which
+ * withdraws its deferred requests), then the descriptors go; the memory is
+ * freed by the reap timer. */
+static void
+srv_kill(srv_conn *c)
+{
+	svd_server *srv = c->srv;
+	srv_conn  **pp;
+
+	if (c->state == SRV_DEAD) {
+		return;
+	}
+	if (c->state != SRV_HELLO && !srv->stopping) {
+		svd_sup_conn_event(srv->sup, c->id, c->pid, false);
+	}
+	c->state = SRV_DEAD;
+	sv_loop_timer_stop(srv->loop, &c->timer);
+	sv_loop_del_io(srv->loop, &c->io);
+	close(c->io.fd);
+	c->io.fd = -1;
+	if (c->pidfd >= 0) {
+		close(c->pidfd);
+		c->pidfd = -1;
+	}
+	srv_msg_free(c);
+	free(c->out);
+	c->out = NULL;
+	for (pp = &srv->conns; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
 			break;
 		}
 	}
-	if (i == SRV_REFUSED_MAX) {
-		i                 = srv->refused_next;
-		srv->refused_next = (i + 1) % SRV_REFUSED_MAX;
-	}
-	srv->refused[i] = id;
-	pthread_mutex_unlock(&srv->mtx);
+	srv->nconns--;
+	c->next   = srv->dead;
+	srv->dead = c;
+	(void) sv_loop_timer_start(srv->loop, &srv->reap, 0);
 }
 
-/* srv_forget drops pipe id from the refused table (it is gone). */
+/* srv_doom has c closed by the reap timer: srv_send may run inside the
+ * lease shell (a deferred answer), which must not be re-entered by the
+ * connection-gone notice that closing sends. */
 static void
-srv_forget(svd_server *srv, uint32_t id)
+srv_doom(srv_conn *c)
 {
-	pthread_mutex_lock(&srv->mtx);
-	for (unsigned i = 0; i < SRV_REFUSED_MAX; i++) {
-		if (srv->refused[i] == id) {
-			srv->refused[i] = 0;
+	c->doomed = true;
+	(void) sv_loop_timer_start(c->srv->loop, &c->srv->reap, 0);
+}
+
+/* srv_watch sets the events c is watched for. */
+static void
+srv_watch(srv_conn *c, uint32_t events)
+{
+	(void) sv_loop_mod_io(c->srv->loop, &c->io, events);
+}
+
+/* srv_send writes one reply frame (backtrace bt, body of n bytes) to c. What
+ * the socket does not take at once is kept, and c waits for writability. */
+static void
+srv_send(
+    srv_conn *c, const uint8_t *bt, size_t btlen, const void *body, size_t n)
+{
+	uint8_t      hdr[9];
+	uint64_t     len = btlen + n;
+	struct iovec iov[3];
+	ssize_t      w;
+	size_t       total = sizeof(hdr) + btlen + n, off;
+
+	hdr[0] = 1;
+	for (int i = 0; i < 8; i++) {
+		hdr[1 + i] = (uint8_t) (len >> (56 - 8 * i));
+	}
+	if (c->state == SRV_BLOCKED) {
+		w = 0; /* keep the order: append behind what waits */
+	} else {
+		iov[0] = (struct iovec) {hdr, sizeof(hdr)};
+		iov[1] = (struct iovec) {(void *) bt, btlen};
+		iov[2] = (struct iovec) {(void *) body, n};
+		do {
+			w = writev(c->io.fd, iov, 3);
+		} while (w < 0 && errno == EINTR);
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			srv_doom(c);
+			return;
+		}
+		if (w < 0) {
+			w = 0;
+		}
+		if ((size_t) w == total) {
+			return;
 		}
 	}
-	pthread_mutex_unlock(&srv->mtx);
+	/* Keep the rest: [pending][hdr][bt][body] minus what was written. */
+	{
+		size_t   keep = c->out_len - c->out_off + total - (size_t) w;
+		uint8_t *buf  = malloc(keep);
+		size_t   at   = 0;
+		if (buf == NULL) {
+			srv_doom(c);
+			return;
+		}
+		if (c->out != NULL) {
+			memcpy(
+			    buf, c->out + c->out_off, c->out_len - c->out_off);
+			at = c->out_len - c->out_off;
+			free(c->out);
+		}
+		off = (size_t) w;
+		if (off < sizeof(hdr)) {
+			memcpy(buf + at, hdr + off, sizeof(hdr) - off);
+			at += sizeof(hdr) - off;
+			off = 0;
+		} else {
+			off -= sizeof(hdr);
+		}
+		if (off < btlen) {
+			memcpy(buf + at, bt + off, btlen - off);
+			at += btlen - off;
+			off = 0;
+		} else {
+			off -= btlen;
+		}
+		if (n > off) {
+			memcpy(
+			    buf + at, (const uint8_t *) body + off, n - off);
+			at += n - off;
+		}
+		c->out     = buf;
+		c->out_len = at;
+		c->out_off = 0;
+	}
+	if (c->state != SRV_BLOCKED) {
+		c->state = SRV_BLOCKED;
+		srv_watch(c, EPOLLOUT);
+		(void) sv_loop_timer_start(
+		    c->srv->loop, &c->timer, SRV_SEND_TIMEOUT_MS);
+	}
 }
 
-/* srv_recv arms the context for the next request (no timeout). */
+/* srv_flush writes what a BLOCKED connection keeps; done: OPEN again. */
 static void
-srv_recv(srv_ctx *c)
+srv_flush(srv_conn *c)
 {
-	c->state = SRV_RECV;
-	nng_aio_set_timeout(c->aio, NNG_DURATION_INFINITE);
-	nng_ctx_recv(c->ctx, c->aio);
+	ssize_t w;
+
+	do {
+		w = write(
+		    c->io.fd, c->out + c->out_off, c->out_len - c->out_off);
+	} while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			srv_kill(c);
+		}
+		return;
+	}
+	c->out_off += (size_t) w;
+	if (c->out_off < c->out_len) {
+		return;
+	}
+	free(c->out);
+	c->out     = NULL;
+	c->out_len = c->out_off = 0;
+	c->state                = SRV_OPEN;
+	sv_loop_timer_stop(c->srv->loop, &c->timer);
+	srv_watch(c, EPOLLIN);
 }
 
-/* srv_release ends the context's request: it no longer counts against its
- * pipe. */
-static void
-srv_release(srv_ctx *c)
-{
-	pthread_mutex_lock(&c->srv->mtx);
-	c->pipe = 0;
-	pthread_mutex_unlock(&c->srv->mtx);
-}
-
-/* srv_done sends the loop thread's reply (or drops the request). */
+/* srv_done is the supervisor's answer to the request in slot arg (NULL:
+ * none; the request is dropped). Runs on the loop thread, at once or later
+ * for a deferred request. */
 static void
 srv_done(void *arg, nng_msg *rep)
 {
-	srv_ctx *c = arg;
+	srv_slot *sl = arg;
+	srv_conn *c  = sl->c;
 
+	sl->c = NULL;
 	if (rep == NULL) {
-		srv_release(c);
-		srv_recv(c);
 		return;
 	}
-	nng_aio_set_msg(c->aio, rep);
-	c->state = SRV_SEND;
-	nng_aio_set_timeout(c->aio, SRV_SEND_TIMEOUT_MS);
-	nng_ctx_send(c->ctx, c->aio);
+	if (c != NULL && c->state != SRV_DEAD && !c->doomed) {
+		srv_send(
+		    c, sl->bt, sl->btlen, nng_msg_body(rep), nng_msg_len(rep));
+	}
+	nng_msg_free(rep);
 }
 
-/* What srv_admit decided for a request. */
-typedef enum { SRV_ADMIT, SRV_REFUSED, SRV_OVER_BOUND } srv_admission;
-
-/* srv_admit decides on a request of pipe id: refused pipe, pipe at its
- * bound, or admitted (c now counts against the pipe). */
-static srv_admission
-srv_admit(svd_server *srv, srv_ctx *c, uint32_t id, uint64_t pid)
-{
-	srv_admission a = SRV_ADMIT;
-	int           n = 0;
-
-	pthread_mutex_lock(&srv->mtx);
-	for (unsigned i = 0; i < SRV_REFUSED_MAX; i++) {
-		if (srv->refused[i] == id) {
-			a = SRV_REFUSED;
-		}
-	}
-	for (int i = 0; i < srv->nctx; i++) {
-		n += srv->ctxs[i].pipe == id;
-	}
-	if (a == SRV_ADMIT && n >= SRV_PIPE_INFLIGHT) {
-		a = SRV_OVER_BOUND;
-	}
-	if (a == SRV_ADMIT) {
-		c->pipe = id;
-		c->pid  = pid;
-	}
-	pthread_mutex_unlock(&srv->mtx);
-	return a;
-}
-
-/* srv_cb advances one context's state machine. */
+/* srv_request answers the whole frame c has read. */
 static void
-srv_cb(void *arg)
+srv_request(srv_conn *c)
 {
-	srv_ctx      *c = arg;
-	nng_msg      *req;
-	nng_pipe      p;
-	uint64_t      pid = 0, uid = UINT64_MAX;
-	int           rv = nng_aio_result(c->aio);
-	srv_admission a;
+	size_t    hops;
+	srv_slot *sl = NULL;
 
-	if (c->state == SRV_SEND) {
-		uint32_t id  = c->pipe;
-		uint64_t who = c->pid;
-
-		if (rv != 0) {
-			nng_msg_free(nng_aio_get_msg(c->aio));
-			nng_aio_set_msg(c->aio, NULL);
+	/* The backtrace ends at the first word with its high bit set. */
+	for (hops = 0; hops < SRV_MAX_HOPS; hops++) {
+		if (4 * (hops + 1) > c->msg_len) {
+			return; /* no request id: dropped */
 		}
-		srv_release(c);
-		if (rv == NNG_ECLOSED) {
-			return;
-		}
-		if (rv == NNG_ETIMEDOUT) {
-			srv_refuse(c->srv, id);
-			srv_log_limited(c->srv, who,
-			    "it does not read its replies; reply dropped, "
-			    "connection refused until it hangs up");
-		}
-		srv_recv(c);
-		return;
-	}
-	if (rv != 0) {
-		if (rv != NNG_ECLOSED) {
-			srv_recv(c);
-		}
-		return;
-	}
-	req = nng_aio_get_msg(c->aio);
-	nng_aio_set_msg(c->aio, NULL);
-	p = nng_msg_get_pipe(req);
-	/* The kernel's view of the caller; unknown stays 0 / UINT64_MAX. */
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0) {
-		pid = 0;
-	}
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0) {
-		uid = UINT64_MAX;
-	}
-	if ((a = srv_admit(c->srv, c, nng_pipe_id(p), pid)) != SRV_ADMIT) {
-		nng_msg_free(req);
-		if (a == SRV_OVER_BOUND) {
-			srv_log_limited(c->srv, pid,
-			    "more than " SRV_STR(
-			        SRV_PIPE_INFLIGHT) " requests in flight; "
-			                           "request dropped");
-		}
-		srv_recv(c);
-		return;
-	}
-	c->state = SRV_WAIT;
-	svd_sup_submit_pipe(c->srv->sup, req, pid, uid,
-	    srv_peer_dup(c->srv, nng_pipe_id(p)), nng_pipe_id(p), srv_done, c);
-}
-
-/* srv_listen creates and starts the listener (mode srv->mode, bounded
- * requests). */
-static int
-srv_listen(svd_server *srv)
-{
-	int rv, mode;
-
-	/* The mode may change after start (svd_server_set_mode). */
-	pthread_mutex_lock(&srv->mtx);
-	mode = srv->mode;
-	pthread_mutex_unlock(&srv->mtx);
-	if ((rv = nng_listener_create(&srv->l, srv->sock, srv->url)) != 0) {
-		return rv;
-	}
-	if ((rv = nng_listener_set_size(
-	         srv->l, NNG_OPT_RECVMAXSZ, SVW_MAX_REQUEST))
-	        != 0
-	    || (rv = nng_listener_set_int(
-	            srv->l, NNG_OPT_IPC_PERMISSIONS, mode))
-	        != 0
-	    || (rv = nng_listener_start(srv->l, 0)) != 0) {
-		nng_listener_close(srv->l);
-	}
-	return rv;
-}
-
-/* srv_relisten replaces a listener that stopped accepting (accept_guard). */
-static bool
-srv_relisten(void *arg)
-{
-	svd_server *srv = arg;
-	int         rv;
-
-	nng_listener_close(srv->l);
-	if ((rv = srv_listen(srv)) != 0) {
-		svd_log("cannot listen on %s: %s", srv->url, nng_strerror(rv));
-		return false;
-	}
-	return true;
-}
-
-/* srv_peer_add keeps a pidfd of pipe p's peer (mutex held). */
-static void
-srv_peer_add(svd_server *srv, nng_pipe p)
-{
-	uint64_t pid = 0;
-	int      fd;
-
-	if (srv->npeers >= SRV_PEERS_MAX
-	    || nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0
-	    || pid == 0 || pid > INT32_MAX) {
-		return;
-	}
-	/* The peer is in its handshake with us: alive, so this is it. */
-	if ((fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0)) < 0) {
-		return;
-	}
-	srv->peers[srv->npeers].pipe  = nng_pipe_id(p);
-	srv->peers[srv->npeers].pidfd = fd;
-	srv->npeers++;
-}
-
-/* srv_peer_del closes the pidfd kept for pipe id (mutex held). */
-static void
-srv_peer_del(svd_server *srv, uint32_t id)
-{
-	for (size_t i = 0; i < srv->npeers; i++) {
-		if (srv->peers[i].pipe == id) {
-			close(srv->peers[i].pidfd);
-			srv->peers[i] = srv->peers[--srv->npeers];
-			return;
-		}
-	}
-}
-
-/* srv_peer_dup returns a duplicate of the pidfd kept for pipe id (the
- * caller owns it), or -1. */
-static int
-srv_peer_dup(svd_server *srv, uint32_t id)
-{
-	int fd = -1;
-
-	pthread_mutex_lock(&srv->mtx);
-	for (size_t i = 0; i < srv->npeers; i++) {
-		if (srv->peers[i].pipe == id) {
-			fd = fcntl(srv->peers[i].pidfd, F_DUPFD_CLOEXEC, 0);
+		if ((c->msg[4 * hops] & 0x80u) != 0) {
 			break;
 		}
 	}
-	pthread_mutex_unlock(&srv->mtx);
-	return fd;
-}
-
-/* srv_pipe_cb tells the accept guard about every accepted pipe, keeps its
- * peer's pidfd, and forgets both when the pipe is gone. It runs on nng's
- * pipe thread and must not close sockets or listeners. */
-static void
-srv_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	svd_server *srv = arg;
-
-	uint64_t pid = 0;
-
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0) {
-		pid = 0;
-	}
-	if (ev == NNG_PIPE_EV_REM_POST) {
-		srv_forget(srv, nng_pipe_id(p));
-		pthread_mutex_lock(&srv->mtx);
-		srv_peer_del(srv, nng_pipe_id(p));
-		pthread_mutex_unlock(&srv->mtx);
-		/* The lease shell's disconnect grace (leases.h). */
-		svd_sup_pipe_event(srv->sup, nng_pipe_id(p), pid, false);
+	if (hops == SRV_MAX_HOPS) {
 		return;
 	}
-	svd_sup_pipe_event(srv->sup, nng_pipe_id(p), pid, true);
-	pthread_mutex_lock(&srv->mtx);
-	srv_peer_add(srv, p);
-	if (srv->guard != NULL) {
-		svd_guard_accepted(srv->guard);
+	for (size_t i = 0; i < SRV_PIPE_INFLIGHT; i++) {
+		if (c->slots[i].c == NULL) {
+			sl = &c->slots[i];
+			break;
+		}
 	}
-	pthread_mutex_unlock(&srv->mtx);
+	if (sl == NULL) {
+		srv_log_limited(c->srv, c->pid,
+		    "more than 2 requests in flight; request dropped");
+		return;
+	}
+	sl->c     = c;
+	sl->btlen = 4 * (hops + 1);
+	memcpy(sl->bt, c->msg, sl->btlen);
+	svd_sup_request(c->srv->sup, c->msg + sl->btlen,
+	    c->msg_len - sl->btlen, c->pid, c->uid, c->pidfd, c->id, srv_done,
+	    sl);
+}
+
+/* srv_read reads what is there (nonblocking) into buf; false when the
+ * connection is to be closed. *got grows by what was read. */
+static bool
+srv_read(srv_conn *c, uint8_t *buf, size_t want, size_t *got)
+{
+	ssize_t r;
+
+	do {
+		r = read(c->io.fd, buf + *got, want - *got);
+	} while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		return false;
+	}
+	if (r < 0) {
+		return errno == EAGAIN || errno == EWOULDBLOCK;
+	}
+	*got += (size_t) r;
+	return true;
+}
+
+/* srv_readable advances c by at most one frame. */
+static void
+srv_readable(srv_conn *c)
+{
+	if (c->state == SRV_HELLO) {
+		if (!srv_read(c, c->hello, sizeof(c->hello), &c->hello_got)) {
+			srv_kill(c);
+			return;
+		}
+		if (c->hello_got < sizeof(c->hello)) {
+			return;
+		}
+		if (memcmp(c->hello, "\0SP\0\0\x30\0\0", 8) != 0) {
+			srv_log_limited(c->srv, c->pid,
+			    "not an SP REQ peer; connection closed");
+			srv_kill(c);
+			return;
+		}
+		sv_loop_timer_stop(c->srv->loop, &c->timer);
+		c->state = SRV_OPEN;
+		svd_sup_conn_event(c->srv->sup, c->id, c->pid, true);
+		return;
+	}
+	if (c->hdr_got < sizeof(c->hdr)) {
+		uint64_t len = 0;
+		if (!srv_read(c, c->hdr, sizeof(c->hdr), &c->hdr_got)) {
+			srv_kill(c);
+			return;
+		}
+		if (c->hdr_got < sizeof(c->hdr)) {
+			return;
+		}
+		for (int i = 0; i < 8; i++) {
+			len = len << 8 | c->hdr[1 + i];
+		}
+		if (c->hdr[0] != 1 || len > SRV_MAX_FRAME) {
+			srv_log_limited(c->srv, c->pid,
+			    c->hdr[0] != 1 ? "bad frame; connection closed"
+			                   : "request over 64 KiB; "
+			                     "connection closed");
+			srv_kill(c);
+			return;
+		}
+		c->msg_len = (size_t) len;
+		c->msg_got = 0;
+		c->msg     = len <= SRV_INLINE ? c->inline_msg : malloc(len);
+		if (c->msg == NULL) {
+			srv_kill(c);
+			return;
+		}
+	}
+	if (c->msg_got < c->msg_len
+	    && !srv_read(c, c->msg, c->msg_len, &c->msg_got)) {
+		srv_kill(c);
+		return;
+	}
+	if (c->msg_got < c->msg_len) {
+		return;
+	}
+	srv_request(c);
+	srv_msg_free(c);
+}
+
+/* srv_conn_cb handles one connection's readiness. */
+static void
+srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	srv_conn *c = io->arg;
+
+	(void) loop;
+	if (c->state == SRV_DEAD || c->doomed) {
+		return; /* closed (or to be) earlier in this batch */
+	}
+	if (c->state == SRV_BLOCKED) {
+		if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) {
+			srv_flush(c);
+		}
+		return;
+	}
+	if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
+		srv_readable(c);
+	}
+}
+
+/* srv_conn_timer_cb: the peer did not say hello, or did not take its
+ * reply, in time. */
+static void
+srv_conn_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	srv_conn *c = t->arg;
+
+	(void) loop;
+	if (c->state == SRV_BLOCKED) {
+		srv_log_limited(c->srv, c->pid,
+		    "it does not read its replies; reply dropped, connection "
+		    "closed");
+	}
+	srv_kill(c);
+}
+
+/* srv_peer fills c's pid, uid and pidfd from the kernel. */
+static void
+srv_peer(srv_conn *c)
+{
+	struct ucred cr;
+	socklen_t    len = sizeof(cr);
+	int          fd  = -1;
+
+	c->pid   = 0;
+	c->uid   = UINT64_MAX;
+	c->pidfd = -1;
+	if (getsockopt(c->io.fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0
+	    || cr.pid <= 0) {
+		return;
+	}
+	c->pid = (uint64_t) cr.pid;
+	c->uid = (uint64_t) cr.uid;
+	len    = sizeof(fd);
+	if (getsockopt(c->io.fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0
+	    && fd >= 0) {
+		c->pidfd = fd;
+		return;
+	}
+	/* Older kernels: the connecting process, if it still runs now. */
+	c->pidfd = (int) syscall(SYS_pidfd_open, cr.pid, 0);
+}
+
+/* srv_listen_timer_cb ends an EMFILE back-off. */
+static void
+srv_listen_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_server *srv = t->arg;
+
+	if (!srv->lwatched
+	    && sv_loop_add_io(loop, &srv->lio, EPOLLIN) == SV_OK) {
+		srv->lwatched = true;
+	}
+}
+
+/* srv_accept_cb takes the connections waiting on the listener. */
+static void
+srv_accept_cb(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	svd_server *srv = io->arg;
+
+	(void) events;
+	for (int i = 0; i < SRV_ACCEPT_BATCH; i++) {
+		srv_conn *c;
+		int       fd = accept4(
+		          srv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE
+			    || errno == ENOBUFS || errno == ENOMEM) {
+				/* Out of descriptors: stop looking for a
+				 * while; the backlog waits. */
+				srv_log_limited(srv, 0,
+				    "out of descriptors; not accepting for "
+				    "100 ms");
+				sv_loop_del_io(loop, &srv->lio);
+				srv->lwatched = false;
+				(void) sv_loop_timer_start(
+				    loop, &srv->ltimer, SRV_EMFILE_MS);
+			}
+			return; /* EAGAIN, ECONNABORTED, ...: next time */
+		}
+		if (srv->nconns >= SRV_CONNS_MAX
+		    || (c = calloc(1, sizeof(*c))) == NULL) {
+			srv_log_limited(
+			    srv, 0, "too many connections; connection closed");
+			close(fd);
+			continue;
+		}
+		c->srv = srv;
+		c->io  = (sv_io) {fd, srv_conn_cb, c};
+		c->id  = ++srv->next_id != 0 ? srv->next_id : ++srv->next_id;
+		sv_timer_init(&c->timer, srv_conn_timer_cb, c);
+		srv_peer(c);
+		/* Our header first; a fresh socket's buffer always takes it.
+		 */
+		if (write(fd, srv_hello, sizeof(srv_hello))
+		        != (ssize_t) sizeof(srv_hello)
+		    || sv_loop_add_io(loop, &c->io, EPOLLIN) != SV_OK) {
+			if (c->pidfd >= 0) {
+				close(c->pidfd);
+			}
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->state   = SRV_HELLO;
+		c->next    = srv->conns;
+		srv->conns = c;
+		srv->nconns++;
+		(void) sv_loop_timer_start(loop, &c->timer, SRV_HELLO_MS);
+	}
+}
+
+/* srv_bind creates, binds and listens on srv->path with srv->mode. A socket
+ * file left by a process that is gone (nothing accepts on it) is replaced;
+ * one that answers means another server: SV_EBUSY. */
+static sv_err
+srv_bind(svd_server *srv, char *errbuf, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int                fd;
+
+	memcpy(sa.sun_path, srv->path, strlen(srv->path) + 1);
+	for (int attempt = 0;; attempt++) {
+		if ((fd = socket(AF_UNIX,
+		         SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0))
+		    < 0) {
+			snprintf(errbuf, errlen, "cannot open socket: %s",
+			    strerror(errno));
+			return SV_ESYSTEM;
+		}
+		if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+			break;
+		}
+		if (errno == EADDRINUSE && attempt == 0) {
+			/* Stale or live? A live server accepts. */
+			int probe
+			    = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int live = probe >= 0
+			    && connect(
+			           probe, (struct sockaddr *) &sa, sizeof(sa))
+			        == 0;
+			if (probe >= 0) {
+				close(probe);
+			}
+			close(fd);
+			if (live) {
+				snprintf(errbuf, errlen,
+				    "cannot listen on ipc://%s: address in "
+				    "use "
+				    "(is another supervised running?)",
+				    srv->path);
+				return SV_EBUSY;
+			}
+			(void) unlink(srv->path);
+			continue;
+		}
+		snprintf(errbuf, errlen, "cannot listen on ipc://%s: %s",
+		    srv->path, strerror(errno));
+		close(fd);
+		return errno == EADDRINUSE ? SV_EBUSY : SV_ESYSTEM;
+	}
+	if (chmod(srv->path, (mode_t) srv->mode) != 0
+	    || listen(fd, 128) != 0) {
+		snprintf(errbuf, errlen, "cannot listen on ipc://%s: %s",
+		    srv->path, strerror(errno));
+		(void) unlink(srv->path);
+		close(fd);
+		return SV_ESYSTEM;
+	}
+	srv->lfd = fd;
+	return SV_OK;
 }
 
 sv_err
@@ -445,101 +714,68 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
     char *errbuf, size_t errlen)
 {
 	svd_server *srv;
-	svd_guard  *guard = NULL;
-	int         rv;
+	sv_err      err;
 
+	if (strncmp(url, "ipc://", 6) != 0
+	    || strlen(url + 6) >= sizeof(srv->path)) {
+		snprintf(errbuf, errlen,
+		    "cannot listen on %s: not an ipc:// "
+		    "URL of a path under 108 bytes",
+		    url);
+		return SV_EINVAL;
+	}
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
 		return SV_ENOMEM;
 	}
-	srv->sup    = sup;
-	srv->mode   = 0600;
-	srv->log_at = INT64_MIN / 2;
-	pthread_mutex_init(&srv->mtx, NULL);
-	snprintf(srv->url, sizeof(srv->url), "%s", url);
-	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
-		snprintf(errbuf, errlen, "cannot open socket: %s",
-		    nng_strerror(rv));
-		pthread_mutex_destroy(&srv->mtx);
+	srv->sup  = sup;
+	srv->loop = svd_sup_loop(sup);
+	srv->mode = 0600;
+	srv->lfd  = -1;
+	memcpy(srv->path, url + 6, strlen(url + 6) + 1);
+	sv_timer_init(&srv->ltimer, srv_listen_timer_cb, srv);
+	sv_timer_init(&srv->reap, srv_reap_cb, srv);
+	if ((err = srv_bind(srv, errbuf, errlen)) != SV_OK) {
+		free(srv);
+		return err;
+	}
+	srv->lio = (sv_io) {srv->lfd, srv_accept_cb, srv};
+	if (sv_loop_add_io(srv->loop, &srv->lio, EPOLLIN) != SV_OK) {
+		snprintf(errbuf, errlen, "cannot watch the control socket: %s",
+		    strerror(errno));
+		(void) unlink(srv->path);
+		close(srv->lfd);
 		free(srv);
 		return SV_ESYSTEM;
 	}
-	nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, srv_pipe_cb, srv);
-	nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, srv_pipe_cb, srv);
-	if ((rv = srv_listen(srv)) != 0) {
-		snprintf(errbuf, errlen, "cannot listen on %s: %s%s", url,
-		    nng_strerror(rv),
-		    rv == NNG_EADDRINUSE ? " (is another supervised running?)"
-		                         : "");
-		nng_close(srv->sock);
-		pthread_mutex_destroy(&srv->mtx);
-		free(srv);
-		return rv == NNG_EADDRINUSE ? SV_EBUSY : SV_ESYSTEM;
-	}
-	for (int i = 0; i < SRV_CONTEXTS; i++) {
-		srv_ctx *c = &srv->ctxs[i];
-		c->srv     = srv;
-		if ((rv = nng_aio_alloc(&c->aio, srv_cb, c)) != 0) {
-			break;
-		}
-		if ((rv = nng_ctx_open(&c->ctx, srv->sock)) != 0) {
-			nng_aio_free(c->aio);
-			break;
-		}
-		srv->nctx++;
-	}
-	if (srv->nctx == SRV_CONTEXTS
-	    && svd_guard_start(url, srv_relisten, srv, &guard) == SV_OK) {
-		pthread_mutex_lock(&srv->mtx);
-		srv->guard = guard;
-		pthread_mutex_unlock(&srv->mtx);
-	} else {
-		snprintf(errbuf, errlen, "cannot start serving: %s",
-		    rv != 0 ? nng_strerror(rv) : "no thread for the guard");
-		svd_server_stop(srv);
-		return SV_ENOMEM;
-	}
-	for (int i = 0; i < srv->nctx; i++) {
-		srv_recv(&srv->ctxs[i]);
-	}
-	*srvp = srv;
+	srv->lwatched = true;
+	*srvp         = srv;
 	return SV_OK;
 }
 
 void
 svd_server_stop(svd_server *srv)
 {
-	svd_guard *guard;
-
 	if (srv == NULL) {
 		return;
 	}
-	/* The guard first, so it cannot recreate the listener while we close.
-	 */
-	pthread_mutex_lock(&srv->mtx);
-	guard      = srv->guard;
-	srv->guard = NULL;
-	pthread_mutex_unlock(&srv->mtx);
-	svd_guard_stop(guard);
-	nng_close(srv->sock);
-	for (int i = 0; i < srv->nctx; i++) {
-		nng_aio_stop(srv->ctxs[i].aio);
+	if (srv->lwatched) {
+		sv_loop_del_io(srv->loop, &srv->lio);
 	}
-	for (int i = 0; i < srv->nctx; i++) {
-		nng_aio_free(srv->ctxs[i].aio);
+	sv_loop_timer_stop(srv->loop, &srv->ltimer);
+	srv->stopping = true;
+	close(srv->lfd);
+	(void) unlink(srv->path);
+	while (srv->conns != NULL) {
+		srv_kill(srv->conns);
 	}
-	for (size_t i = 0; i < srv->npeers; i++) {
-		close(srv->peers[i].pidfd);
-	}
-	pthread_mutex_destroy(&srv->mtx);
+	sv_loop_timer_stop(srv->loop, &srv->reap);
+	srv_reap_cb(srv->loop, &srv->reap);
 	free(srv);
 }
 
 void
 svd_server_set_mode(svd_server *srv, int mode)
 {
-	/* The accept guard may relisten at any time: under its lock. */
-	pthread_mutex_lock(&srv->mtx);
 	srv->mode = mode;
-	pthread_mutex_unlock(&srv->mtx);
 }

@@ -1,16 +1,16 @@
 /*
- * server.h — supervised's control socket: nng REP over ipc://, served by a
- * fixed set of contexts (the nng_ctx + nng_aio pattern), each answering one
- * request at a time through svd_sup_dispatch.
+ * server.h — supervised's control socket: SP REQ/REP over ipc:// (the wire
+ * nng's ipc transport speaks, so nng REQ sockets and the libsupervise
+ * client are served alike), served on the supervisor's loop thread with
+ * no other thread involved (see server.c).
  *
  * The socket file is created with mode 0600 inside the 0700 socket
- * directory; requests larger than SVW_MAX_REQUEST close the sender's pipe
- * (nng's NNG_OPT_RECVMAXSZ); the caller of every request is identified by
- * the kernel credentials of its connection (NNG_OPT_IPC_PEER_PID/UID).
- * One connection cannot stall the others: at most 2 requests in flight per
- * connection (more are dropped), and a connection that does not take its
- * reply within 20 ms loses the reply and is refused until it hangs up
- * (see server.c).
+ * directory; a request larger than SVW_MAX_REQUEST closes its connection;
+ * the caller of every request is identified by the kernel credentials of
+ * its connection (SO_PEERCRED, and a pidfd of the connecting process). One
+ * connection cannot stall the others: one request per connection per turn,
+ * at most 2 waiting for a deferred answer (more are dropped), and a
+ * connection that does not take its reply within 20 ms is closed.
  */
 #ifndef SVD_SERVER_H
 #define SVD_SERVER_H
@@ -22,24 +22,28 @@
 typedef struct svd_server svd_server;
 
 /*
- * svd_server_start listens on url and starts serving sup. On SV_OK *srvp
- * belongs to the caller: stop and free it with svd_server_stop. On error
- * errbuf holds one line. Errors: SV_EBUSY (another server listens on url),
- * SV_ENOMEM, SV_ESYSTEM.
+ * svd_server_start listens on url (ipc://PATH; a socket file nobody
+ * accepts on is replaced) and serves sup from sup's loop (svd_sup_loop)
+ * while svd_sup_run runs it. On SV_OK *srvp belongs to the caller: stop
+ * and free it with svd_server_stop, before svd_sup_destroy. On error
+ * errbuf holds one line. Errors: SV_EINVAL (not an ipc:// URL, or a path
+ * too long), SV_EBUSY (another server listens on url), SV_ENOMEM,
+ * SV_ESYSTEM.
  */
 sv_err svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
     char *errbuf, size_t errlen);
 
 /*
- * svd_server_stop closes the socket (removing the socket file), waits for
- * every in-flight callback to finish, and frees srv. NULL is ignored.
+ * svd_server_stop closes the socket (removing the socket file) and every
+ * connection, and frees srv. Call after svd_sup_run has returned. NULL is
+ * ignored.
  */
 void svd_server_stop(svd_server *srv);
 
 /*
- * svd_server_set_mode sets the mode of the socket file for every later
- * listen (a listener the accept guard recreates): 0600 by default, 0666 when
- * workers run as other users (main.c changes the current file itself).
+ * svd_server_set_mode records the mode of the socket file (0600 by
+ * default, 0666 when workers run as other users); main.c changes the
+ * current file itself.
  */
 void svd_server_set_mode(svd_server *srv, int mode);
 

@@ -91,19 +91,6 @@ struct svd_gsh {
 	char *spec; /* a runtime group's config text (journaled), owned */
 };
 
-/* A request handed from an nng thread to the loop thread. */
-typedef struct svd_req {
-	struct svd_req *next;
-	nng_msg        *msg;
-	int             pidfd; /* of the connecting process, or -1; owned */
-	uint64_t        pid;
-	uint64_t        uid;
-	svd_done_cb     done;
-	void           *arg;
-	uint32_t        pipe; /* connection id, 0: unknown */
-	int             pipe_event; /* 0: a request; 1/-1: pipe added/gone */
-} svd_req;
-
 struct svd_sup {
 	const svd_config *cfg;
 	sv_loop          *loop;
@@ -126,14 +113,10 @@ struct svd_sup {
 	uint64_t          seq; /* last event sequence number */
 	char              id[33];
 	char              url[600];
-	int               wakefd;
-	sv_io             wake_io;
+	long              self_pid; /* getpid(), read once */
 	sv_io             sig_io;
 	sv_timer          plan_timer;
 	uint64_t          plan_guard;
-	pthread_mutex_t   qmtx; /* guards the request queue only */
-	svd_req          *qhead, *qtail;
-	bool              stopped; /* the loop has ended */
 };
 
 /* ---- environment ----------------------------------------------------------
@@ -725,7 +708,7 @@ sup_find_worker(svd_sup *s, long pid, sv_wkey *keyp)
 		if (sv_pidmap_get(&s->pids, pid, keyp)) {
 			return true;
 		}
-		if (pid == (long) getpid()) {
+		if (pid == s->self_pid) {
 			break;
 		}
 		pid = proc_ppid(pid);
@@ -1667,136 +1650,38 @@ svd_sup_take_over(
 	return svd_state_begin(st, err, errlen);
 }
 
-/* ---- the request queue and the loop ---------------------------------------
+/* ---- requests from the control socket and the loop ------------------------
  */
 
-/* sup_wake makes the loop thread run an iteration. */
-static void
-sup_wake(svd_sup *s)
+sv_loop *
+svd_sup_loop(svd_sup *s)
 {
-	uint64_t one = 1;
-	(void) !write(s->wakefd, &one, sizeof(one));
+	return s->loop;
 }
 
 void
-svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid, uint64_t peer_uid,
-    int peer_pidfd, svd_done_cb done, void *arg)
+svd_sup_conn_event(svd_sup *s, uint32_t conn, uint64_t peer_pid, bool added)
 {
-	svd_sup_submit_pipe(
-	    s, msg, peer_pid, peer_uid, peer_pidfd, 0, done, arg);
-}
-
-/* sup_enqueue appends r to the request queue (false: the loop has
- * stopped; r is not queued). */
-static bool
-sup_enqueue(svd_sup *s, svd_req *r)
-{
-	pthread_mutex_lock(&s->qmtx);
-	if (s->stopped) {
-		pthread_mutex_unlock(&s->qmtx);
-		return false;
-	}
-	if (s->qtail != NULL) {
-		s->qtail->next = r;
-	} else {
-		s->qhead = r;
-	}
-	s->qtail = r;
-	pthread_mutex_unlock(&s->qmtx);
-	sup_wake(s);
-	return true;
+	svd_leases_pipe(s->leases, conn, (int64_t) peer_pid, added);
 }
 
 void
-svd_sup_pipe_event(svd_sup *s, uint32_t pipe, uint64_t peer_pid, bool added)
-{
-	svd_req *r = malloc(sizeof(*r));
-
-	if (r == NULL) {
-		return;
-	}
-	*r = (svd_req) {
-	    NULL, NULL, -1, peer_pid, 0, NULL, NULL, pipe, added ? 1 : -1};
-	if (!sup_enqueue(s, r)) {
-		free(r);
-	}
-}
-
-void
-svd_sup_submit_pipe(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, uint32_t pipe, svd_done_cb done,
+svd_sup_request(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
+    uint64_t peer_uid, int peer_pidfd, uint32_t conn, svd_done_cb done,
     void *arg)
 {
-	svd_req *r = malloc(sizeof(*r));
+	nng_msg        *rep = NULL;
+	svd_lease_defer d   = {done, arg, conn, false};
 
-	if (r == NULL) {
-		nng_msg_free(msg);
-		if (peer_pidfd >= 0) {
-			close(peer_pidfd);
-		}
-		done(arg, NULL);
-		return;
+	if (sup_dispatch(s, buf, len, peer_pid, peer_uid, peer_pidfd, &d, &rep)
+	    != SV_OK) {
+		rep = NULL;
 	}
-	*r = (svd_req) {
-	    NULL, msg, peer_pidfd, peer_pid, peer_uid, done, arg, pipe, 0};
-	if (!sup_enqueue(s, r)) {
-		nng_msg_free(msg);
-		if (peer_pidfd >= 0) {
-			close(peer_pidfd);
-		}
-		free(r);
-		done(arg, NULL);
+	if (!d.taken) { /* else the lease shell answers later */
+		done(arg, rep);
 	}
-}
-
-/* sup_serve answers every queued request (on the loop thread). */
-static void
-sup_serve(svd_sup *s)
-{
-	svd_req *r;
-
-	pthread_mutex_lock(&s->qmtx);
-	r        = s->qhead;
-	s->qhead = s->qtail = NULL;
-	pthread_mutex_unlock(&s->qmtx);
-	while (r != NULL) {
-		svd_req        *next = r->next;
-		nng_msg        *rep  = NULL;
-		svd_lease_defer d    = {r->done, r->arg, r->pipe, false};
-		if (r->pipe_event != 0) {
-			svd_leases_pipe(s->leases, r->pipe, (int64_t) r->pid,
-			    r->pipe_event > 0);
-			free(r);
-			r = next;
-			continue;
-		}
-		if (sup_dispatch(s, nng_msg_body(r->msg), nng_msg_len(r->msg),
-		        r->pid, r->uid, r->pidfd, &d, &rep)
-		    != SV_OK) {
-			rep = NULL;
-		}
-		if (r->pidfd >= 0) {
-			close(r->pidfd);
-		}
-		nng_msg_free(r->msg);
-		if (!d.taken) { /* else the lease shell answers later */
-			r->done(r->arg, rep);
-		}
-		free(r);
-		r = next;
-	}
-}
-
-/* sup_wake_cb drains the wake-up counter; the loop then serves requests. */
-static void
-sup_wake_cb(sv_loop *loop, sv_io *io, uint32_t events)
-{
-	svd_sup *s = io->arg;
-	uint64_t v;
-
-	(void) loop;
-	(void) events;
-	(void) !read(s->wakefd, &v, sizeof(v));
+	/* What the request changed is carried out by svd_sup_run after this
+	 * batch of events. */
 }
 
 /* sup_sig_cb handles SIGTERM/SIGINT (shutdown) and SIGHUP (ignored). */
@@ -1837,12 +1722,11 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		return SV_ENOMEM;
 	}
-	s->cfg    = cfg;
-	s->wakefd = -1;
-	pthread_mutex_init(&s->qmtx, NULL);
+	s->cfg = cfg;
 	sv_pidmap_init(&s->pids);
 	sv_timer_init(&s->plan_timer, plan_timer_cb, s);
 	snprintf(s->url, sizeof(s->url), "%s", url);
+	s->self_pid = (long) getpid();
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
 		/* Fall back on time and pid; the id only has to be unique. */
 		uint64_t a = (uint64_t) time(NULL), b = (uint64_t) getpid();
@@ -1855,14 +1739,6 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	if ((err = sv_loop_create(&s->loop)) != SV_OK
 	    || (err = sv_core_create(cfg->strategy, &s->core)) != SV_OK
 	    || (err = svd_subw_create(s->loop, &s->subw)) != SV_OK) {
-		goto fail;
-	}
-	if ((s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-		err = SV_ESYSTEM;
-		goto fail;
-	}
-	s->wake_io = (sv_io) {s->wakefd, sup_wake_cb, s};
-	if ((err = sv_loop_add_io(s->loop, &s->wake_io, EPOLLIN)) != SV_OK) {
 		goto fail;
 	}
 	if ((s->gsh = calloc(SV_CORE_MAX_GROUPS, sizeof(svd_gsh *))) == NULL) {
@@ -1910,8 +1786,6 @@ svd_sup_set_events(svd_sup *s, svd_events *ev)
 void
 svd_sup_destroy(svd_sup *s)
 {
-	svd_req *r;
-
 	if (s == NULL) {
 		return;
 	}
@@ -1929,22 +1803,8 @@ svd_sup_destroy(svd_sup *s)
 	}
 	free(s->gsh);
 	svd_activity_destroy(s->act);
-	while ((r = s->qhead) != NULL) {
-		s->qhead = r->next;
-		if (r->msg != NULL) {
-			nng_msg_free(r->msg);
-		}
-		if (r->pidfd >= 0) {
-			close(r->pidfd);
-		}
-		free(r);
-	}
-	if (s->wakefd >= 0) {
-		close(s->wakefd);
-	}
 	sv_core_destroy(s->core);
 	sv_pidmap_fini(&s->pids);
-	pthread_mutex_destroy(&s->qmtx);
 	free(s);
 }
 
@@ -1968,7 +1828,6 @@ svd_sup_run(svd_sup *s, int sigfd)
 		}
 	}
 	for (;;) {
-		sup_serve(s);
 		sup_run_effects(s);
 		if (sv_core_done(s->core)) {
 			break;
@@ -1985,11 +1844,7 @@ svd_sup_run(svd_sup *s, int sigfd)
 		}
 		sv_loop_dispatch(s->loop, n);
 	}
-	pthread_mutex_lock(&s->qmtx);
-	s->stopped = true;
-	pthread_mutex_unlock(&s->qmtx);
-	sup_serve(s); /* answer what arrived before the end */
-	svd_leases_stop(s->leases); /* and drop the waiting acquires */
+	svd_leases_stop(s->leases); /* drop the waiting acquires */
 	if (sigfd >= 0) {
 		sv_loop_del_io(s->loop, &s->sig_io);
 	}
@@ -2018,6 +1873,8 @@ typedef struct req_ctx {
 	bool             peer_gone; /* the connecting process has exited */
 	svd_lease_defer *defer; /* a waiting acquire parks here, or NULL */
 	int              peer_pidfd; /* of the connecting process, or -1 */
+	int     found; /* req_find_worker's answer: 0 not asked, 1, -1 */
+	sv_wkey found_key; /* when found is 1 */
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -2162,26 +2019,32 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 	return SV_OK;
 }
 
-/* proc_ppid reads the parent pid of pid from /proc, or -1. */
+/* proc_ppid reads the parent pid of pid from /proc, or -1 (one open, one
+ * read, one close: it runs for every request of a non-worker). */
 static long
 proc_ppid(long pid)
 {
-	char  path[64], buf[512];
-	FILE *f;
-	char *rp;
-	long  ppid = -1;
-	char  st;
+	char    path[64], buf[512];
+	char   *rp;
+	long    ppid = -1;
+	char    st;
+	int     fd;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "re")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		return -1;
 	}
-	if (fgets(buf, sizeof(buf), f) != NULL
-	    && (rp = strrchr(buf, ')')) != NULL
-	    && sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = '\0';
+	if ((rp = strrchr(buf, ')')) == NULL
+	    || sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
 		ppid = -1;
 	}
-	fclose(f);
 	return ppid;
 }
 
@@ -2190,8 +2053,17 @@ proc_ppid(long pid)
 static bool
 req_find_worker(req_ctx *c, sv_wkey *keyp)
 {
-	return !c->peer_gone && c->pid != 0
-	    && sup_find_worker(c->s, (long) c->pid, keyp);
+	/* Asked once per request: the walk may read /proc at each level. */
+	if (c->found == 0) {
+		c->found = !c->peer_gone && c->pid != 0
+		        && sup_find_worker(c->s, (long) c->pid, &c->found_key)
+		    ? 1
+		    : -1;
+	}
+	if (c->found > 0) {
+		*keyp = c->found_key;
+	}
+	return c->found > 0;
 }
 
 /* req_caller finds the worker that is the caller or its nearest ancestor

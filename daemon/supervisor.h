@@ -3,10 +3,9 @@
  * slots, what happens when a worker exits, and the answers to requests.
  *
  * Threads: the loop thread (the one in svd_sup_run) is the only one that
- * reads or changes supervisor state. nng's threads hand each request over
- * with svd_sup_submit (a queue with its own small lock and an eventfd); the
- * loop answers it and calls back with the reply, which the server sends.
- * No lock is held around a decision. Spawns run on the loop thread in
+ * reads or changes supervisor state, and the control socket (server.h) is
+ * served on it: svd_sup_request answers each request there, with no
+ * hand-off and no lock. Spawns run on the loop thread in
  * bounded batches so that requests are served in between.
  *
  * Decisions (which ordinal, restart or not, when, which siblings, when to
@@ -27,6 +26,7 @@
 #include "log.h"
 #include "notify.h"
 #include "shell/cgroup.h"
+#include "shell/loop.h"
 #include "state.h"
 #include "supervise/supervise.h"
 
@@ -90,41 +90,40 @@ void svd_sup_set_notify(svd_sup *s, svd_notify *n);
 void svd_sup_set_cgroups(svd_sup *s, sv_cgtree *cg);
 
 /*
- * svd_done_cb receives the reply to a submitted request (NULL: none could
- * be built, or the supervisor has stopped; the caller then drops the
- * request). The reply belongs to the callee. Called on the loop thread, or
- * at once on the submitting thread when the request cannot be queued.
+ * svd_done_cb receives the reply to a request (NULL: none could be built,
+ * or the request was withdrawn; the caller then drops it). The reply
+ * belongs to the callee. Called on the loop thread.
  */
 typedef void (*svd_done_cb)(void *arg, nng_msg *reply);
 
-/*
- * svd_sup_submit hands one request (msg, which it takes) from a peer with
- * the given kernel credentials to the loop thread, which calls done(arg,
- * reply). peer_pidfd (taken too; -1 if none) is a pidfd of the process that
- * made the connection: if it has exited by the time the request is
- * answered, the request is not answered for whatever process now has its
- * pid. Thread-safe; never blocks on the supervisor.
- */
-void svd_sup_submit(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, svd_done_cb done, void *arg);
+/* svd_sup_loop returns the loop the supervisor runs (the control socket
+ * registers its descriptors in it). Owned by the supervisor. */
+sv_loop *svd_sup_loop(svd_sup *s);
 
 /*
- * svd_sup_submit_pipe is svd_sup_submit for a request that came on
- * connection pipe (an nng pipe id, 0 if unknown): a request that waits (an
- * AcquireLease with wait_ms) is answered later, and dropped (done(arg,
- * NULL)) if that connection goes away first.
+ * svd_sup_request answers one request (buf, len: an encoded Envelope,
+ * borrowed) that came on connection conn (a server's id, 0 if unknown)
+ * from a peer with the given kernel credentials, and calls done(arg, reply)
+ * exactly once: before it returns, or later (on the loop thread) for a
+ * request whose answer is deferred (an AcquireLease that waits). A deferred
+ * request is withdrawn, done(arg, NULL), when svd_sup_conn_event says its
+ * connection is gone. peer_pidfd (borrowed; -1 if none) is a pidfd of the
+ * process that made the connection: if that process has exited, the
+ * request is not answered for whatever process now has its pid. Loop
+ * thread only.
  */
-void svd_sup_submit_pipe(svd_sup *s, nng_msg *msg, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, uint32_t pipe, svd_done_cb done,
-    void *arg);
+void svd_sup_request(svd_sup *s, const void *buf, size_t len,
+    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, uint32_t conn,
+    svd_done_cb done, void *arg);
 
 /*
- * svd_sup_pipe_event tells the loop thread that connection pipe, opened by
+ * svd_sup_conn_event tells the supervisor that connection conn, opened by
  * process peer_pid, was added or is gone (the lease shell's disconnect
- * grace, docs/leases.md). Thread-safe; never blocks on the supervisor.
+ * grace, docs/leases.md; a gone connection's deferred requests are
+ * withdrawn before this returns). Loop thread only.
  */
-void svd_sup_pipe_event(
-    svd_sup *s, uint32_t pipe, uint64_t peer_pid, bool added);
+void svd_sup_conn_event(
+    svd_sup *s, uint32_t conn, uint64_t peer_pid, bool added);
 
 /*
  * svd_sup_dispatch answers one request of len bytes from a peer with the

@@ -1,7 +1,9 @@
 /*
- * integration_guard.c — the control socket's accept guard (issue 6, item
+ * integration_guard.c — the control socket's accept path (issue 6, item
  * 5): hang-ups during the SP handshake leak nothing, descriptor exhaustion
- * is survived without churn, and an idle daemon sleeps.
+ * is survived without churn, and an idle daemon sleeps. (Written against
+ * nng 1.5.2's listener and its guard; the daemon now serves the socket
+ * itself, daemon/server.c, and must keep every one of these properties.)
  *
  * Design: each case runs its own supervised (harness.c) and observes it
  * from outside through /proc: /proc/PID/fd (descriptor count), /proc/PID/

@@ -76,6 +76,17 @@ sv_loop_add_io(sv_loop *loop, sv_io *io, uint32_t events)
 	return SV_OK;
 }
 
+sv_err
+sv_loop_mod_io(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = io};
+
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, io->fd, &ev) != 0) {
+		return SV_ESYSTEM;
+	}
+	return SV_OK;
+}
+
 void
 sv_loop_del_io(sv_loop *loop, sv_io *io)
 {

@@ -57,6 +57,12 @@ uint64_t sv_loop_now_ms(void);
  */
 sv_err sv_loop_add_io(sv_loop *loop, sv_io *io, uint32_t events);
 
+/*
+ * sv_loop_mod_io changes the events io (already added) is watched for.
+ * Errors: SV_ESYSTEM.
+ */
+sv_err sv_loop_mod_io(sv_loop *loop, sv_io *io, uint32_t events);
+
 /* sv_loop_del_io stops watching io->fd. Call before closing the fd. */
 void sv_loop_del_io(sv_loop *loop, sv_io *io);
 
