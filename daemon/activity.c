@@ -27,6 +27,7 @@
 struct svd_activity {
 	char      dir[ACT_DIR_MAX];
 	bool      made; /* the directory exists and is ours */
+	int       dfd; /* the directory, opened once it is made; or -1 */
 	uint64_t *buf; /* SV_ACTIVITY_REGION_SIZE bytes, 8-aligned */
 };
 
@@ -50,7 +51,8 @@ svd_activity_create(const char *socket_dir, svd_activity **ap)
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		return SV_ENOMEM;
 	}
-	n = snprintf(a->dir, sizeof(a->dir), "%s/activity", socket_dir);
+	a->dfd = -1;
+	n      = snprintf(a->dir, sizeof(a->dir), "%s/activity", socket_dir);
 	if (n < 0 || (size_t) n >= sizeof(a->dir)) {
 		free(a);
 		return SV_EINVAL;
@@ -68,6 +70,9 @@ svd_activity_destroy(svd_activity *a)
 	/* Every region has been ended by now (a clean stop reaped every
 	 * worker): the directory goes too. It stays, and this fails
 	 * harmlessly, while files of adopted workers remain. */
+	if (a->dfd >= 0) {
+		close(a->dfd);
+	}
 	(void) rmdir(a->dir);
 	free(a->buf);
 	free(a);
@@ -96,6 +101,14 @@ act_dir(svd_activity *a)
 	if ((st.st_mode & 07777) != 0711 && chmod(a->dir, 0711) != 0) {
 		svd_log(
 		    "activity: cannot chmod %s: %s", a->dir, strerror(errno));
+		return false;
+	}
+	/* Opened once: every file operation is relative to it (no path
+	 * lookup, open and close of the directory per worker). */
+	a->dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (a->dfd < 0) {
+		svd_log(
+		    "activity: cannot open %s: %s", a->dir, strerror(errno));
 		return false;
 	}
 	a->made = true;
@@ -138,15 +151,18 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 		return SV_EINVAL;
 	}
 	memcpy(env + n, act->name, strlen(act->name) + 1);
-	dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		free(act);
-		return SV_ESYSTEM;
-	}
-	/* A file of the same name is a leftover of a dead worker. */
-	(void) unlinkat(dfd, act->name, 0);
+	dfd     = a->dfd;
 	act->fd = openat(dfd, act->name,
 	    O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (act->fd < 0 && errno == EEXIST) {
+		/* A file of the same name is a leftover of a dead worker
+		 * (a rare case: removed only then, not before every create).
+		 */
+		(void) unlinkat(dfd, act->name, 0);
+		act->fd = openat(dfd, act->name,
+		    O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	}
 	if (act->fd < 0
 	    || (creds != NULL && creds->set
 	        && fchown(act->fd, creds->uid, creds->gid) != 0)) {
@@ -156,11 +172,9 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 			close(act->fd);
 			(void) unlinkat(dfd, act->name, 0);
 		}
-		close(dfd);
 		free(act);
 		return SV_ESYSTEM;
 	}
-	close(dfd);
 	*actp = act;
 	return SV_OK;
 }
@@ -170,22 +184,18 @@ svd_activity_adopt(
     svd_activity *a, const char *group, uint32_t ordinal, uint64_t generation)
 {
 	svd_act *act;
-	int      dfd;
 
 	if (a == NULL || group == NULL || !act_dir(a)
 	    || (act = calloc(1, sizeof(*act))) == NULL) {
 		return NULL;
 	}
 	act->fd = -1;
-	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
-	    || (dfd = open(
-	            a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-	        < 0) {
+	if (!act_name(
+	        act->name, sizeof(act->name), group, ordinal, generation)) {
 		free(act);
 		return NULL;
 	}
-	act->fd = openat(dfd, act->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
+	act->fd = openat(a->dfd, act->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (act->fd < 0) {
 		free(act);
 		return NULL;
@@ -196,18 +206,12 @@ svd_activity_adopt(
 void
 svd_activity_end(svd_activity *a, svd_act *act)
 {
-	int dfd;
-
 	if (act == NULL) {
 		return;
 	}
 	close(act->fd);
-	if (a != NULL
-	    && (dfd = open(
-	            a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-	        >= 0) {
-		(void) unlinkat(dfd, act->name, 0);
-		close(dfd);
+	if (a != NULL && a->dfd >= 0) {
+		(void) unlinkat(a->dfd, act->name, 0);
 	}
 	free(act);
 }

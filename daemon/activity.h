@@ -22,6 +22,11 @@
  * numbers come first, so a name is unambiguous and a successor finds an
  * adopted worker's file again).
  *
+ * Cost per worker: the directory is opened once and kept (files are made
+ * and removed relative to it); a file is created with O_EXCL and a
+ * leftover of the same name is removed only when that fails. So a spawn
+ * costs one openat and a reap one close and one unlinkat.
+ *
  * Loop thread only; nothing here blocks but a pread of a regular file.
  */
 #ifndef SVD_ACTIVITY_H

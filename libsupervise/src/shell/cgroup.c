@@ -3,7 +3,12 @@
  *
  * Every file operation is relative to the tree's directory fd (openat,
  * mkdirat, unlinkat), so the tree's path is resolved once. Leaves are kept
- * on one list; a released leaf stays on it, marked, until it is removed.
+ * on one list; a released leaf stays on it, marked, until it is removed,
+ * and is also queued, in release order, on the spare queue: the next leaf
+ * asked for with the same label (the seat's next worker) takes it over,
+ * and sv_cgtree_sweep removes those nobody took within CG_SPARE_MS. So a
+ * crash loop costs no mkdir + rmdir per restart, and reaping many workers
+ * at once does not wait for their rmdirs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +36,10 @@
 
 struct sv_cgleaf {
 	sv_cgleaf *next;
+	sv_cgleaf *snext; /* next on the spare queue (released leaves) */
 	bool       released;
+	size_t     labellen; /* length of the label part of name */
+	int64_t    released_ms; /* when released (cg_now_ms) */
 	char       name[CG_LEAF_MAX];
 };
 
@@ -42,7 +50,14 @@ struct sv_cgtree {
 	char       path[PATH_MAX];
 	uint64_t   seq;
 	sv_cgleaf *leaves; /* live and released */
+	sv_cgleaf *spare, *spare_tail; /* released, oldest first */
 };
+
+/* How long a released leaf is kept for the next worker of its seat before
+ * sv_cgtree_sweep removes it. */
+#define CG_SPARE_MS 1000
+
+static int64_t cg_now_ms(void);
 
 /* cg_msg formats msg and returns err. */
 static sv_err cg_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
@@ -290,23 +305,58 @@ sv_cgtree_path(const sv_cgtree *t)
 	return t->path;
 }
 
+/* cg_spare_take takes the oldest spare leaf whose label part is name[0..len)
+ * off the spare queue; NULL when there is none. */
+static sv_cgleaf *
+cg_spare_take(sv_cgtree *t, const char *name, size_t len)
+{
+	sv_cgleaf *prev = NULL;
+
+	for (sv_cgleaf *l = t->spare; l != NULL; prev = l, l = l->snext) {
+		if (l->labellen != len || memcmp(l->name, name, len) != 0) {
+			continue;
+		}
+		if (prev == NULL) {
+			t->spare = l->snext;
+		} else {
+			prev->snext = l->snext;
+		}
+		if (t->spare_tail == l) {
+			t->spare_tail = prev;
+		}
+		l->snext    = NULL;
+		l->released = false;
+		return l;
+	}
+	return NULL;
+}
+
 sv_err
 sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 {
-	sv_cgleaf *l = calloc(1, sizeof(*l));
+	char       want[CG_LABEL_MAX];
+	sv_cgleaf *l;
 	size_t     i;
 
-	if (l == NULL) {
-		return SV_ENOMEM;
-	}
 	for (i = 0; i < CG_LABEL_MAX && label[i] != '\0'; i++) {
-		char c     = label[i];
-		l->name[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		                 || (c >= '0' && c <= '9') || c == '_'
-		                 || c == '-' || (c == '.' && i > 0))
+		char c  = label[i];
+		want[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		              || (c >= '0' && c <= '9') || c == '_' || c == '-'
+		              || (c == '.' && i > 0))
 		    ? c
 		    : '_';
 	}
+	/* The seat's previous leaf, killed when its worker ended: taken over
+	 * as it is (no rmdir + mkdir on a restart). */
+	if ((l = cg_spare_take(t, want, i)) != NULL) {
+		*leafp = l;
+		return SV_OK;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		return SV_ENOMEM;
+	}
+	memcpy(l->name, want, i);
+	l->labellen = i;
 	snprintf(l->name + i, sizeof(l->name) - i, ".%" PRIu64, ++t->seq);
 	if (mkdirat(t->fd, l->name, 0755) != 0) {
 		int e = errno;
@@ -329,10 +379,26 @@ sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l)
 	return openat(t->fd, path, O_WRONLY | O_CLOEXEC);
 }
 
-/* cg_unlink takes l off the list and frees it. */
+/* cg_unlink takes l off the list (and off the spare queue) and frees
+ * it. */
 static void
 cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 {
+	sv_cgleaf *prev = NULL;
+
+	for (sv_cgleaf *q = t->spare; q != NULL; prev = q, q = q->snext) {
+		if (q == l) {
+			if (prev == NULL) {
+				t->spare = l->snext;
+			} else {
+				prev->snext = l->snext;
+			}
+			if (t->spare_tail == l) {
+				t->spare_tail = prev;
+			}
+			break;
+		}
+	}
 	for (sv_cgleaf **pp = &t->leaves; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == l) {
 			*pp = l->next;
@@ -369,27 +435,54 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 	if (l == NULL) {
 		return;
 	}
+	/* Killed now; removed later (sv_cgtree_sweep), unless the seat's
+	 * next worker takes it over first. */
 	cg_kill(t, l);
-	l->released = true;
-	(void) cg_remove(t, l);
+	l->released    = true;
+	l->released_ms = cg_now_ms();
+	l->snext       = NULL;
+	if (t->spare_tail != NULL) {
+		t->spare_tail->snext = l;
+	} else {
+		t->spare = l;
+	}
+	t->spare_tail = l;
+}
+
+/* cg_sweep removes spare leaves released at least min_age ms ago, oldest
+ * first (the queue is in release order); a busy one stays queued for a
+ * later sweep. Returns how many released leaves are still waiting. */
+static size_t
+cg_sweep(sv_cgtree *t, int64_t min_age)
+{
+	int64_t    now  = cg_now_ms();
+	size_t     left = 0;
+	sv_cgleaf *l, *next;
+
+	for (l = t->spare; l != NULL; l = next) {
+		next = l->snext;
+		if (now - l->released_ms < min_age || !cg_remove(t, l)) {
+			left++;
+		}
+	}
+	return left;
 }
 
 size_t
 sv_cgtree_sweep(sv_cgtree *t)
 {
-	size_t     left = 0;
-	sv_cgleaf *l, *next;
-
 	if (t == NULL) {
 		return 0;
 	}
-	for (l = t->leaves; l != NULL; l = next) {
-		next = l->next;
-		if (l->released && !cg_remove(t, l)) {
-			left++;
-		}
+	/* Cheap when nothing is old enough: the queue is in release order,
+	 * so its head is the oldest. */
+	if (t->spare == NULL) {
+		return 0;
 	}
-	return left;
+	if (cg_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
+		return 1; /* at least the head is waiting */
+	}
+	return cg_sweep(t, CG_SPARE_MS);
 }
 
 /* cg_now_ms is CLOCK_MONOTONIC in milliseconds. */
@@ -438,10 +531,11 @@ sv_cgtree_close(sv_cgtree *t, int timeout_ms)
 	}
 	deadline = cg_now_ms() + timeout_ms;
 	for (l = t->leaves; l != NULL; l = l->next) {
-		cg_kill(t, l);
-		l->released = true;
+		if (!l->released) {
+			sv_cgtree_release(t, l);
+		}
 	}
-	while ((left = sv_cgtree_sweep(t)) > 0) {
+	while ((left = cg_sweep(t, 0)) > 0) {
 		int64_t rest = deadline - cg_now_ms();
 		if (rest <= 0) {
 			break;

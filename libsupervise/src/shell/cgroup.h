@@ -9,8 +9,13 @@
  * child joins before exec (spawn.h: sv_spawn_req.cgroup_procs_fd), so
  * the worker and everything it starts are in the leaf from the first
  * instruction. When the worker has exited, sv_cgtree_release writes
- * cgroup.kill (SIGKILL to every process in the leaf, Linux >= 5.14) and
- * removes the leaf once it is empty.
+ * cgroup.kill (SIGKILL to every process in the leaf, Linux >= 5.14) at
+ * once. The killed leaf is then kept for a while as a spare: the next
+ * leaf asked for with the same label (the seat's replacement) reuses it
+ * instead of a rmdir + mkdir per restart. Everything left in it was killed
+ * before the replacement joins (a process with SIGKILL pending never runs
+ * user code again, so it cannot fork), and the leaf is killed again when
+ * the replacement ends.
  *
  * Detection, never assumption: the cgroup2 mount is found in
  * /proc/self/mountinfo, the daemon's own cgroup in /proc/self/cgroup
@@ -19,12 +24,15 @@
  * sv_cgtree_open says why and the daemon goes on without cgroups (process
  * group kill only).
  *
- * Removal waits for the leaf to be empty: a killed process leaves its
- * cgroup when it exits (a zombie does not count), which is a moment after
- * cgroup.kill returns. Released leaves that are still busy are kept and
- * removed by sv_cgtree_sweep, which the daemon calls when SIGCHLD says an
- * orphan died (the last process of a leaf whose worker is gone is always
- * an orphan reparented to the daemon, a child subreaper).
+ * Removal is off the reap path: sv_cgtree_sweep, which the daemon calls
+ * after each reap and when SIGCHLD says an orphan died, removes spares
+ * nobody took within 1 s (cheap when none is that old). A removal also
+ * waits for the leaf to be empty: a killed process leaves its cgroup when
+ * it exits (a zombie does not count), a moment after cgroup.kill returns;
+ * a busy spare stays queued for a later sweep (the last process of a leaf
+ * whose worker is gone is always an orphan reparented to the daemon, a
+ * child subreaper, so SIGCHLD comes). Spares left when the daemon stops
+ * are removed by sv_cgtree_close.
  *
  * Not thread-safe: one thread (the daemon's loop) uses a tree.
  */
@@ -52,10 +60,11 @@ sv_err sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen);
 const char *sv_cgtree_path(const sv_cgtree *t);
 
 /*
- * sv_cgtree_leaf creates an empty leaf named after label (any text; bytes
- * other than [A-Za-z0-9_.-] become '_', and a sequence number makes it
- * unique). *leafp stays owned by the tree until released. Errors:
- * SV_ENOMEM, SV_ESYSTEM (errno set).
+ * sv_cgtree_leaf gives a leaf for label (any text; bytes other than
+ * [A-Za-z0-9_.-] become '_'): a released spare of the same label if there
+ * is one (killed, possibly still holding dying processes), else a new
+ * empty one (a sequence number makes its name unique). *leafp stays owned
+ * by the tree until released. Errors: SV_ENOMEM, SV_ESYSTEM (errno set).
  */
 sv_err sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp);
 
@@ -67,15 +76,17 @@ sv_err sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp);
 int sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l);
 
 /*
- * sv_cgtree_release kills every process left in the leaf (cgroup.kill) and
- * removes it now or, if it is not empty yet, in a later sv_cgtree_sweep.
- * The leaf must not be used afterwards. NULL leaf is ignored.
+ * sv_cgtree_release kills every process left in the leaf (cgroup.kill) now
+ * and keeps it as a spare: a later sv_cgtree_leaf of the same label takes
+ * it over, or a later sv_cgtree_sweep removes it. The caller must not use
+ * l afterwards. NULL leaf is ignored.
  */
 void sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l);
 
 /*
- * sv_cgtree_sweep removes released leaves that have become empty. Returns
- * how many released leaves are still waiting. NULL tree: 0.
+ * sv_cgtree_sweep removes the spares released at least 1 s ago that are
+ * empty. Returns 0 when no released leaf is waiting any more, nonzero
+ * otherwise (the count, when it had to look at every spare). NULL tree: 0.
  */
 size_t sv_cgtree_sweep(sv_cgtree *t);
 

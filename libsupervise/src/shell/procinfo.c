@@ -22,10 +22,13 @@
  * numbers). */
 #define PI_STAT_MAX 2048
 
-/* pi_read reads up to cap - 1 bytes of path into buf, terminated. Returns
- * the length, or -1 with errno set. */
+/* pi_read reads up to cap - 1 bytes of path into buf, terminated, up to
+ * the end of the file or, with line, a short read that ends a line (a
+ * /proc file of one line, such as stat, comes whole in one read: this
+ * saves the read that would return 0, on every spawn). Returns the length,
+ * or -1 with errno set. */
 static ssize_t
-pi_read(const char *path, char *buf, size_t cap)
+pi_read(const char *path, char *buf, size_t cap, bool line)
 {
 	int     fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n, total = 0;
@@ -36,6 +39,10 @@ pi_read(const char *path, char *buf, size_t cap)
 	while ((size_t) total < cap - 1
 	    && (n = read(fd, buf + total, cap - 1 - (size_t) total)) > 0) {
 		total += n;
+		if (line && (size_t) total < cap - 1
+		    && buf[total - 1] == '\n') {
+			break;
+		}
 	}
 	close(fd);
 	buf[total] = '\0';
@@ -51,7 +58,7 @@ sv_proc_start_time(pid_t pid, uint64_t *ticksp)
 	int         field = 2; /* the field ')' closes */
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	if (pi_read(path, buf, sizeof(buf)) < 0) {
+	if (pi_read(path, buf, sizeof(buf), true) < 0) {
 		return errno == ENOENT || errno == ESRCH ? SV_ENOTFOUND
 		                                         : SV_ESYSTEM;
 	}
@@ -78,8 +85,8 @@ sv_err
 sv_boot_id(char *buf, size_t len)
 {
 	char    tmp[SV_BOOT_ID_LEN + 8];
-	ssize_t n
-	    = pi_read("/proc/sys/kernel/random/boot_id", tmp, sizeof(tmp));
+	ssize_t n = pi_read(
+	    "/proc/sys/kernel/random/boot_id", tmp, sizeof(tmp), true);
 
 	if (n <= 0) {
 		return SV_ESYSTEM;
@@ -171,7 +178,7 @@ sv_proc_find_env(const char *const *want, size_t n, pid_t *pidp)
 			continue;
 		}
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-		if ((len = pi_read(path, env, PI_ENV_MAX)) <= 0) {
+		if ((len = pi_read(path, env, PI_ENV_MAX, false)) <= 0) {
 			continue;
 		}
 		if (pi_env_has(env, (size_t) len, want, n)) {
