@@ -17,7 +17,13 @@ the same run on the same daemon, and prints one table:
     sv_activity_leave, on the region the supervisor handed each worker,
     timed in batches; information (the C target, <= 1 us, is
     sv-bench-activity's).
-Leases (acquire + release) are not measured yet; the table says so.
+  - lease acquire + release: pairs of the binding's acquire (any slot, no
+    wait, the worker itself as the holder) and release on a pool the
+    config declares (POOL, no TTL, no resource file), against the C
+    client's sv_client_lease_acquire + sv_lease_free +
+    sv_client_lease_release, timed in rounds of --lease-batch pairs;
+    the median time per pair over all rounds, as pairs/s, and the ratio
+    to C; information, with the 1.5 x whoami target shown for reference.
 
 How: one supervised (started here, in its own process group, stopped with
 SIGTERM and awaited with a deadline) runs one worker per language:
@@ -26,7 +32,8 @@ sv-bench-bindings-c (bench_bindings_worker.c) and bench_bindings_worker.py,
 the temporary directory (the protocol is in bench_bindings_worker.c). The
 driver warms every worker up, then runs --blocks blocks; each block asks
 every worker in turn (the order rotates per block, so drift in the machine
-affects all alike) for rtts/blocks live calls and env-samples batches. Only
+affects all alike) for rtts/blocks live calls, env-samples batches of env
+reads and of activity scopes, and lease-samples rounds of lease pairs. Only
 one worker runs at a time. Medians are over all samples of a language;
 the per-block ratio range is printed below the table. As in sv-bench, the
 CPU load of the machine during 1 s before and after the run is printed:
@@ -34,7 +41,8 @@ above 10 % the ratios are noisy.
 
 Run it from the build tree: BUILD/bench/sv-bench-bindings (a wrapper that
 passes the paths of this build) [--quick] [--rtts N] [--blocks N]
-[--env-samples N] [--batch K] [--only c,python,ruby,lua] [--keep].
+[--env-samples N] [--batch K] [--lease-samples N] [--lease-batch K]
+[--only c,python,ruby,lua] [--keep].
 Exit status: 0 when every measurement was made (even with a MISS), 1 when
 one could not be made (the reason is printed), 2 on a usage error.
 """
@@ -52,6 +60,10 @@ import time
 LANGS = ("c", "python", "ruby", "lua")
 NAMES = {"c": "C", "python": "Python", "ruby": "Ruby", "lua": "Lua"}
 TARGET_LIVE = 1.5
+# The pool of the lease rows: declared by config(), no TTL, no resource.
+# Only one worker runs at a time and each releases before it acquires
+# again, so one slot would do; four leave room for a lease left behind.
+POOL = "bench"
 CMD_TIMEOUT = 120.0
 
 
@@ -103,10 +115,11 @@ def config(tmp, langs, a):
         groups.append(
             "{ name = %s; argv = [ %s ]; count = 1; purpose = %s;%s }" % (
                 q("bench-" + lang), ", ".join(q(x) for x in argv),
-                q("time whoami in " + NAMES[lang]),
+                q("time the binding in " + NAMES[lang]),
                 (" env = [ %s ];" % ", ".join(q(e) for e in env)) if env else ""))
     return ("socket_dir = %s;\nstop_timeout_ms = 3000;\ngroups = (\n  %s\n);\n"
-            % (q(os.path.join(tmp, "sock")), ",\n  ".join(groups)))
+            "pools = (\n  { name = %s; slots = 4; }\n);\n"
+            % (q(os.path.join(tmp, "sock")), ",\n  ".join(groups), q(POOL)))
 
 
 class Worker:
@@ -179,7 +192,8 @@ def stop_daemon(proc):
 
 def measure(a, langs, tmp):
     """Runs the blocks; returns {lang: (live_ns list, env_ns_per_call list,
-    per-block live medians)}."""
+    per-block live medians, act_ns_per_scope list, lease_ns_per_pair list,
+    per-block lease medians)}."""
     workers = {lang: Worker(lang, tmp) for lang in langs}
     conf = os.path.join(tmp, "bench.conf")
     with open(conf, "w") as f:
@@ -189,7 +203,7 @@ def measure(a, langs, tmp):
     proc = subprocess.Popen([a.supervised, "--config", conf, "--foreground"],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                             env=env, start_new_session=True)
-    res = {lang: ([], [], [], []) for lang in langs}
+    res = {lang: ([], [], [], [], [], []) for lang in langs}
     try:
         deadline = time.monotonic() + 30
         for w in workers.values():
@@ -199,6 +213,7 @@ def measure(a, langs, tmp):
             w.ask("live 200")
             w.ask("env 10 %d" % a.batch)
             w.ask("act 10 %d" % a.batch)
+            w.ask("lease 2 %d %s" % (a.lease_batch, POOL))
         for b in range(a.blocks):
             order = langs[b % len(langs):] + langs[:b % len(langs)]
             for lang in order:
@@ -210,6 +225,10 @@ def measure(a, langs, tmp):
                 res[lang][2].append(statistics.median(live))
                 act_t = w.ask("act %d %d" % (a.env_samples, a.batch))
                 res[lang][3].extend(t / a.batch for t in act_t)
+                lease_t = [t / a.lease_batch for t in w.ask(
+                    "lease %d %d %s" % (a.lease_samples, a.lease_batch, POOL))]
+                res[lang][4].extend(lease_t)
+                res[lang][5].append(statistics.median(lease_t))
         for w in workers.values():
             os.write(w.cmd, b"quit\n")
     finally:
@@ -228,7 +247,7 @@ def p99(v):
     return s[min(len(s) - 1, int(0.99 * len(s)))]
 
 
-def report(res, langs):
+def report(res, langs, lease_batch):
     """Prints the table; returns True when every live row passed."""
     fmt = "%-42s %10s %10s %8s %11s  %s"
     print(fmt % ("measurement", "C", "binding", "ratio", "target", "result"))
@@ -265,17 +284,33 @@ def report(res, langs):
         print(fmt % ("activity enter + leave, %s (us)" % NAMES[lang],
                      "%.3f" % (c_act / 1e3), "%.3f" % (act / 1e3), "%.1fx" % (act / c_act),
                      "-", "info"))
+    c_lease = statistics.median(res["c"][4])
     for lang in langs:
-        if lang != "c":
-            print(fmt % ("lease acquire + release, %s" % NAMES[lang], "-", "-", "-", "-",
-                         "not measured"))
+        if lang == "c":
+            continue
+        lease = statistics.median(res[lang][4])
+        ratio = lease / c_lease
+        print(fmt % ("lease acquire + release, %s (us)" % NAMES[lang],
+                     "%.1f" % (c_lease / 1e3), "%.1f" % (lease / 1e3), "%.2fx" % ratio,
+                     "(%.2fx)" % TARGET_LIVE,
+                     "info, %s" % ("within" if ratio <= TARGET_LIVE else "over")))
     print()
     print("C: %d live calls, median %.1f us, p99 %.1f us; env read median %.3f us (getenv + strtoull)"
           % (len(res["c"][0]), c_live / 1e3, p99(res["c"][0]) / 1e3, c_env / 1e3))
     for line in lines:
         print(line)
     print("C: activity enter + leave median %.3f us (target <= 1 us)" % (c_act / 1e3))
-    print("lease rows: not measured yet")
+    print("lease acquire + release: %d pairs per language in rounds of %d; pairs/s (median round): C %.0f"
+          % (len(res["c"][4]) * lease_batch, lease_batch, 1e9 / c_lease)
+          + "".join(", %s %.0f" % (NAMES[x], 1e9 / statistics.median(res[x][4]))
+                    for x in langs if x != "c"))
+    for lang in langs:
+        if lang == "c":
+            continue
+        blocks = [x / y for x, y in zip(res[lang][5], res["c"][5])]
+        print("%s: lease pair p99 %.1f us (C %.1f us, per round), per-block median ratio %.2f..%.2f"
+              % (NAMES[lang], p99(res[lang][4]) / 1e3, p99(res["c"][4]) / 1e3,
+                 min(blocks), max(blocks)))
     return ok
 
 
@@ -293,16 +328,20 @@ def main():
     p.add_argument("--blocks", type=int, default=10)
     p.add_argument("--env-samples", type=int, default=100)
     p.add_argument("--batch", type=int, default=100)
+    p.add_argument("--lease-samples", type=int, default=5)
+    p.add_argument("--lease-batch", type=int, default=20)
     p.add_argument("--only", default=",".join(LANGS))
     p.add_argument("--keep", action="store_true")
     a = p.parse_args()
     if a.quick:
-        a.rtts, a.blocks, a.env_samples = 600, 4, 30
+        a.rtts, a.blocks, a.env_samples, a.lease_samples = 600, 4, 30, 3
     langs = tuple(x for x in LANGS if x in a.only.split(",") or x == "c")
     bad = [x for x in a.only.split(",") if x not in LANGS]
     if bad or not (1 <= a.blocks <= 1000 and a.blocks <= a.rtts <= 1000000
-                   and 1 <= a.env_samples <= 100000 and 1 <= a.batch <= 10000):
-        p.error("bad --only, --rtts, --blocks, --env-samples or --batch")
+                   and 1 <= a.env_samples <= 100000 and 1 <= a.batch <= 10000
+                   and 1 <= a.lease_samples <= 1000 and 1 <= a.lease_batch <= 1000):
+        p.error("bad --only, --rtts, --blocks, --env-samples, --batch,"
+                " --lease-samples or --lease-batch")
     skipped = []
     if "ruby" in langs and not a.ruby:
         skipped.append("ruby (no ruby)")
@@ -310,8 +349,9 @@ def main():
         skipped.append("lua (no lua5.4 or the Lua modules were not built)")
     langs = tuple(x for x in langs if not any(s.startswith(x + " ") for s in skipped))
     print("sv-bench-bindings: nproc %d, kernel %s" % (os.cpu_count(), " ".join(os.uname()[2:3])))
-    print("sv-bench-bindings: %d live calls per language in %d blocks, %d x %d env reads per block"
-          % (a.rtts, a.blocks, a.env_samples, a.batch))
+    print("sv-bench-bindings: %d live calls per language in %d blocks, %d x %d env reads per block,"
+          " %d x %d lease pairs per block" % (a.rtts, a.blocks, a.env_samples, a.batch,
+                                             a.lease_samples, a.lease_batch))
     print("sv-bench-bindings: CPU busy before the run (idle, 1 s): %.0f%%" % cpu_busy())
     tmp = tempfile.mkdtemp(prefix="sv-bench-bindings.")
     try:
@@ -326,7 +366,7 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     print("sv-bench-bindings: CPU busy after the run (idle, 1 s): %.0f%%" % cpu_busy())
     print()
-    report(res, langs)
+    report(res, langs, a.lease_batch)
     for s in skipped:
         print("not measured: %s" % s)
     return 1 if skipped else 0

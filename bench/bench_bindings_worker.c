@@ -1,6 +1,6 @@
 /*
  * bench_bindings_worker.c — sv-bench-bindings-c, the C reference worker of
- * bench_bindings.py (the per-language whoami benchmark).
+ * bench_bindings.py (the per-language benchmark: whoami, activity, leases).
  *
  * It runs under supervised like the Python, Ruby and Lua workers of the
  * benchmark and answers the same commands, so the C client and each
@@ -15,6 +15,12 @@
  *   act N K    N samples, each the time of K sv_activity_enter +
  *              sv_activity_leave pairs on the region of $SUPERVISE_ACTIVITY
  *              (opened at start; "err" without one)
+ *   lease N K POOL
+ *              N samples, each the time of K sv_client_lease_acquire (any
+ *              slot, no wait, this worker as the holder) + sv_lease_free +
+ *              sv_client_lease_release pairs on pool POOL (1..64 bytes of
+ *              [A-Za-z0-9_.-]); "err" when a call fails or a slot's fencing
+ *              token does not grow between two grants
  *   quit       exit 0
  *
  * Commands arrive one per line on the FIFO argv[1]; the answer, one line
@@ -39,7 +45,8 @@
 
 #define MAX_SAMPLES     100000
 #define MAX_BATCH       10000
-#define MAX_LINE        128
+#define MAX_LINE        160
+#define MAX_POOL        64
 #define CALL_TIMEOUT_MS 5000
 
 /* The identity as the environment gives it (borrowed strings). */
@@ -165,6 +172,66 @@ time_act(sv_activity_region *r, uint64_t *t, long n, long k)
 	return SV_OK;
 }
 
+/*
+ * time_lease times n batches of k lease acquire + release pairs on pool
+ * into t[]. Only this worker runs while it is timed and it releases every
+ * lease before the next acquire, so consecutive grants of one slot must
+ * carry growing fencing tokens; a token that does not grow sets *stale
+ * and returns SV_EPROTO. Returns SV_OK or the failing call's sv_err.
+ */
+static sv_err
+time_lease(
+    sv_client *c, const char *pool, uint64_t *t, long n, long k, int *stale)
+{
+	static int64_t  last_slot = -1;
+	static uint64_t last_token;
+	sv_err          err;
+
+	for (long i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		for (long j = 0; j < k; j++) {
+			sv_lease *l;
+			uint64_t  id, token;
+			int64_t   slot;
+
+			err = sv_client_lease_acquire(c, pool,
+			    SV_LEASE_ANY_SLOT, 0, 0, CALL_TIMEOUT_MS, &l);
+			if (err != SV_OK)
+				return err;
+			id    = sv_lease_id(l);
+			token = sv_lease_token(l);
+			slot  = (int64_t) sv_lease_slot(l);
+			sv_lease_free(l);
+			if ((err = sv_client_lease_release(
+			         c, id, 0, CALL_TIMEOUT_MS))
+			    != SV_OK)
+				return err;
+			if (slot == last_slot && token <= last_token) {
+				*stale = 1;
+				return SV_EPROTO;
+			}
+			last_slot  = slot;
+			last_token = token;
+		}
+		t[i] = now_ns() - t0;
+	}
+	return SV_OK;
+}
+
+/* pool_ok tells whether s is a pool name: 1..MAX_POOL of [A-Za-z0-9_.-]. */
+static int
+pool_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= MAX_POOL
+	    && strspn(s,
+	           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	           "0123456789_.-")
+	    == n;
+}
+
 /* reply writes "ok t0 t1 ..." to out. */
 static void
 reply(FILE *out, const uint64_t *t, long n)
@@ -187,6 +254,7 @@ serve(FILE *in, FILE *out, sv_client *c, sv_activity_region *r, uint64_t *t)
 
 	while (fgets(line, sizeof line, in) != NULL) {
 		long n = 0, k = 0;
+		char pool[MAX_POOL + 2];
 
 		if (strcmp(line, "quit\n") == 0)
 			return;
@@ -214,6 +282,20 @@ serve(FILE *in, FILE *out, sv_client *c, sv_activity_region *r, uint64_t *t)
 			else
 				fprintf(out, "err activity: %s\n",
 				    sv_err_name(err));
+		} else if (sscanf(line, "lease %ld %ld %65s", &n, &k, pool)
+		        == 3
+		    && n > 0 && n <= MAX_SAMPLES && k > 0 && k <= MAX_BATCH
+		    && pool_ok(pool)) {
+			int    stale = 0;
+			sv_err err   = time_lease(c, pool, t, n, k, &stale);
+
+			if (err == SV_OK)
+				reply(out, t, n);
+			else
+				fprintf(out, "err lease: %s %s\n",
+				    sv_err_name(err),
+				    stale ? "a fencing token did not grow"
+				          : sv_client_error_message(c));
 		} else {
 			fputs("err bad command\n", out);
 		}

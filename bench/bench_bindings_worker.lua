@@ -7,6 +7,10 @@
 --             timed on its own
 --   env N K   N samples, each the time of K sv.from_env() calls
 --   act N K   N samples, each the time of K sv.activity("bench", noop)
+--   lease N K POOL
+--             N samples, each the time of K client:lease_acquire(POOL) (any
+--             slot, no wait) + lease:release() pairs; "err" when a call
+--             fails or a slot's fencing token does not grow between grants
 --   quit      exit 0
 --
 -- Commands come one per line from the FIFO arg[1], answers go to the FIFO
@@ -59,13 +63,46 @@ local function time_act(n, k)
   return out
 end
 
+-- The last grant seen: only this worker runs while it is timed and it
+-- releases each lease first, so a slot's fencing tokens must grow.
+local last_slot, last_token = -1, 0
+
+-- time_lease times n batches of k lease acquire + release pairs on pool
+-- (ns per batch); returns the durations or nil, err.
+local function time_lease(client, pool, n, k)
+  local out = {}
+  for i = 1, n do
+    local t0 = now()
+    for _ = 1, k do
+      local l, err = client:lease_acquire(pool)
+      if not l then return nil, err end
+      local ok, rerr = l:release()
+      if not ok then return nil, rerr end
+      if l.slot == last_slot and l.token <= last_token then
+        return nil, "lease: a fencing token did not grow"
+      end
+      last_slot, last_token = l.slot, l.token
+    end
+    out[i] = now() - t0
+  end
+  return out
+end
+
 -- answer returns the answer line to one command line, nil for quit.
 local function answer(client, line)
   if line == "quit" then return nil end
   local n = tonumber(line:match("^live (%d+)$"))
   local t, err
+  local ln, lk, pool = line:match("^lease (%d+) (%d+) ([%w_.-]+)$")
+  ln, lk = tonumber(ln), tonumber(lk)
   if n and n >= 1 and n <= MAX_SAMPLES then
     t, err = time_live(client, n)
+  elseif ln then
+    if not (ln >= 1 and ln <= MAX_SAMPLES and lk >= 1 and lk <= MAX_BATCH
+        and #pool <= 64) then
+      return "err bad command"
+    end
+    t, err = time_lease(client, pool, ln, lk)
   else
     local cmd, en, k = line:match("^(%a+) (%d+) (%d+)$")
     en, k = tonumber(en), tonumber(k)

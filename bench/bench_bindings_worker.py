@@ -8,6 +8,10 @@ Runs under supervised and answers the commands of bench_bindings_worker.c
   env N K   N samples, each the time of K Identity.from_env() calls
   act N K   N samples, each the time of K ``with supervise.activity()``
             scopes (enter + leave)
+  lease N K POOL
+            N samples, each the time of K ``client.lease(POOL)`` (any
+            slot, no wait) + ``Lease.release()`` pairs; "err" when a call
+            fails or a slot's fencing token does not grow between grants
   quit      exit 0
 
 Commands come one per line from the FIFO argv[1], answers go to the FIFO
@@ -15,6 +19,7 @@ argv[2]; times are time.perf_counter_ns() (CLOCK_MONOTONIC) differences in
 nanoseconds. The binding is found through PYTHONPATH, the library through
 SUPERVISE_LIBRARY.
 """
+import re
 import sys
 import time
 
@@ -22,6 +27,10 @@ import supervise
 
 MAX_SAMPLES = 100000
 MAX_BATCH = 10000
+POOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
+# The last grant seen (slot, token): only this worker runs while it is
+# timed and it releases each lease first, so a slot's tokens must grow.
+_last = [-1, 0]
 
 
 def time_live(client, n):
@@ -62,6 +71,25 @@ def time_act(n, k):
     return out
 
 
+def time_lease(client, pool, n, k):
+    """Times n batches of k lease acquire + release pairs (ns per batch).
+    Returns the durations, or an "err" line when a token did not grow."""
+    clock = time.perf_counter_ns
+    lease = client.lease
+    last = _last
+    out = []
+    for _ in range(n):
+        t0 = clock()
+        for _ in range(k):
+            held = lease(pool)
+            held.release()
+            if held.slot == last[0] and held.token <= last[1]:
+                return "err lease: a fencing token did not grow"
+            last[0], last[1] = held.slot, held.token
+        out.append(clock() - t0)
+    return out
+
+
 def answer(client, line):
     """Returns the answer line to one command line, or None for quit."""
     words = line.split()
@@ -80,6 +108,12 @@ def answer(client, line):
             n, k = int(words[1]), int(words[2])
             if 0 < n <= MAX_SAMPLES and 0 < k <= MAX_BATCH:
                 return "ok " + " ".join(map(str, time_act(n, k)))
+        if len(words) == 4 and words[0] == "lease":
+            n, k, pool = int(words[1]), int(words[2]), words[3]
+            if 0 < n <= MAX_SAMPLES and 0 < k <= MAX_BATCH \
+                    and POOL_NAME.match(pool):
+                t = time_lease(client, pool, n, k)
+                return t if isinstance(t, str) else "ok " + " ".join(map(str, t))
     except supervise.Error as e:
         return "err %s" % (e,)
     except ValueError:

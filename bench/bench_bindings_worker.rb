@@ -9,6 +9,10 @@
 #             warm-up), each timed on its own
 #   env N K   N samples, each the time of K Identity.from_env calls
 #   act N K   N samples, each the time of K Supervise.activity scopes
+#   lease N K POOL
+#             N samples, each the time of K client.lease(POOL) (any slot,
+#             no wait) + Lease#release pairs; "err" when a call fails or a
+#             slot's fencing token does not grow between two grants
 #   quit      exit 0
 #
 # Commands come one per line from the FIFO ARGV[0], answers go to the FIFO
@@ -20,6 +24,9 @@ require "supervise"
 module BenchWorker
   MAX_SAMPLES = 100_000
   MAX_BATCH = 10_000
+  # The last grant seen [slot, token]: only this worker runs while it is
+  # timed and it releases each lease first, so a slot's tokens must grow.
+  LAST = [-1, 0]
 
   module_function
 
@@ -54,6 +61,23 @@ module BenchWorker
     end
   end
 
+  # time_lease times n batches of k lease acquire + release pairs on pool
+  # (ns per batch); returns an "err" line when a token did not grow.
+  def time_lease(client, pool, n, k)
+    Array.new(n) do
+      t0 = now
+      k.times do
+        held = client.lease(pool)
+        held.release
+        return "err lease: a fencing token did not grow" if held.slot == LAST[0] && held.token <= LAST[1]
+
+        LAST[0] = held.slot
+        LAST[1] = held.token
+      end
+      now - t0
+    end
+  end
+
   # answer returns the answer line to one command line, nil for quit.
   def answer(client, line)
     case line.strip
@@ -71,6 +95,14 @@ module BenchWorker
       k = Regexp.last_match(2).to_i
       ok = n.between?(1, MAX_SAMPLES) && k.between?(1, MAX_BATCH)
       ok ? "ok #{time_act(n, k).join(' ')}" : "err bad command"
+    when /\Alease (\d+) (\d+) ([A-Za-z0-9_.-]{1,64})\z/
+      n = Regexp.last_match(1).to_i
+      k = Regexp.last_match(2).to_i
+      pool = Regexp.last_match(3)
+      return "err bad command" unless n.between?(1, MAX_SAMPLES) && k.between?(1, MAX_BATCH)
+
+      t = time_lease(client, pool, n, k)
+      t.is_a?(String) ? t : "ok #{t.join(' ')}"
     else "err bad command"
     end
   rescue Supervise::Error => e

@@ -2148,6 +2148,7 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 	gsh               = gsh_find(c->s, g->id);
 	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
 	fr->ordinal       = s->ordinal;
+	fr->generation    = p->generation;
 	fr->name          = g->name;
 	frames[0]         = fr;
 	id->group         = g->name;

@@ -121,6 +121,12 @@ _PROTOTYPES = {
     "sv_workers_fast_failures": (_u32, [_vp, _size]),
     "sv_workers_restart_in_ms": (_u64, [_vp, _size]),
     "sv_workers_status_text": (_cp, [_vp, _size]),
+    # v1.4: drain and activity in a worker's status (client.WorkerStatus)
+    "sv_workers_draining": (_int, [_vp, _size]),
+    "sv_workers_drain_deadline_in_ms": (_u64, [_vp, _size]),
+    "sv_workers_activities": (_u32, [_vp, _size]),
+    "sv_workers_activity": (_cp, [_vp, _size]),
+    "sv_workers_activity_age_ms": (_u64, [_vp, _size]),
     "sv_workers_free": (None, [_vp]),
     "sv_state_name": (_cp, [_int]),
     # administration

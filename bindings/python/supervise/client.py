@@ -101,6 +101,14 @@ class WorkerStatus(NamedTuple):
     status_text: str = ""     # the worker's last status line
     fast_failures: int = 0    # consecutive fast failures (backoff step)
     restart_in_ms: int = 0    # in BACKOFF: ms before the restart
+    draining: bool = False    # told to drain (v1.3)
+    drain_deadline_in_ms: int = 0  # draining: ms before it is killed
+    # Activity (v1.4, docs/activity.md): threads inside an activity, the
+    # oldest one's composed name ("request: db query") and its age; 0, ""
+    # and 0 when idle (or `activity = false`, or an older server).
+    activities: int = 0
+    activity: str = ""
+    activity_age_ms: int = 0
 
 
 class GroupInfo(NamedTuple):
@@ -683,7 +691,12 @@ def _worker(cdll, w, i):
         ready=bool(cdll.sv_workers_ready(w, i)),
         status_text=_lib.text(cdll.sv_workers_status_text(w, i)) or "",
         fast_failures=cdll.sv_workers_fast_failures(w, i),
-        restart_in_ms=cdll.sv_workers_restart_in_ms(w, i))
+        restart_in_ms=cdll.sv_workers_restart_in_ms(w, i),
+        draining=bool(cdll.sv_workers_draining(w, i)),
+        drain_deadline_in_ms=cdll.sv_workers_drain_deadline_in_ms(w, i),
+        activities=cdll.sv_workers_activities(w, i),
+        activity=_lib.text(cdll.sv_workers_activity(w, i)) or "",
+        activity_age_ms=cdll.sv_workers_activity_age_ms(w, i))
 
 
 # ---- the module-level default client ---------------------------------------

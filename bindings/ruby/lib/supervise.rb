@@ -13,8 +13,9 @@
 # One file per concept under lib/supervise/: native (library loading),
 # errors, deadline (timeouts), identity, hello, workers, groups, client,
 # events, default_client, leases (Lease, Session; Supervise.lease with a
-# block), drain (Drain, DrainReport; Supervise.draining?). Later concepts of
-# the protocol (activity, sub-workers) get their own files, required here.
+# block), drain (Drain, DrainReport; Supervise.draining?), activity
+# (Supervise.activity with a block), subworker (Supervise.thread_identity,
+# Supervise.subworker with a block, Supervise.child_identity).
 require_relative "supervise/version"
 require_relative "supervise/native"
 require_relative "supervise/errors"
@@ -29,3 +30,4 @@ require_relative "supervise/default_client"
 require_relative "supervise/leases"
 require_relative "supervise/drain"
 require_relative "supervise/activity"
+require_relative "supervise/subworker"

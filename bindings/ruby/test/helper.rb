@@ -74,8 +74,9 @@ module SvTest
 
     # groups: Array of Hashes {name:, count:, purpose:, argv: [...]}; a
     # group with mode: M runs probe_worker.rb M OUTDIR [args...] instead of
-    # argv (args: [...]); options: {ready: true, watchdog_ms: 500} adds
-    # other keys of docs/config.md.
+    # argv (args: [...]; script: another worker of test/support taking the
+    # same arguments); options: {ready: true, watchdog_ms: 500} adds other
+    # keys of docs/config.md.
     def initialize(groups, top: "")
       @top = top
       @dir = Dir.mktmpdir("sv-rb-test.")
@@ -99,7 +100,8 @@ module SvTest
 
     def config(sockdir, groups)
       body = groups.map do |g|
-        argv = g[:argv] || SvTest.ruby_argv(PROBE, g.fetch(:mode), @outdir, *g.fetch(:args, []))
+        script = g[:script] || PROBE
+        argv = g[:argv] || SvTest.ruby_argv(script, g.fetch(:mode), @outdir, *g.fetch(:args, []))
         extra = (g[:options] || {}).map { |k, v| "  #{k} = #{v.is_a?(String) ? SvTest.q(v) : v};\n" }.join
         <<~GROUP
           {

@@ -28,7 +28,7 @@ class TestIdentity < Minitest::Test
       assert_equal "probe identities from Ruby", live["purpose"]
       assert_equal sid, live["supervisor_id"]
       assert_equal 3, live["group_size"]
-      assert_equal [{ "kind" => "process", "ordinal" => i, "name" => "rb" }], live["context"]
+      assert_equal [{ "kind" => "process", "ordinal" => i, "name" => "rb", "generation" => 0 }], live["context"]
       assert_nil live["parent"]
       assert_equal 1, r.dig("hello", "version")
     end

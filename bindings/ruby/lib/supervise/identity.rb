@@ -15,12 +15,15 @@
 #     size: from_env leaves #pid and #group_size nil. Everything else is equal
 #     to the live answer for the worker itself; #key compares the part that
 #     tells two processes apart (see docs/protocol.md section 7).
-#   - Sub-workers (threads, forked children) will add frames to #context; the
-#     structure already holds any number of them.
+#   - A sub-worker (a thread, a forked child; subworker.rb) has two frames:
+#     [process p, thread t] or [process p, process c]; #parent is the
+#     first. Each frame carries the generation of its level (the process's
+#     generation, or the sub-generation; 0 from a server before v1.4).
 module Supervise
   # One level of a worker's context: kind (:process or :thread), the ordinal
-  # at that level, and a name (for a process frame, the group).
-  Frame = Struct.new(:kind, :ordinal, :name, keyword_init: true) do
+  # at that level, a name (for a process frame, the group; for a thread, its
+  # label) and the generation at that level.
+  Frame = Struct.new(:kind, :ordinal, :name, :generation, keyword_init: true) do
     def to_s
       "#{kind}:#{name}/#{ordinal}"
     end
@@ -65,7 +68,7 @@ module Supervise
         purpose = env_text(env, "SUPERVISE_PURPOSE", MAX_TEXT)
         supervisor_id = env_text(env, "SUPERVISE_SUPERVISOR_ID", MAX_TEXT)
         env_text(env, "SUPERVISE_URL", MAX_TEXT)
-        frame = Frame.new(kind: :process, ordinal: ordinal, name: group).freeze
+        frame = Frame.new(kind: :process, ordinal: ordinal, name: group, generation: generation).freeze
         new(group: group, ordinal: ordinal, generation: generation, kind: :process,
             pid: nil, purpose: purpose, supervisor_id: supervisor_id,
             context: [frame].freeze, parent: nil, group_size: nil).freeze
@@ -78,12 +81,13 @@ module Supervise
         kind = FFI::MemoryPointer.new(:int)
         ord = FFI::MemoryPointer.new(:uint32)
         name = FFI::MemoryPointer.new(:pointer)
+        gen = FFI::MemoryPointer.new(:uint64)
         frames = Array.new(n.sv_identity_frame_count(ptr)) do |i|
           raise ProtocolError, "frame #{i} unreadable" unless n.sv_identity_frame(ptr, i, kind, ord, name).zero?
 
-          frame_from(kind, ord, name)
+          frame_from(kind, ord, name, n.sv_identity_frame_generation(ptr, i, gen).zero? ? gen.read_uint64 : 0)
         end
-        parent = (frame_from(kind, ord, name) if n.sv_identity_parent(ptr, kind, ord, name).zero?)
+        parent = (frame_parent(frames, kind, ord, name) if n.sv_identity_parent(ptr, kind, ord, name).zero?)
         new(group: n.sv_identity_group(ptr), ordinal: n.sv_identity_ordinal(ptr),
             generation: n.sv_identity_generation(ptr),
             kind: Native::KINDS.fetch(n.sv_identity_kind(ptr), :unspecified),
@@ -94,10 +98,21 @@ module Supervise
 
       private
 
-      def frame_from(kind, ord, name)
+      def frame_from(kind, ord, name, generation)
         str = name.read_pointer
         Frame.new(kind: Native::KINDS.fetch(kind.read_int, :unspecified), ordinal: ord.read_uint32,
-                  name: str.null? ? "" : str.read_string.freeze).freeze
+                  name: str.null? ? "" : str.read_string.freeze, generation: generation).freeze
+      end
+
+      # frame_parent is the parent frame sv_identity_parent read; it has no
+      # generation accessor, so it takes the first frame's when it is that
+      # frame (a sub-worker's parent is its process frame), else 0.
+      def frame_parent(frames, kind, ord, name)
+        f = frame_from(kind, ord, name, 0)
+        first = frames.first
+        return f unless first && [first.kind, first.ordinal, first.name] == [f.kind, f.ordinal, f.name]
+
+        first
       end
 
       def env_text(env, var, max)

@@ -180,7 +180,17 @@ module Supervise
       [:sv_activity_region_close, [:pointer], :void, false],
       [:sv_activity_enter, %i[pointer string], :int, false],
       [:sv_activity_leave, [:pointer], :int, false],
-      [:sv_activity_depth, %i[pointer pointer], :int, false]
+      [:sv_activity_depth, %i[pointer pointer], :int, false],
+      # v1.4: activity and drain in a worker's status (workers.rb)
+      [:sv_workers_draining, %i[pointer size_t], :int, false],
+      [:sv_workers_drain_deadline_in_ms, %i[pointer size_t], :uint64, false],
+      [:sv_workers_activities, %i[pointer size_t], :uint32, false],
+      [:sv_workers_activity, %i[pointer size_t], :string, false],
+      [:sv_workers_activity_age_ms, %i[pointer size_t], :uint64, false],
+      # v1.4: sub-workers (subworker.rb) and the frames' generations
+      [:sv_identity_frame_generation, %i[pointer size_t pointer], :int, false],
+      [:sv_client_subworker_register, %i[pointer int string int64 int64 int pointer pointer], :int, true],
+      [:sv_client_subworker_release, %i[pointer pointer int], :int, true]
     ].freeze
 
     @load_lock = Mutex.new

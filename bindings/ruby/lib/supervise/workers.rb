@@ -11,15 +11,28 @@
 # reported ready (or its group does not use readiness); status_text is its
 # last status line ("" when none); fast_failures the backoff step;
 # restart_in the seconds before a restart in :backoff (0 otherwise).
+# draining is true once it was told to drain, drain_deadline_in the seconds
+# left before it is killed (0 when none). Activity (docs/activity.md, v1.4):
+# activities is the number of its threads inside an activity, activity the
+# oldest one's composed name ("request: db query") and activity_age its age
+# in seconds; an idle worker (or one with `activity = false`, or a server
+# before v1.4) has 0, "" and 0.0.
 module Supervise
   Worker = Struct.new(:group, :ordinal, :generation, :pid, :state, :uptime, :purpose,
                       :restarts, :last_exit_code, :last_signal, :ready, :status_text,
-                      :fast_failures, :restart_in, :state_number, keyword_init: true)
+                      :fast_failures, :restart_in, :state_number, :draining,
+                      :drain_deadline_in, :activities, :activity, :activity_age,
+                      keyword_init: true)
 
   class Worker
     # ready? is #ready.
     def ready?
       ready
+    end
+
+    # busy? tells whether the worker is inside at least one activity.
+    def busy?
+      activities.positive?
     end
 
     # restart_in_ms is #restart_in in whole milliseconds, as the protocol
@@ -44,7 +57,11 @@ module Supervise
             last_signal: sig.zero? ? nil : sig, ready: n.sv_workers_ready(ptr, i) != 0,
             status_text: n.sv_workers_status_text(ptr, i).to_s,
             fast_failures: n.sv_workers_fast_failures(ptr, i),
-            restart_in: n.sv_workers_restart_in_ms(ptr, i) / 1000.0).freeze
+            restart_in: n.sv_workers_restart_in_ms(ptr, i) / 1000.0,
+            draining: n.sv_workers_draining(ptr, i) != 0,
+            drain_deadline_in: n.sv_workers_drain_deadline_in_ms(ptr, i) / 1000.0,
+            activities: n.sv_workers_activities(ptr, i), activity: n.sv_workers_activity(ptr, i).to_s,
+            activity_age: n.sv_workers_activity_age_ms(ptr, i) / 1000.0).freeze
       end.freeze
     end
   end
