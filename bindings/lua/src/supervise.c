@@ -46,8 +46,8 @@
  *
  * Divisions: constants and helpers; error objects; argument checks; result
  * tables; the client object; the requests (client methods and module-level
- * calls, sub-workers among them); the default client; events; from_env; scope; miscellany;
- * luaopen_supervise.
+ * calls, sub-workers among them); the default client; events; from_env; scope;
+ * miscellany; luaopen_supervise.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
@@ -360,8 +360,8 @@ lsv_opt_timeout(lua_State *L, int idx)
 
 /* lsv_push_frame pushes {kind, ordinal, name, generation}. */
 static void
-lsv_push_frame(lua_State *L, sv_kind kind, uint32_t ordinal,
-    const char *name, uint64_t generation)
+lsv_push_frame(lua_State *L, sv_kind kind, uint32_t ordinal, const char *name,
+    uint64_t generation)
 {
 	lua_createtable(L, 0, 4);
 	lsv_push_u64(L, generation);
@@ -1566,7 +1566,8 @@ lsv_subw_opts(lua_State *L, int idx, int want_label, int64_t *number,
 	*timeout = LSV_DEFAULT_TIMEOUT_MS;
 	if (lua_isnoneornil(L, idx))
 		return;
-	luaL_argexpected(L, lua_type(L, idx) == LUA_TTABLE, idx, "table or nil");
+	luaL_argexpected(
+	    L, lua_type(L, idx) == LUA_TTABLE, idx, "table or nil");
 	lua_getfield(L, idx, "number");
 	if (!lua_isnil(L, -1)) {
 		int         ok;
@@ -1634,12 +1635,13 @@ lsv_op_register_thread(lua_State *L, lsv_ctx *x)
 		return 2;
 	if ((held = lsv_subw_get(L, "thread")) != NULL) {
 		if (strcmp(sv_identity_frame_count(held->id) > 1
-		               ? lsv_frame_name(held->id, 1)
-		               : "",
+		            ? lsv_frame_name(held->id, 1)
+		            : "",
 		        label)
 		    != 0)
 			return lsv_fail(L, SV_EBUSY, "register_thread",
-			    "this Lua state is registered under another label: "
+			    "this Lua state is registered under another "
+			    "label: "
 			    "release_thread first");
 		lua_getiuservalue(L, -1, 2);
 		lua_pushboolean(L, 1);
