@@ -33,6 +33,12 @@ command; the proxy
       malformed-no-reply   a request that is not an Envelope gets no reply
       lease-not-revoked    a worker's leases are not revoked when it dies
                            (its session is never closed)
+      subworker-not-reclaimed  a dead worker's sub-worker numbers stay held
+                           (and its next generation inherits them held)
+      no-subworkers        the feature "subworkers" is not offered:
+                           HelloReply.features lacks it and the requests
+                           get UNKNOWN_MESSAGE (the cases needing it must
+                           be skipped, not failed)
 Events travel from the daemon's own event socket (HelloReply.events_url is
 passed through unchanged).
 
@@ -57,8 +63,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "runner"))
 
 from svconf import config, schema, sp  # noqa: E402
 
+import sv_broken_subworkers as subw  # noqa: E402  (HERE is on sys.path)
+
 DEFECTS = ("none", "ordinal-not-reused", "generation-constant", "malformed-no-reply",
-           "lease-not-revoked")
+           "lease-not-revoked", "subworker-not-reclaimed", "no-subworkers")
+SUBW_BODIES = ("register_sub_worker", "release_sub_worker")
 LEASE_BODIES = ("acquire_lease", "renew_lease", "release_lease", "list_leases", "claim_lease")
 REQUEST_MAX = 65536  # SP header included, as supervised's listener
 
@@ -72,6 +81,9 @@ class Proxy:
         self.admin = None
         self.slock = threading.Lock()
         self.sessions = {}  # worker pid -> lease session id
+        self.wlock = threading.Lock()
+        bounds = {g["name"]: g.get("max_subworkers", subw.DEFAULT_MAX) for g in a.groups}
+        self.subw = subw.Table(bounds, reclaim=a.defect != "subworker-not-reclaimed")
 
     # -- talking to the real daemon ------------------------------------------
     def ask(self, body_json):
@@ -94,6 +106,12 @@ class Proxy:
         reply.version = 1
         reply.request_id = request.request_id
         workers = {w.pid: w for w in self.ask({"list_workers": {}}).worker_list.workers if w.pid}
+        with self.wlock:
+            self.subw.refresh({p: (w.group, w.ordinal, w.generation) for p, w in workers.items()})
+            grant = self.subw.child(peer_pid)
+        if grant is not None and grant[0].pid in workers:
+            self.subw_identity(reply.identity, workers[grant[0].pid], grant, peer_pid)
+            return reply
         pid, hops = peer_pid, 0
         while pid > 1 and pid not in workers and hops < 64:
             pid, hops = ppid(pid), hops + 1
@@ -101,22 +119,67 @@ class Proxy:
             reply.error.code = self.sch.error_code_number("NOT_A_WORKER")
             reply.error.message = "pid %d is not a supervised worker" % peer_pid
             return reply
-        w = workers[pid]
+        self.fill_identity(reply.identity, workers[pid])
+        return reply
+
+    def fill_identity(self, i, w):
+        """Sets Identity i to that of worker w (a WorkerStatus)."""
         groups = {g.name: g for g in self.ask({"list_groups": {}}).group_list.groups}
         hello = self.ask({"hello": {"min_version": 1, "max_version": 1}}).hello_reply
-        i = reply.identity
         i.group, i.ordinal, i.generation, i.pid = w.group, w.ordinal, w.generation, w.pid
         i.kind = 1
         i.purpose = w.purpose
         i.supervisor_id = hello.supervisor_id
         i.group_size = groups[w.group].count if w.group in groups else 0
         f = i.context.add()
-        f.kind, f.ordinal, f.name = 1, w.ordinal, w.group
+        f.kind, f.ordinal, f.name, f.generation = 1, w.ordinal, w.group, w.generation
         if self.a.defect == "ordinal-not-reused" and i.generation > 0:
             i.ordinal = i.group_size + i.generation
             i.context[0].ordinal = i.ordinal
         if self.a.defect == "generation-constant":
             i.generation = 0
+
+    def subw_identity(self, i, w, grant, peer_pid):
+        """Sets Identity i to that of the sub-worker grant of worker w;
+        peer_pid is the caller (a child's own pid)."""
+        _, kind, n, subgen, label, _ = grant
+        self.fill_identity(i, w)
+        i.ordinal, i.generation, i.kind = n, subgen, kind
+        i.pid = peer_pid if kind == subw.PROCESS else w.pid
+        f = i.context.add()
+        f.kind, f.ordinal, f.generation = kind, n, subgen
+        f.name = label or w.group
+        i.parent.CopyFrom(i.context[0])
+
+    def subworker_request(self, peer_pid, env):
+        """Serves RegisterSubWorker or ReleaseSubWorker from peer_pid."""
+        reply = self.sch.new("Envelope")
+        reply.version = 1
+        reply.request_id = env.request_id
+        kind = env.WhichOneof("body")
+        if self.a.defect == "no-subworkers":
+            reply.error.code = self.sch.error_code_number("UNKNOWN_MESSAGE")
+            reply.error.message = "unknown request body %s" % kind
+            return reply
+        workers = {w.pid: w for w in self.ask({"list_workers": {}}).worker_list.workers if w.pid}
+        m = getattr(env, kind)
+        try:
+            with self.wlock:
+                self.subw.refresh({p: (w.group, w.ordinal, w.generation)
+                                   for p, w in workers.items()})
+                if kind == "release_sub_worker":
+                    self.subw.release(peer_pid, m.kind, m.number, m.generation)
+                    reply.release_sub_worker_reply.SetInParent()
+                    return reply
+                grant = self.subw.register(peer_pid, ppid(peer_pid), m.kind, m.label,
+                                           m.number, m.has_number)
+        except subw.Refused as e:
+            reply.error.code = self.sch.error_code_number(e.code)
+            reply.error.message = str(e)
+            return reply
+        body = reply.register_sub_worker_reply
+        body.again = grant[5]
+        self.subw_identity(body.identity, workers[grant[0].pid], grant, peer_pid)
         return reply
 
     def worker_of(self, peer_pid):
@@ -152,12 +215,18 @@ class Proxy:
 
     def corrupt(self, data):
         """Applies the defect to a reply the daemon gave."""
-        if self.a.defect != "generation-constant":
+        if self.a.defect not in ("generation-constant", "no-subworkers"):
             return data
         env = self.sch.new("Envelope")
         env.ParseFromString(data)
         kind = env.WhichOneof("body")
-        if kind == "worker_status":
+        if kind == "hello_reply" and self.a.defect == "no-subworkers":
+            feats = [f for f in env.hello_reply.features if f != "subworkers"]
+            del env.hello_reply.features[:]
+            env.hello_reply.features.extend(feats)
+        elif self.a.defect != "generation-constant":
+            return data
+        elif kind == "worker_status":
             env.worker_status.generation = 0
         elif kind == "worker_list":
             for w in env.worker_list.workers:
@@ -193,6 +262,8 @@ class Proxy:
                     continue
                 if decoded and env.WhichOneof("body") == "whoami" and env.version == 1:
                     out = self.whoami(peer_pid, env).SerializeToString()
+                elif decoded and env.WhichOneof("body") in SUBW_BODIES and env.version == 1:
+                    out = self.subworker_request(peer_pid, env).SerializeToString()
                 else:
                     if decoded and env.version == 1 and env.WhichOneof("body") in LEASE_BODIES:
                         body = self.lease_request(peer_pid, env)
@@ -241,6 +312,7 @@ def main():
 
     with open(a.config_json) as f:
         spec = json.load(f)
+    a.groups = [dict(g) for g in spec["groups"]]
     outer_url = "ipc://%s/control.sock" % a.socket_dir
     spec["socket_dir"] = a.inner_dir
     for g in spec["groups"]:

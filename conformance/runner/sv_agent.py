@@ -18,12 +18,20 @@ stream socket the runner listens on).
                        {"ok": false, "error": "closed"|"timeout"|..., "detail"}
       The agent keeps one REQ connection per URL for its lifetime.
   runner -> agent: {"op": "exit", "code": N}: answers {"ok": true}, exits.
+  runner -> agent: {"op": "fork", "tag": T}: forks a child that is an
+      agent too (tag T, default TAG + "/child"): it drops the parent's
+      connections, connects to AGENT_SOCKET itself and says hello; the
+      parent answers {"ok": true, "pid": CHILD}. For sub-worker cases: the
+      child is a process the worker forked (docs/subworkers.md). Children
+      are reaped by the kernel (SIGCHLD ignored), so an exited child leaves
+      no zombie behind.
 The agent exits when the runner's socket closes, so it never outlives the
 runner. Every line is bounded (1 MiB) and every wait has a deadline.
 """
 
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -39,7 +47,12 @@ def main():
     if len(sys.argv) != 3:
         sys.stderr.write("usage: sv_agent.py AGENT_SOCKET TAG\n")
         return 100
-    path, tag = sys.argv[1], sys.argv[2]
+    return serve(sys.argv[1], sys.argv[2])
+
+
+def serve(path, tag):
+    """Connects to the runner at path as an agent tagged tag and executes
+    its commands until the runner's socket closes."""
     ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     ctl.settimeout(10)
     ctl.connect(path)
@@ -60,11 +73,38 @@ def main():
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
             cmd = json.loads(line)
-            ans = handle(cmd, conns)
+            if cmd.get("op") == "fork":
+                ans = fork(path, tag, cmd, ctl, conns)
+            else:
+                ans = handle(cmd, conns)
             ctl.sendall((json.dumps(ans) + "\n").encode())
             if cmd.get("op") == "exit":
                 ctl.close()
                 os._exit(int(cmd.get("code", 0)))
+
+
+def fork(path, tag, cmd, ctl, conns):
+    """Forks a child agent (see the protocol above); returns the parent's
+    answer. The child never returns from here."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps them
+    child_tag = str(cmd.get("tag") or tag + "/child")
+    try:
+        pid = os.fork()
+    except OSError as e:
+        return {"ok": False, "error": "fork", "detail": str(e)}
+    if pid:
+        return {"ok": True, "pid": pid}
+    # the child: the parent's sockets are the parent's (closing a copy of
+    # the descriptor leaves the parent's connections open)
+    code = 102
+    try:
+        ctl.close()
+        for c in conns.values():
+            c.close()
+        conns.clear()
+        code = serve(path, child_tag)
+    finally:
+        os._exit(code)
 
 
 def handle(cmd, conns):

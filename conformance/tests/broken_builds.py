@@ -5,7 +5,9 @@ Design: runs sv_conformance.py against the reference daemon behind
 broken/sv_broken_proxy.py, once per defect, on a few cases, and checks the
 TAP output: the case that exercises the broken rule must fail naming that
 rule, a case that does not touch it must still pass (the failure is
-specific), and the run must exit 1. The proxy without a defect ("none") is
+specific), and the run must exit 1. A supervisor lacking a feature
+("no-subworkers") must have the cases needing it skipped, not failed, and
+its run exits 0. The proxy without a defect ("none") is
 the control: every selected case passes and the run exits 0, so the
 failures come from the defects and not from the proxy.
 
@@ -22,13 +24,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
 PY = "/usr/bin/python3"
 
-# defect: (cases to run, {case: rule it must fail with}, cases that must pass)
+# defect: (cases to run, {case: rule it must fail with}, cases that must pass
+#          [, cases that must be skipped])
 PLAN = {
-    "none": (["001-*", "003-*", "008-*", "009-*", "010-*", "200-*", "201-*"], {},
+    "none": (["001-*", "003-*", "008-*", "009-*", "010-*", "200-*", "201-*", "220-*",
+              "224-*", "226-*"], {},
              ["001-hello-negotiates-v1", "003-malformed-bytes-get-bad-request",
               "008-identity-from-worker", "009-ordinal-reused-after-kill",
               "010-generations-strictly-grow", "200-lease-revoked-when-holder-dies",
-              "201-lease-only-holder-renews-releases"]),
+              "201-lease-only-holder-renews-releases", "220-subworker-thread-frames",
+              "224-subworker-reclaimed-when-worker-dies",
+              "226-subworker-feature-declared"]),
     "ordinal-not-reused": (["008-*", "009-*"],
                            {"009-ordinal-reused-after-kill": "ORD-2"},
                            ["008-identity-from-worker"]),
@@ -41,6 +47,13 @@ PLAN = {
     "lease-not-revoked": (["200-*", "201-*"],
                           {"200-lease-revoked-when-holder-dies": "LEASE-1"},
                           ["201-lease-only-holder-renews-releases"]),
+    "subworker-not-reclaimed": (["220-*", "224-*"],
+                                {"224-subworker-reclaimed-when-worker-dies": "SUBW-7"},
+                                ["220-subworker-thread-frames"]),
+    "no-subworkers": (["220-*", "224-*", "226-*"], {},
+                      ["226-subworker-feature-declared"],
+                      ["220-subworker-thread-frames",
+                       "224-subworker-reclaimed-when-worker-dies"]),
 }
 
 
@@ -66,7 +79,9 @@ def main():
     ap.add_argument("--descriptor")
     a = ap.parse_args()
     misses = 0
-    for defect, (cases, must_fail, must_pass) in PLAN.items():
+    for defect, plan in PLAN.items():
+        cases, must_fail, must_pass = plan[:3]
+        must_skip = plan[3] if len(plan) > 3 else []
         rc, out = run(defect, cases, a)
         lines = out.splitlines()
         problems = []
@@ -77,6 +92,10 @@ def main():
         for case in must_pass:
             if not any(l.startswith("ok ") and (" - %s [" % case) in l for l in lines):
                 problems.append("%s does not pass" % case)
+        for case in must_skip:
+            if not any(l.startswith("ok ") and (" - %s [" % case) in l and "# SKIP" in l
+                       for l in lines):
+                problems.append("%s is not skipped" % case)
         want_rc = 1 if must_fail else 0
         if rc != want_rc:
             problems.append("exit status %d, want %d" % (rc, want_rc))

@@ -90,6 +90,50 @@ HAND = {
                                 # field 9 (header range, unassigned) varint 5; field 499
                                 # (unassigned body) an empty message
                                 bytes([0x48, 0x05, 0x9A, 0x1F, 0x00])),
+    # v1.4 sub-workers (docs/subworkers.md): a thread with its tid, a
+    # child asking for number 0 (has_number carries what the default 0
+    # cannot), the reply with the nested frames, a release, a refusal
+    "Envelope.register_sub_worker.thread": ("Envelope", {
+        "version": 1, "request_id": 20,
+        "register_sub_worker": {"kind": "WORKER_KIND_THREAD", "label": "pool-0", "tid": 4243}}, b""),
+    "Envelope.register_sub_worker.child-number-0": ("Envelope", {
+        "version": 1, "request_id": 21,
+        "register_sub_worker": {"kind": "WORKER_KIND_PROCESS", "label": "puma-0", "number": 0,
+                                "has_number": True}}, b""),
+    "Envelope.register_sub_worker_reply.thread": ("Envelope", {
+        "version": 1, "request_id": 20,
+        "register_sub_worker_reply": {"again": False, "identity": {
+            "group": "web", "ordinal": 1, "generation": 2, "kind": "WORKER_KIND_THREAD",
+            "pid": 4242, "purpose": "serve HTTP requests",
+            "supervisor_id": "3b45d0446ce60a0f7a96466b4205aae7",
+            "context": [{"kind": "WORKER_KIND_PROCESS", "ordinal": 3, "name": "web", "generation": 12},
+                        {"kind": "WORKER_KIND_THREAD", "ordinal": 1, "name": "pool-1", "generation": 2}],
+            "parent": {"kind": "WORKER_KIND_PROCESS", "ordinal": 3, "name": "web", "generation": 12},
+            "group_size": 4}}}, b""),
+    "Envelope.identity.child": ("Envelope", {
+        "version": 1, "request_id": 22,
+        "identity": {"group": "web", "ordinal": 0, "generation": 0, "kind": "WORKER_KIND_PROCESS",
+                     "pid": 4300, "purpose": "serve HTTP requests",
+                     "supervisor_id": "3b45d0446ce60a0f7a96466b4205aae7",
+                     "context": [{"kind": "WORKER_KIND_PROCESS", "ordinal": 3, "name": "web", "generation": 12},
+                                 {"kind": "WORKER_KIND_PROCESS", "ordinal": 0, "name": "puma-0"}],
+                     "parent": {"kind": "WORKER_KIND_PROCESS", "ordinal": 3, "name": "web", "generation": 12},
+                     "group_size": 4}}, b""),
+    "Envelope.release_sub_worker.thread": ("Envelope", {
+        "version": 1, "request_id": 23,
+        "release_sub_worker": {"kind": "WORKER_KIND_THREAD", "number": 1, "generation": 2}}, b""),
+    "Envelope.release_sub_worker_reply.empty": ("Envelope", {
+        "version": 1, "request_id": 23, "release_sub_worker_reply": {}}, b""),
+    "Envelope.error.exhausted-subworkers": ("Envelope", {
+        "version": 1, "request_id": 24,
+        "error": {"code": "ERROR_CODE_EXHAUSTED", "message": "the process holds max_subworkers sub-workers"}}, b""),
+    # v1.4 activity (docs/activity.md): a busy worker's status
+    "Envelope.worker_status.activity": ("Envelope", {
+        "version": 1, "request_id": 25,
+        "worker_status": {"group": "web", "ordinal": 3, "generation": 12, "pid": 4242,
+                          "state": "WORKER_STATE_RUNNING", "uptime_ms": 60000, "purpose": "serve",
+                          "ready": True, "activities": 2, "activity": "http GET /orders/17",
+                          "activity_age_ms": 1500}}, b""),
     "Event.exited.killed": ("Event", {
         "seq": 41, "supervisor_id": "3b45d0446ce60a0f7a96466b4205aae7", "time_unix_ms": 1764700000123,
         "group": "web", "ordinal": 3, "generation": 12, "pid": 4242,

@@ -7,6 +7,7 @@ GroupSpec of the protocol:
   {"stop_timeout_ms": 1000, "strategy": "one_for_one",
    "groups": [{"name": "g", "count": 2, "purpose": "...",
                "max_count": 4, "ready": true, "restart": "permanent",
+               "max_subworkers": 8,
                "options": {"min_uptime_ms": 0}}]}
 
 The runner completes it (socket_dir, each group's argv: the worker agent)
@@ -23,7 +24,7 @@ import json
 
 TOP_KEYS = ("stop_timeout_ms", "strategy")
 GROUP_KEYS = ("name", "argv", "count", "purpose", "env", "cwd", "max_count",
-              "restart", "ready")
+              "restart", "ready", "max_subworkers")
 
 
 def complete(spec, socket_dir, agent_argv):

@@ -257,6 +257,29 @@ def do_kill_worker(ctx, s):
         raise CheckFailed("(harness)", "worker %s (pid %d) did not die" % (s["worker"], a.pid))
 
 
+@step("fork_worker")
+def do_fork_worker(ctx, s):
+    """Makes worker `worker` fork a child (sv_agent.py's "fork"), which
+    connects back as an agent of its own; labels it `as`. The child is a
+    plain forked process of the worker: the supervisor did not spawn it
+    (sub-workers, docs/subworkers.md). Its variable holds pid and ppid."""
+    a = ctx.agent(s["worker"])
+    deadline = ctx.deadline(s.get("timeout_ms", 3000))
+    tag = "%s/child%d" % (a.tag, ctx.next_request_id())
+    try:
+        ans = a.command({"op": "fork", "tag": tag}, deadline)
+    except (AgentGone, TimeoutError) as e:
+        raise CheckFailed("(harness)", "worker %s cannot fork: %s" % (s["worker"], e))
+    if not ans.get("ok"):
+        raise CheckFailed("(harness)", "worker %s cannot fork: %s" % (s["worker"], ans))
+    try:
+        got = ctx.pool.claim(tag, 1, deadline)
+    except TimeoutError as e:
+        raise CheckFailed("(harness)", "the child of %s never connected: %s" % (s["worker"], e))
+    ctx.agents[s["as"]] = got[0]
+    ctx.vars[s["as"]] = got[0].info()
+
+
 @step("await_exit")
 def do_await_exit(ctx, s):
     """Waits until a worker is gone (its agent's socket closed)."""
@@ -489,6 +512,15 @@ def do_let(ctx, s):
 @step("assert")
 def do_assert(ctx, s):
     expr.run_checks(s["checks"], None, ctx.vars, s.get("rule"))
+
+
+@step("when_feature")
+def do_when_feature(ctx, s):
+    """Runs the steps of "then" when HelloReply.features (of the handshake
+    at the case's start) lists `feature`, else those of "else". For rules
+    about what a supervisor without a feature must do."""
+    feats = ctx.vars["hello"]["features"]
+    ctx.run_steps(s.get("then", []) if s["feature"] in feats else s.get("else", []))
 
 
 @step("repeat")
