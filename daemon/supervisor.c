@@ -52,9 +52,6 @@ extern char **environ;
 #define SUP_SPAWN_BATCH 32
 /* How far up the process tree whoami looks for a worker. */
 #define SUP_MAX_ANCESTRY 32
-/* How long the loop keeps looking for work without sleeping after it has
- * answered a request (svd_sup_run). */
-#define SUP_SPIN_NS 50000u
 /* Event lines logged per second at most (the rest are counted). */
 #define SUP_LOG_PER_SEC 200
 /* Largest page of ListWorkers. */
@@ -117,7 +114,6 @@ struct svd_sup {
 	char              id[33];
 	char              url[600];
 	long              self_pid; /* getpid(), read once */
-	uint64_t          nrequests; /* answered (or deferred) so far */
 	sv_io             sig_io;
 	sv_timer          plan_timer;
 	uint64_t          plan_guard;
@@ -1677,7 +1673,6 @@ svd_sup_request(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	nng_msg        *rep = NULL;
 	svd_lease_defer d   = {done, arg, conn, false};
 
-	s->nrequests++;
 	if (sup_dispatch(s, buf, len, peer_pid, peer_uid, peer_pidfd, &d, &rep)
 	    != SV_OK) {
 		rep = NULL;
@@ -1819,23 +1814,12 @@ svd_sup_id(const svd_sup *s)
 	return s->id;
 }
 
-/* sup_now_ns reads CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t
-sup_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 sv_err
 svd_sup_run(svd_sup *s, int sigfd)
 {
 	sv_err          err = SV_OK;
 	int             n, timeout;
 	sv_spawn_ticket t;
-	uint64_t        served = 0, spin_until = 0;
 
 	if (sigfd >= 0) {
 		s->sig_io = (sv_io) {sigfd, sup_sig_cb, s};
@@ -1853,24 +1837,12 @@ svd_sup_run(svd_sup *s, int sigfd)
 		timeout = sv_core_next_spawn(s->core, sv_loop_now_ms(), &t)
 		    ? (sup_spawn(s, t), 0)
 		    : sv_loop_next_timeout(s->loop, -1);
-		/* Right after a request, look again without sleeping for a
-		 * little while (SUP_SPIN_NS): a client's next request usually
-		 * follows at once, and waking a sleeping CPU costs more than
-		 * the request (tens of us on a VM). Idle, nothing spins. */
-		if (timeout != 0 && spin_until != 0
-		    && sup_now_ns() < spin_until) {
-			timeout = 0;
-		}
-		err = sv_loop_wait(s->loop, timeout, &n);
+		err     = sv_loop_wait(s->loop, timeout, &n);
 		if (err != SV_OK) {
 			svd_log("event loop failed: %s", strerror(errno));
 			break;
 		}
 		sv_loop_dispatch(s->loop, n);
-		if (s->nrequests != served) {
-			served     = s->nrequests;
-			spin_until = sup_now_ns() + SUP_SPIN_NS;
-		}
 	}
 	svd_leases_stop(s->leases); /* drop the waiting acquires */
 	if (sigfd >= 0) {
