@@ -907,7 +907,8 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 	for (size_t i = 0; i < prev->nleases; i++) {
 		const sv_jlease *jl = &prev->leases[i];
 		sv_lease_record *r  = &recs[n];
-		snprintf(r->pool, sizeof(r->pool), "%s", jl->pool);
+		snprintf(
+		    r->pool, sizeof(r->pool), "%s", sv_jlease_pool(prev, jl));
 		r->slot  = jl->slot;
 		r->id    = jl->id;
 		r->token = jl->token;
@@ -919,7 +920,8 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 			ls_session_put(l, jl->session, jl->session_uid,
 			    jl->session_ttl_ms);
 		} else {
-			uint32_t gid = l->h.group_id(l->h.arg, jl->group);
+			uint32_t gid = l->h.group_id(
+			    l->h.arg, sv_jlease_group(prev, jl));
 			if (gid == 0) {
 				skipped++;
 				continue;

@@ -3,10 +3,12 @@
  * round-trip, replay rebuilds the state a supervisor left, a journal cut at
  * every byte offset is read up to its last whole record or refused with a
  * message (never a crash: this test runs under ASan in CI), corruption
- * before the last line is refused, bounds hold.
+ * before the last line is refused, bounds hold, and 10,000 leases (with
+ * their shared names) replay, apply and compact to the state of a model.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@ seal(const char *line, char *out, size_t cap)
 typedef struct text {
 	char  *p;
 	size_t len;
+	size_t cap; /* grown by doubling: thousands of records stay fast */
 } text;
 
 static void
@@ -48,8 +51,11 @@ add(text *t, sv_jrec r)
 
 	assert_int_equal(sv_journal_format(&r, &line, &n), SV_OK);
 	assert_int_equal(line[n - 1], '\n');
-	t->p = realloc(t->p, t->len + n + 1);
-	assert_non_null(t->p);
+	if (t->len + n + 1 > t->cap) {
+		t->cap = (t->len + n + 1) * 2;
+		t->p   = realloc(t->p, t->cap);
+		assert_non_null(t->p);
+	}
 	memcpy(t->p + t->len, line, n + 1);
 	t->len += n;
 	free(line);
@@ -233,17 +239,17 @@ test_replay_history(void **state)
 	assert_int_equal(st.nleases, 2);
 	for (size_t i = 0; i < st.nleases; i++) {
 		const sv_jlease *l = &st.leases[i];
-		if (strcmp(l->pool, "metrics") == 0) {
+		if (strcmp(sv_jlease_pool(&st, l), "metrics") == 0) {
 			assert_int_equal(l->slot, 0);
 			assert_int_equal(l->id, (1ull << 32) | 1);
-			assert_string_equal(l->group, "web");
+			assert_string_equal(sv_jlease_group(&st, l), "web");
 			assert_int_equal(l->ordinal, 0);
 			assert_int_equal(l->session, 0);
 		} else {
-			assert_string_equal(l->pool, "tools");
+			assert_string_equal(sv_jlease_pool(&st, l), "tools");
 			assert_int_equal(l->slot, 2);
 			assert_int_equal(l->token, (1ull << 32) | 7);
-			assert_string_equal(l->group, "");
+			assert_string_equal(sv_jlease_group(&st, l), "");
 			assert_int_equal(l->session, (1ull << 32) | 9);
 			assert_int_equal(l->session_uid, 1000);
 			assert_int_equal(l->session_ttl_ms, 30000);
@@ -577,6 +583,230 @@ test_garbage(void **state)
 	}
 }
 
+/* ---- many leases ---------------------------------------------------------
+ */
+
+#define ML_POOLS  10
+#define ML_SLOTS  1000
+#define ML_GROUPS 5
+
+/* A model lease: what the journal must give back for one slot. */
+typedef struct mlease {
+	bool     live;
+	uint64_t id, token, gen, session, ttl;
+	uint32_t ordinal, uid;
+	int      group; /* -1: a session holder */
+} mlease;
+
+static uint32_t
+ml_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/* ml_grant records a fresh lease on slot k (pool k / ML_SLOTS) in m and
+ * as an L record in t. */
+static void
+ml_grant(text *t, mlease *m, size_t k, uint64_t *next_id, uint32_t *x)
+{
+	char pname[16], gname[16];
+
+	snprintf(pname, sizeof(pname), "pool%zu", k / ML_SLOTS);
+	m->live  = true;
+	m->id    = ++*next_id;
+	m->token = ((uint64_t) 3 << 32) | (ml_rand(x) % 100000 + 1);
+	m->group = (int) (ml_rand(x) % (ML_GROUPS + 1)) - 1;
+	if (m->group < 0) {
+		m->session = ((uint64_t) 2 << 32) | (ml_rand(x) % 1000 + 1);
+		m->uid     = ml_rand(x) % 2000;
+		m->ttl     = ml_rand(x) % 60000 + 1;
+		/* Ordinal and generation are written for a session holder
+		 * too, and must come back as they were written. */
+		m->ordinal = ml_rand(x) % 3;
+		m->gen     = ml_rand(x) % 3;
+	} else {
+		m->session = 0;
+		m->uid     = 0;
+		m->ttl     = 0;
+		m->ordinal = ml_rand(x) % 4096;
+		m->gen     = ml_rand(x) % 50;
+	}
+	snprintf(gname, sizeof(gname), "grp%d", m->group);
+	add(t,
+	    (sv_jrec) {.kind    = SV_J_LEASE,
+	        .name           = pname,
+	        .ordinal        = (uint32_t) (k % ML_SLOTS),
+	        .lease_id       = m->id,
+	        .token          = m->token,
+	        .holder_group   = m->group < 0 ? NULL : gname,
+	        .holder_ordinal = m->ordinal,
+	        .generation     = m->gen,
+	        .session        = m->session,
+	        .session_uid    = m->uid,
+	        .session_ttl    = m->ttl});
+}
+
+/* ml_end records the end of the lease on slot k, with its id or (wrong)
+ * another one, which must change nothing. */
+static void
+ml_end(text *t, mlease *m, size_t k, bool wrong_id)
+{
+	char pname[16];
+
+	snprintf(pname, sizeof(pname), "pool%zu", k / ML_SLOTS);
+	add(t,
+	    (sv_jrec) {.kind = SV_J_UNLEASE,
+	        .name        = pname,
+	        .ordinal     = (uint32_t) (k % ML_SLOTS),
+	        .lease_id    = wrong_id ? m->id + 1 : m->id});
+	if (!wrong_id) {
+		m->live = false;
+	}
+}
+
+/* ml_check compares st with the model, slot by slot. */
+static void
+ml_check(const sv_jstate *st, const mlease *m)
+{
+	size_t live = 0;
+	char   pname[16], gname[16];
+
+	for (size_t k = 0; k < ML_POOLS * ML_SLOTS; k++) {
+		const sv_jlease *l;
+		snprintf(pname, sizeof(pname), "pool%zu", k / ML_SLOTS);
+		l = sv_jstate_lease(st, pname, (uint32_t) (k % ML_SLOTS));
+		if (!m[k].live) {
+			assert_null(l);
+			continue;
+		}
+		live++;
+		assert_non_null(l);
+		assert_string_equal(sv_jlease_pool(st, l), pname);
+		assert_int_equal(l->slot, k % ML_SLOTS);
+		assert_int_equal(l->id, m[k].id);
+		assert_int_equal(l->token, m[k].token);
+		assert_int_equal(l->ordinal, m[k].ordinal);
+		assert_int_equal(l->generation, m[k].gen);
+		assert_int_equal(l->session, m[k].session);
+		assert_int_equal(l->session_uid, m[k].uid);
+		assert_int_equal(l->session_ttl_ms, m[k].ttl);
+		snprintf(gname, sizeof(gname), "grp%d", m[k].group);
+		assert_string_equal(
+		    sv_jlease_group(st, l), m[k].group < 0 ? "" : gname);
+	}
+	assert_int_equal(st->nleases, live);
+}
+
+/* 10,000 live leases over 10 pools after grants, re-grants of held slots
+ * (another holder, another group), ends and ends naming another lease id:
+ * replay, record by record application (the daemon's mirror) and a
+ * snapshot all give the state of a model; the names are shared and freed
+ * with their last lease. */
+static void
+test_many_leases(void **state)
+{
+	const size_t nslots  = ML_POOLS * ML_SLOTS;
+	mlease      *m       = calloc(nslots, sizeof(*m));
+	text         t       = {NULL, 0};
+	uint64_t     next_id = 0;
+	uint32_t     x       = 2463534242u;
+	sv_jstate    a, b, c;
+	char        *snap, *snap2, err[200];
+	size_t       n, n2, pos, free_k;
+
+	(void) state;
+	assert_non_null(m);
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "boot"});
+	add(&t, (sv_jrec) {.kind = SV_J_EPOCH, .name = "s", .generation = 3});
+	for (size_t k = 0; k < nslots; k++) {
+		ml_grant(&t, &m[k], k, &next_id, &x);
+	}
+	/* Churn that ends with every slot held again. */
+	for (int op = 0; op < 20000; op++) {
+		size_t k = ml_rand(&x) % nslots;
+		switch (ml_rand(&x) % 3) {
+		case 0: /* a later L of the same slot replaces the lease */
+			ml_grant(&t, &m[k], k, &next_id, &x);
+			break;
+		case 1: /* a U naming another lease changes nothing */
+			ml_end(&t, &m[k], k, true);
+			break;
+		default: /* ended, then another slot is granted */
+			ml_end(&t, &m[k], k, false);
+			free_k = ml_rand(&x) % nslots;
+			while (m[free_k].live) {
+				free_k = (free_k + 1) % nslots;
+			}
+			ml_grant(&t, &m[free_k], free_k, &next_id, &x);
+			break;
+		}
+	}
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &a, err, sizeof(err)), SV_OK);
+	assert_int_equal(a.nleases, nslots);
+	ml_check(&a, m);
+	/* 10 pool names and 5 group names, each stored once. */
+	assert_true(a.nlnames <= ML_POOLS + ML_GROUPS);
+	assert_int_equal(a.lname_index.n, ML_POOLS + ML_GROUPS);
+
+	/* The daemon's mirror applies line by line: the same snapshot. */
+	assert_int_equal(sv_jstate_init(&b, "boot"), SV_OK);
+	pos = 0;
+	while (pos < t.len) {
+		const char *nl = memchr(t.p + pos, '\n', t.len - pos);
+		assert_non_null(nl);
+		assert_int_equal(
+		    sv_journal_apply(&b, t.p + pos,
+		        (size_t) (nl - (t.p + pos)), err, sizeof(err)),
+		    SV_OK);
+		pos = (size_t) (nl - t.p) + 1;
+	}
+	ml_check(&b, m);
+	assert_int_equal(sv_journal_snapshot(&a, &snap, &n), SV_OK);
+	assert_int_equal(sv_journal_snapshot(&b, &snap2, &n2), SV_OK);
+	assert_int_equal(n, n2);
+	assert_memory_equal(snap, snap2, n);
+	free(snap2);
+	sv_jstate_free(&b);
+
+	/* A compaction replays to the same state and snapshots alike. */
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &c, err, sizeof(err)), SV_OK);
+	ml_check(&c, m);
+	assert_int_equal(sv_journal_snapshot(&c, &snap2, &n2), SV_OK);
+	assert_int_equal(n, n2);
+	assert_memory_equal(snap, snap2, n);
+	free(snap2);
+	free(snap);
+	sv_jstate_free(&c);
+	sv_jstate_free(&a);
+
+	/* Every lease ends: no name is left, and the entries are reused. */
+	for (size_t k = 0; k < nslots; k++) {
+		ml_end(&t, &m[k], k, false);
+	}
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &a, err, sizeof(err)), SV_OK);
+	ml_check(&a, m);
+	assert_int_equal(a.nleases, 0);
+	assert_int_equal(a.lname_index.n, 0);
+	for (uint32_t i = 0; i < a.nlnames; i++) {
+		assert_null(a.lnames[i].s);
+	}
+	ml_grant(&t, &m[5], 5, &next_id, &x);
+	sv_jstate_free(&a);
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &a, err, sizeof(err)), SV_OK);
+	ml_check(&a, m);
+	assert_true(a.nlnames <= ML_POOLS + ML_GROUPS);
+	sv_jstate_free(&a);
+	free(t.p);
+	free(m);
+}
+
 int
 main(void)
 {
@@ -589,6 +819,7 @@ main(void)
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_lease_records),
+	    cmocka_unit_test(test_many_leases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

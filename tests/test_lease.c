@@ -12,8 +12,10 @@
  * higher token; TTL and renewal; disconnect grace; non-holders refused;
  * idempotent acquire and release; generations of one ordinal; resources;
  * sessions; a simulated supervisor restart (tokens, restore, re-claim,
- * conflicting claims, unclaimed leases revoked); bounds; and a randomized
- * model test checking the invariants after every step.
+ * conflicting claims, unclaimed leases revoked); 10,000 leases found by
+ * id, released, journaled and re-claimed; holders of two kinds with the
+ * same number; bounds; and a randomized model test checking the
+ * invariants after every step.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -577,7 +579,7 @@ test_disconnect_grace(void **state)
 {
 	shell           sh;
 	sv_lease_holder a = W(1, 0, 1), b = W(1, 1, 1);
-	sv_lease_info   ga, gb, g;
+	sv_lease_info   ga, gb, g = {0};
 	size_t          mark;
 	uint32_t        p, q;
 
@@ -1012,6 +1014,188 @@ test_restart_reclaim(void **state)
 	assert_int_equal(sv_lease_release(sh.c, &a, ga.id, sh.now), SV_OK);
 	assert_int_equal(acq(&sh, &b, p, 0, &gb), SV_OK);
 	assert_true(gb.token > tok1[0]);
+	sh_fini(&sh);
+}
+
+/* ---- many leases -----------------------------------------------------------
+ */
+
+#define MANY       10000u
+#define MANY_POOLS 3u
+/* Leases released before the restart: the survivors' claim timers must
+ * fit the fake shell's MAXTIMERS. */
+#define MANY_GONE 6000u
+
+/* 10,000 leases over 3 pools of the largest size: each is found from its
+ * id for renew and release (the id index through its growth, and 6,000
+ * deletions in a scrambled order); a released id is gone; the journal of
+ * the 4,000 survivors restores into the next supervisor, which refuses a
+ * record repeating an id and lets every holder re-claim its lease. */
+static void
+test_many_leases(void **state)
+{
+	shell            sh;
+	sv_lease_info   *g    = calloc(MANY, sizeof(*g));
+	sv_lease_record *recs = calloc(MANY + 1, sizeof(*recs));
+	uint32_t        *perm = calloc(MANY, sizeof(*perm));
+	uint32_t         p[MANY_POOLS];
+	sv_lease_info    info;
+	sv_lease_holder  h, o;
+	char             name[16];
+	uint32_t         x       = 88172645u;
+	size_t           n       = 0;
+	size_t           skipped = 0;
+
+	(void) state;
+	assert_non_null(g);
+	assert_non_null(recs);
+	assert_non_null(perm);
+	sh_init(&sh, 3);
+	for (uint32_t k = 0; k < MANY_POOLS; k++) {
+		snprintf(name, sizeof(name), "p%u", k);
+		p[k] = pool(&sh, name, SV_LEASE_MAX_SLOTS, 0, 0, false);
+	}
+	for (uint32_t i = 0; i < MANY; i++) {
+		h = W(1, i, 1);
+		assert_int_equal(
+		    acq(&sh, &h, p[i % MANY_POOLS], -1, &g[i]), SV_OK);
+		sh.nlog = 0;
+	}
+	assert_int_equal(sv_lease_count(sh.c), MANY);
+	for (uint32_t i = 0; i < MANY; i++) {
+		h = W(1, i, 1);
+		o = W(1, i, 2);
+		assert_int_equal(
+		    sv_lease_renew(sh.c, &h, g[i].id, sh.now, &info), SV_OK);
+		assert_int_equal(info.pool_id, g[i].pool_id);
+		assert_int_equal(info.slot, g[i].slot);
+		assert_int_equal(info.token, g[i].token);
+		assert_int_equal(
+		    sv_lease_renew(sh.c, &o, g[i].id, sh.now, &info),
+		    SV_EPERM);
+		perm[i] = i;
+	}
+	/* Release most of them, in a scrambled order. */
+	for (uint32_t i = MANY - 1; i > 0; i--) {
+		uint32_t j, t;
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		j       = x % (i + 1);
+		t       = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (uint32_t k = 0; k < MANY_GONE; k++) {
+		h = W(1, perm[k], 1);
+		assert_int_equal(
+		    sv_lease_release(sh.c, &h, g[perm[k]].id, sh.now), SV_OK);
+		sh_drain(&sh);
+		sh.nlog = 0;
+	}
+	assert_int_equal(sv_lease_count(sh.c), MANY - MANY_GONE);
+	for (uint32_t k = 0; k < MANY; k++) {
+		uint32_t i = perm[k];
+		h          = W(1, i, 1);
+		if (k < MANY_GONE) {
+			assert_int_equal(
+			    sv_lease_renew(sh.c, &h, g[i].id, sh.now, &info),
+			    SV_ENOTFOUND);
+			assert_int_equal(
+			    sv_lease_release(sh.c, &h, g[i].id, sh.now),
+			    SV_OK);
+		} else {
+			assert_int_equal(
+			    sv_lease_renew(sh.c, &h, g[i].id, sh.now, &info),
+			    SV_OK);
+			assert_int_equal(info.slot, g[i].slot);
+			assert_int_equal(info.pool_id, g[i].pool_id);
+		}
+	}
+	assert_int_equal(sv_lease_count(sh.c), MANY - MANY_GONE);
+	n = journal(&sh, recs, MANY);
+	assert_int_equal(n, MANY - MANY_GONE);
+	sh_fini(&sh); /* kill -9 */
+
+	sh_init(&sh, 4);
+	for (uint32_t k = 0; k < MANY_POOLS; k++) {
+		snprintf(name, sizeof(name), "p%u", k);
+		assert_int_equal(
+		    pool(&sh, name, SV_LEASE_MAX_SLOTS, 0, 0, false), p[k]);
+	}
+	/* The same id again, on a free slot, for another holder. */
+	recs[n]        = recs[0];
+	recs[n].slot   = SV_LEASE_MAX_SLOTS - 1;
+	recs[n].holder = W(2, 0, 1);
+	assert_int_equal(
+	    sv_lease_restore(sh.c, recs, n + 1, 1000, sh.now, &skipped),
+	    SV_OK);
+	sh_drain(&sh);
+	sh.nlog = 0;
+	assert_int_equal(skipped, 1);
+	assert_int_equal(sv_lease_count(sh.c), MANY - MANY_GONE);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pid = sv_lease_pool_find(sh.c, recs[i].pool);
+		assert_int_equal(
+		    sv_lease_claim(sh.c, &recs[i].holder, pid, recs[i].slot,
+		        recs[i].token, sh.now, &info),
+		    SV_OK);
+		assert_int_equal(info.id, recs[i].id);
+		assert_int_equal(info.state, SV_LEASE_HELD);
+		assert_int_equal(sv_lease_release(sh.c, &recs[i].holder,
+		                     recs[i].id, sh.now),
+		    SV_OK);
+		sh_drain(&sh);
+		sh.nlog = 0;
+	}
+	assert_int_equal(sv_lease_count(sh.c), 0);
+	sh_fini(&sh);
+	free(perm);
+	free(recs);
+	free(g);
+}
+
+/* A slot keeps its holder's kind: a session, and a worker whose generation
+ * is that session's id, are two holders. */
+static void
+test_holder_kinds(void **state)
+{
+	shell           sh;
+	sv_lease_holder t = {.kind = SV_HOLDER_SESSION};
+	sv_lease_holder w;
+	sv_lease_info   gt, gw, info;
+	sv_lease_iter   it  = SV_LEASE_ITER_INIT;
+	uint64_t        sid = 0;
+	uint32_t        p;
+
+	(void) state;
+	sh_init(&sh, 2);
+	p = pool(&sh, "k", 2, 0, 0, false);
+	assert_int_equal(
+	    sv_lease_session_open(sh.c, 7, 1000, sh.now, &sid), SV_OK);
+	t.session = sid;
+	w         = W(0, 0, sid);
+	assert_int_equal(acq(&sh, &t, p, 0, &gt), SV_OK);
+	assert_int_equal(gt.holder.kind, SV_HOLDER_SESSION);
+	assert_int_equal(gt.holder.session, sid);
+	assert_int_equal(
+	    sv_lease_renew(sh.c, &w, gt.id, sh.now, &info), SV_EPERM);
+	assert_int_equal(sv_lease_release(sh.c, &w, gt.id, sh.now), SV_EPERM);
+	assert_int_equal(
+	    sv_lease_claim(sh.c, &w, p, 0, gt.token, sh.now, &info),
+	    SV_ECONFLICT);
+	/* w holds nothing in the pool yet, so it gets the other slot. */
+	assert_int_equal(acq(&sh, &w, p, -1, &gw), SV_OK);
+	assert_int_equal(gw.slot, 1);
+	assert_int_equal(gw.holder.kind, SV_HOLDER_WORKER);
+	assert_int_equal(gw.holder.worker.generation, sid);
+	assert_true(sv_lease_next(sh.c, &it, &w, &info, NULL));
+	assert_int_equal(info.id, gw.id);
+	assert_false(sv_lease_next(sh.c, &it, &w, &info, NULL));
+	assert_int_equal(sv_lease_release(sh.c, &t, gt.id, sh.now), SV_OK);
+	assert_int_equal(slot_state(&sh, p, 0, NULL), SV_LEASE_FREE);
+	assert_int_equal(slot_state(&sh, p, 1, &info), SV_LEASE_HELD);
+	assert_int_equal(info.holder.kind, SV_HOLDER_WORKER);
 	sh_fini(&sh);
 }
 
@@ -1475,6 +1659,8 @@ main(void)
 	    cmocka_unit_test(test_sessions),
 	    cmocka_unit_test(test_restart_reclaim),
 	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_many_leases),
+	    cmocka_unit_test(test_holder_kinds),
 	    cmocka_unit_test(test_model),
 	};
 

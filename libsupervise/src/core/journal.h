@@ -51,6 +51,13 @@
  * good one is corruption, not a crash, and the whole journal is refused.
  * A file cut inside its header is refused too. Replaying never trusts a
  * number beyond its bound (groups, ordinals, lengths).
+ *
+ * In memory. The daemon keeps an sv_jstate of what it journaled (its
+ * mirror, for compaction), so a live lease costs it memory twice, in the
+ * lease core and here. Here a lease is a 64-byte record in a dense array
+ * with a hash index by (pool, slot) (4-byte buckets, at most three quarters
+ * full); pool and holder group names are stored once each, counted by the
+ * leases naming them. Applying an L or U record costs O(1), not a scan.
  */
 #ifndef SV_CORE_JOURNAL_H
 #define SV_CORE_JOURNAL_H
@@ -122,19 +129,40 @@ typedef struct sv_jpool {
 	char    *path; /* owned; NULL: none */
 } sv_jpool;
 
-/* A lease the previous supervisor had granted and not seen end. */
+/*
+ * A lease the previous supervisor had granted and not seen end. Its pool
+ * and its holder's group are names shared by many leases, so a lease holds
+ * their ids in the state's name table (sv_jlease_pool and sv_jlease_group
+ * give the strings back): 64 bytes a lease rather than two names inline.
+ */
 typedef struct sv_jlease {
-	char     pool[SV_JOURNAL_LEASE_NAME_MAX + 1];
-	uint32_t slot;
 	uint64_t id;
 	uint64_t token;
-	char     group[SV_JOURNAL_LEASE_NAME_MAX + 1]; /* "": a session */
-	uint32_t ordinal;
 	uint64_t generation;
 	uint64_t session; /* 0: a worker holder */
-	uint32_t session_uid;
 	uint64_t session_ttl_ms;
+	uint32_t pool; /* name id, never 0 */
+	uint32_t group; /* name id; 0: a session */
+	uint32_t slot;
+	uint32_t ordinal;
+	uint32_t session_uid;
 } sv_jlease;
+
+/* A name of the lease table (pool or holder group): the string and the
+ * number of live leases naming it; a name no lease names is freed. */
+typedef struct sv_jname {
+	char    *s; /* owned; NULL: a free entry */
+	uint32_t refs;
+	uint32_t hash;
+} sv_jname;
+
+/* An open-addressing hash index of entry numbers (entry + 1; 0: empty),
+ * linear probing, at most three quarters full. */
+typedef struct sv_jindex {
+	uint32_t *b; /* [cap], owned */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n;
+} sv_jindex;
 
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
@@ -150,6 +178,11 @@ typedef struct sv_jstate {
 	sv_jlease *leases; /* [nleases], live leases in no order */
 	size_t     nleases;
 	size_t     capleases;
+	sv_jindex  lease_index; /* (pool, slot) -> leases[] */
+	sv_jname  *lnames; /* [nlnames]: name id k is lnames[k - 1] */
+	uint32_t   nlnames, caplnames;
+	uint32_t   lnames_free; /* free entries among them */
+	sv_jindex  lname_index; /* string -> name id */
 	bool       torn; /* a torn last line was dropped */
 } sv_jstate;
 
@@ -239,5 +272,18 @@ sv_err sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp);
 
 /* sv_jstate_group finds a group by name, or NULL. */
 sv_jgroup *sv_jstate_group(const sv_jstate *st, const char *name);
+
+/*
+ * sv_jlease_pool returns the pool name of lease l of st, and
+ * sv_jlease_group the name of its holder's group ("" for a session
+ * holder). The strings belong to st and stay valid until st changes.
+ */
+const char *sv_jlease_pool(const sv_jstate *st, const sv_jlease *l);
+const char *sv_jlease_group(const sv_jstate *st, const sv_jlease *l);
+
+/* sv_jstate_lease finds the live lease on slot `slot` of pool `pool`, or
+ * NULL; valid until st changes. */
+const sv_jlease *sv_jstate_lease(
+    const sv_jstate *st, const char *pool, uint32_t slot);
 
 #endif

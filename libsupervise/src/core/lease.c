@@ -9,10 +9,13 @@
  *
  * Layout. A pool owns an array of slots; a slot record is the lease on it
  * (at most one: the "one live lease per slot" invariant is structural) and
- * keeps the slot's token counter between leases. A hash index (the pid map
- * of core/pidmap.h, keyed by lease id) finds a lease from its id. Each pool
- * has a FIFO of waiters; a waiter id carries the pool's index in its low 8
- * bits so that a timer finds it without a search.
+ * keeps the slot's token counter between leases. A slot record is 72 bytes
+ * (x86-64), leased or not: the holder is kept unpacked into its fields and
+ * one deadline serves the claim (UNCLAIMED) and the grace (disconnected).
+ * A hash index of lease ids finds a lease from its id; a bucket is 4 bytes,
+ * (pool id << 12) | slot, and the lease id it stands for is read from that
+ * slot. Each pool has a FIFO of waiters; a waiter id carries the pool's
+ * index in its low 8 bits so that a timer finds it without a search.
  *
  * Every change of a slot goes through lease_grant or lease_end, which keep
  * the derived counts (pool nheld, core nleases), the index and the slot's
@@ -26,18 +29,37 @@
 #include "core/lease.h"
 
 typedef struct lslot {
-	sv_lease_state  state;
-	uint32_t        counter; /* last token counter used in this epoch */
-	uint64_t        id;
-	uint64_t        token; /* of the current (or last) lease */
-	sv_lease_holder holder;
-	uint64_t        expiry_ms; /* HELD, pool with TTL; else 0 */
-	bool            disconnected; /* HELD: grace running */
-	uint64_t        grace_end_ms; /* when disconnected */
-	uint64_t        claim_end_ms; /* UNCLAIMED */
-	uint64_t        guard; /* of the slot timer, 0: none armed */
-	uint64_t        due_ms; /* of that timer */
+	uint64_t id;
+	uint64_t token; /* of the current (or last) lease */
+	uint64_t expiry_ms; /* HELD, pool with TTL; else 0 */
+	uint64_t end_ms; /* UNCLAIMED: claim deadline; HELD and
+	                  * disconnected: end of the grace; else 0 */
+	uint64_t guard; /* of the slot timer, 0: none armed */
+	uint64_t due_ms; /* of that timer */
+	uint64_t hgen; /* holder: the worker's generation, or the session */
+	uint32_t hgroup, hordinal; /* holder: the worker's group, ordinal */
+	uint32_t counter; /* last token counter used in this epoch */
+	uint8_t  state; /* sv_lease_state */
+	uint8_t  hkind; /* sv_holder_kind of the holder; 0: none */
+	bool     disconnected; /* HELD: grace running */
 } lslot;
+
+/* The slot tables' size rests on this (docs/leases.md, "Bounds"). */
+_Static_assert(sizeof(lslot) <= 72, "a slot record stays compact");
+
+/* The lease id index (see the layout above). */
+typedef struct lindex {
+	uint32_t *b; /* [cap]; 0: empty */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n;
+} lindex;
+
+/* Bits of the slot in an index bucket: SV_LEASE_MAX_SLOTS must fit. */
+#define LINDEX_SLOT_BITS 12u
+_Static_assert(SV_LEASE_MAX_SLOTS <= (1u << LINDEX_SLOT_BITS),
+    "a slot number must fit an index bucket");
+_Static_assert(SV_LEASE_MAX_POOLS < (1u << (32u - LINDEX_SLOT_BITS)),
+    "a pool id must fit an index bucket");
 
 typedef struct lwaiter {
 	uint64_t        id;
@@ -80,7 +102,7 @@ struct sv_lease_core {
 	uint32_t  next_session;
 	uint64_t  next_waiter;
 	uint64_t  guards; /* source of timer guards */
-	sv_pidmap index; /* lease id -> (pool id, slot) */
+	lindex    index; /* lease id -> (pool id, slot) */
 	size_t    nleases;
 	sv_fxring fx; /* pending effects (core/fxring.h) */
 };
@@ -108,6 +130,47 @@ sv_lease_effects_lost(const sv_lease_core *c)
 	return c->fx.lost;
 }
 
+/* slot_holder is the holder of slot s (kind 0 when free). */
+static sv_lease_holder
+slot_holder(const lslot *s)
+{
+	sv_lease_holder h = {0};
+
+	h.kind = (sv_holder_kind) s->hkind;
+	if (s->hkind == SV_HOLDER_SESSION) {
+		h.session = s->hgen;
+	} else if (s->hkind == SV_HOLDER_WORKER) {
+		h.worker = (sv_wkey) {s->hgroup, s->hordinal, s->hgen};
+	}
+	return h;
+}
+
+/* slot_set_holder makes h (NULL: nobody) the holder of slot s. */
+static void
+slot_set_holder(lslot *s, const sv_lease_holder *h)
+{
+	s->hkind    = h != NULL ? (uint8_t) h->kind : 0;
+	s->hgen     = 0;
+	s->hgroup   = 0;
+	s->hordinal = 0;
+	if (h != NULL && h->kind == SV_HOLDER_SESSION) {
+		s->hgen = h->session;
+	} else if (h != NULL && h->kind == SV_HOLDER_WORKER) {
+		s->hgen     = h->worker.generation;
+		s->hgroup   = h->worker.group_id;
+		s->hordinal = h->worker.ordinal;
+	}
+}
+
+/* slot_held_by tells whether h holds slot s (held or unclaimed). */
+static bool
+slot_held_by(const lslot *s, const sv_lease_holder *h)
+{
+	sv_lease_holder x = slot_holder(s);
+
+	return s->state != SV_LEASE_FREE && sv_lease_holder_eq(&x, h);
+}
+
 /* info_of describes the lease on slot i of pool p. */
 static sv_lease_info
 info_of(const lpool *p, uint32_t i)
@@ -120,8 +183,8 @@ info_of(const lpool *p, uint32_t i)
 	info.slot         = i;
 	info.token        = s->token;
 	info.expiry_ms    = s->expiry_ms;
-	info.holder       = s->holder;
-	info.state        = s->state;
+	info.holder       = slot_holder(s);
+	info.state        = (sv_lease_state) s->state;
 	info.disconnected = s->disconnected;
 	return info;
 }
@@ -238,33 +301,156 @@ static int64_t
 holder_slot(const lpool *p, const sv_lease_holder *h)
 {
 	for (uint32_t i = 0; i < p->nslots; i++) {
-		if (p->slots[i].state != SV_LEASE_FREE
-		    && sv_lease_holder_eq(&p->slots[i].holder, h)) {
+		if (slot_held_by(&p->slots[i], h)) {
 			return i;
 		}
 	}
 	return -1;
 }
 
+/* ---- the lease id index --------------------------------------------------
+ */
+
+/* index_ref is the bucket value of slot i of p. */
+static uint32_t
+index_ref(const lpool *p, uint32_t i)
+{
+	return (p->id << LINDEX_SLOT_BITS) | i;
+}
+
+/* index_slot returns the slot bucket value v stands for. */
+static const lslot *
+index_slot(const sv_lease_core *c, uint32_t v)
+{
+	return &c->pools[(v >> LINDEX_SLOT_BITS) - 1]
+	            ->slots[v & ((1u << LINDEX_SLOT_BITS) - 1)];
+}
+
+/* index_home is the first bucket of lease id in a table of cap buckets
+ * (Fibonacci hashing). */
+static size_t
+index_home(uint64_t id, size_t cap)
+{
+	return (size_t) ((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32)
+	    & (cap - 1);
+}
+
+/* index_find returns the bucket of lease id, or the empty bucket where
+ * it would go. The table must not be empty. */
+static size_t
+index_find(const sv_lease_core *c, uint64_t id)
+{
+	const lindex *x = &c->index;
+	size_t        i = index_home(id, x->cap);
+
+	while (x->b[i] != 0 && index_slot(c, x->b[i])->id != id) {
+		i = (i + 1) & (x->cap - 1);
+	}
+	return i;
+}
+
+/* index_get returns the bucket value of lease id, 0 if there is none. */
+static uint32_t
+index_get(const sv_lease_core *c, uint64_t id)
+{
+	return c->index.cap == 0 ? 0 : c->index.b[index_find(c, id)];
+}
+
+/* index_reserve makes room for one more entry (at most three quarters
+ * full), rehashing into a table twice the size. */
+static sv_err
+index_reserve(sv_lease_core *c)
+{
+	lindex   *x = &c->index;
+	size_t    cap;
+	uint32_t *b;
+
+	if ((x->n + 1) * 4 <= x->cap * 3) {
+		return SV_OK;
+	}
+	cap = x->cap == 0 ? 64 : x->cap * 2;
+	if ((b = calloc(cap, sizeof(*b))) == NULL) {
+		return SV_ENOMEM;
+	}
+	for (size_t k = 0; k < x->cap; k++) {
+		if (x->b[k] != 0) {
+			size_t i = index_home(index_slot(c, x->b[k])->id, cap);
+			while (b[i] != 0) {
+				i = (i + 1) & (cap - 1);
+			}
+			b[i] = x->b[k];
+		}
+	}
+	free(x->b);
+	x->b   = b;
+	x->cap = cap;
+	return SV_OK;
+}
+
+/* index_put enters slot i of p, whose id is set, after index_reserve. */
+static void
+index_put(sv_lease_core *c, const lpool *p, uint32_t i)
+{
+	lindex *x = &c->index;
+	size_t  k = index_home(p->slots[i].id, x->cap);
+
+	while (x->b[k] != 0) {
+		k = (k + 1) & (x->cap - 1);
+	}
+	x->b[k] = index_ref(p, i);
+	x->n++;
+}
+
+/* index_del removes lease id (its slot still names it): backward shift,
+ * moving later entries of the probe run into the hole unless their home
+ * lies cyclically in (i, j]. */
+static void
+index_del(sv_lease_core *c, uint64_t id)
+{
+	lindex *x = &c->index;
+	size_t  i, j;
+
+	if (x->cap == 0 || x->b[i = index_find(c, id)] == 0) {
+		return;
+	}
+	j = i;
+	for (;;) {
+		size_t home;
+		j = (j + 1) & (x->cap - 1);
+		if (x->b[j] == 0) {
+			break;
+		}
+		home = index_home(index_slot(c, x->b[j])->id, x->cap);
+		if (i <= j ? (i < home && home <= j)
+		           : (i < home || home <= j)) {
+			continue;
+		}
+		x->b[i] = x->b[j];
+		i       = j;
+	}
+	x->b[i] = 0;
+	x->n--;
+}
+
 /* lease_find finds lease id; on success *pp and *ip name its slot. */
 static bool
 lease_find(const sv_lease_core *c, uint64_t id, lpool **pp, uint32_t *ip)
 {
-	sv_wkey k;
-	lpool  *p;
+	uint32_t v;
+	lpool   *p;
+	uint32_t i;
 
-	if (id == 0 || id > INT64_MAX
-	    || !sv_pidmap_get(&c->index, (int64_t) id, &k)) {
+	if (id == 0 || (v = index_get(c, id)) == 0) {
 		return false;
 	}
-	p = pool_get(c, k.group_id);
-	if (p == NULL || k.ordinal >= p->nslots
-	    || p->slots[k.ordinal].state == SV_LEASE_FREE
-	    || p->slots[k.ordinal].id != id) {
+	p = pool_get(c, v >> LINDEX_SLOT_BITS);
+	i = v & ((1u << LINDEX_SLOT_BITS) - 1);
+	if (p == NULL || i >= p->nslots || p->slots[i].state == SV_LEASE_FREE
+	    || p->slots[i].id != id) {
 		return false;
 	}
 	*pp = p;
-	*ip = k.ordinal;
+	*ip = i;
 	return true;
 }
 
@@ -286,7 +472,7 @@ slot_due(const lslot *s, uint64_t *duep)
 	uint64_t due = 0;
 
 	if (s->state == SV_LEASE_UNCLAIMED) {
-		*duep = s->claim_end_ms;
+		*duep = s->end_ms;
 		return true;
 	}
 	if (s->state != SV_LEASE_HELD) {
@@ -296,8 +482,8 @@ slot_due(const lslot *s, uint64_t *duep)
 		due = s->expiry_ms;
 		any = true;
 	}
-	if (s->disconnected && (!any || s->grace_end_ms < due)) {
-		due = s->grace_end_ms;
+	if (s->disconnected && (!any || s->end_ms < due)) {
+		due = s->end_ms;
 		any = true;
 	}
 	*duep = due;
@@ -336,8 +522,7 @@ static sv_err
 lease_grant(sv_lease_core *c, lpool *p, uint32_t i, const sv_lease_holder *h,
     uint64_t now_ms, sv_lease_info *g)
 {
-	lslot        *s  = &p->slots[i];
-	sv_wkey       at = {p->id, i, 0};
+	lslot        *s = &p->slots[i];
 	uint64_t      id;
 	sv_lease_info info;
 	sv_err        rv;
@@ -348,19 +533,19 @@ lease_grant(sv_lease_core *c, lpool *p, uint32_t i, const sv_lease_holder *h,
 		return SV_EEXHAUSTED;
 	}
 	id = ((uint64_t) c->epoch << 32) | (c->next_lease + 1u);
-	if ((rv = sv_pidmap_put(&c->index, (int64_t) id, at)) != SV_OK) {
+	if ((rv = index_reserve(c)) != SV_OK) {
 		return rv;
 	}
 	c->next_lease++;
 	s->counter++;
-	s->state        = SV_LEASE_HELD;
-	s->id           = id;
-	s->token        = ((uint64_t) c->epoch << 32) | s->counter;
-	s->holder       = *h;
+	s->state = SV_LEASE_HELD;
+	s->id    = id;
+	s->token = ((uint64_t) c->epoch << 32) | s->counter;
+	slot_set_holder(s, h);
 	s->expiry_ms    = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
 	s->disconnected = false;
-	s->grace_end_ms = 0;
-	s->claim_end_ms = 0;
+	s->end_ms       = 0;
+	index_put(c, p, i);
 	p->nheld++;
 	c->nleases++;
 	info = info_of(p, i);
@@ -415,12 +600,13 @@ lease_end(sv_lease_core *c, lpool *p, uint32_t i, sv_lease_reason why,
 		fx.reason = why;
 		fx_push(c, &fx);
 	}
-	(void) sv_pidmap_del(&c->index, (int64_t) s->id);
+	index_del(c, s->id);
 	s->state        = SV_LEASE_FREE;
 	s->id           = 0;
 	s->expiry_ms    = 0;
+	s->end_ms       = 0;
 	s->disconnected = false;
-	memset(&s->holder, 0, sizeof(s->holder));
+	slot_set_holder(s, NULL);
 	slot_timer(c, p, i);
 	p->nheld--;
 	c->nleases--;
@@ -701,7 +887,6 @@ sv_lease_core_create(uint32_t epoch, sv_lease_core **cp)
 		return SV_ENOMEM;
 	}
 	c->epoch = epoch;
-	sv_pidmap_init(&c->index);
 	sv_fxring_init(&c->fx, sizeof(sv_lease_fx));
 	*cp = c;
 	return SV_OK;
@@ -718,7 +903,7 @@ sv_lease_core_destroy(sv_lease_core *c)
 		free(c->pools[i]->w);
 		free(c->pools[i]);
 	}
-	sv_pidmap_fini(&c->index);
+	free(c->index.b);
 	free(c->sessions);
 	sv_fxring_fini(&c->fx);
 	free(c);
@@ -942,7 +1127,7 @@ sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
 		return SV_ENOTFOUND;
 	}
 	s = &p->slots[i];
-	if (h == NULL || !sv_lease_holder_eq(&s->holder, h)) {
+	if (h == NULL || !slot_held_by(s, h)) {
 		return SV_EPERM;
 	}
 	if (s->state == SV_LEASE_UNCLAIMED) {
@@ -966,7 +1151,7 @@ sv_lease_release(
 	if (!lease_find(c, id, &p, &i)) {
 		return SV_OK;
 	}
-	if (h == NULL || !sv_lease_holder_eq(&p->slots[i].holder, h)) {
+	if (h == NULL || !slot_held_by(&p->slots[i], h)) {
 		return SV_EPERM;
 	}
 	lease_end(c, p, i, SV_LREASON_RELEASED, now_ms);
@@ -1021,7 +1206,7 @@ sv_lease_holder_disconnected(
 			continue;
 		}
 		s->disconnected = true;
-		s->grace_end_ms = now_ms + p->grace_ms;
+		s->end_ms       = now_ms + p->grace_ms;
 		{
 			sv_lease_info info = info_of(p, (uint32_t) i);
 			emit(c, SV_LEV_DISCONNECTED, SV_LREASON_NONE, &info);
@@ -1045,7 +1230,7 @@ sv_lease_holder_reconnected(
 		}
 		s               = &p->slots[i];
 		s->disconnected = false;
-		s->grace_end_ms = 0;
+		s->end_ms       = 0;
 		{
 			sv_lease_info info = info_of(p, (uint32_t) i);
 			emit(c, SV_LEV_RECONNECTED, SV_LREASON_NONE, &info);
@@ -1062,10 +1247,10 @@ slot_fire(sv_lease_core *c, lpool *p, uint32_t i, uint64_t now_ms)
 	lslot *s = &p->slots[i];
 
 	s->guard = 0;
-	if (s->state == SV_LEASE_UNCLAIMED && now_ms >= s->claim_end_ms) {
+	if (s->state == SV_LEASE_UNCLAIMED && now_ms >= s->end_ms) {
 		lease_end(c, p, i, SV_LREASON_UNCLAIMED, now_ms);
 	} else if (s->state == SV_LEASE_HELD && s->disconnected
-	    && now_ms >= s->grace_end_ms) {
+	    && now_ms >= s->end_ms) {
 		lease_end(c, p, i, SV_LREASON_DISCONNECTED, now_ms);
 	} else if (s->state == SV_LEASE_HELD && s->expiry_ms != 0
 	    && now_ms >= s->expiry_ms) {
@@ -1162,8 +1347,6 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 		const sv_lease_record *rec = &recs[r];
 		lpool                 *p;
 		lslot                 *s;
-		sv_wkey                at;
-		sv_wkey                dup;
 
 		p = pool_get(c, sv_lease_pool_find(c, rec->pool));
 		if (p == NULL || rec->slot >= p->nslots
@@ -1171,25 +1354,24 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 		    || rec->id == 0 || (rec->id >> 32) >= c->epoch
 		    || (uint32_t) rec->token == 0
 		    || (rec->token >> 32) >= c->epoch
-		    || sv_pidmap_get(&c->index, (int64_t) rec->id, &dup)
+		    || index_get(c, rec->id) != 0
 		    || holder_slot(p, &rec->holder) >= 0
 		    || !restore_holder(c, rec, now_ms, &rv)) {
 			skipped++;
 			continue;
 		}
-		at = (sv_wkey) {p->id, rec->slot, 0};
-		if ((rv = sv_pidmap_put(&c->index, (int64_t) rec->id, at))
-		    != SV_OK) {
+		if ((rv = index_reserve(c)) != SV_OK) {
 			break;
 		}
-		s               = &p->slots[rec->slot];
-		s->state        = SV_LEASE_UNCLAIMED;
-		s->id           = rec->id;
-		s->token        = rec->token;
-		s->holder       = rec->holder;
+		s        = &p->slots[rec->slot];
+		s->state = SV_LEASE_UNCLAIMED;
+		s->id    = rec->id;
+		s->token = rec->token;
+		slot_set_holder(s, &rec->holder);
 		s->expiry_ms    = 0;
 		s->disconnected = false;
-		s->claim_end_ms = now_ms + claim_grace_ms;
+		s->end_ms       = now_ms + claim_grace_ms;
+		index_put(c, p, rec->slot);
 		p->nheld++;
 		c->nleases++;
 		{
@@ -1226,16 +1408,16 @@ sv_lease_claim(sv_lease_core *c, const sv_lease_holder *h, uint32_t pool_id,
 	if (s->state == SV_LEASE_FREE) {
 		return SV_ENOTFOUND;
 	}
-	if (!sv_lease_holder_eq(&s->holder, h) || s->token != token) {
+	if (!slot_held_by(s, h) || s->token != token) {
 		info = info_of(p, slot);
 		emit(c, SV_LEV_CLAIM_REFUSED, SV_LREASON_NONE, &info);
 		return SV_ECONFLICT;
 	}
 	if (s->state == SV_LEASE_UNCLAIMED) {
-		s->state        = SV_LEASE_HELD;
-		s->claim_end_ms = 0;
-		s->expiry_ms    = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
-		info            = info_of(p, slot);
+		s->state     = SV_LEASE_HELD;
+		s->end_ms    = 0;
+		s->expiry_ms = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
+		info         = info_of(p, slot);
 		emit(c, SV_LEV_CLAIMED, SV_LREASON_NONE, &info);
 		slot_timer(c, p, slot);
 	}
@@ -1258,8 +1440,7 @@ sv_lease_next(const sv_lease_core *c, sv_lease_iter *it,
 			const lslot    *s = &p->slots[it->slot];
 			const lsession *ss;
 			if (s->state == SV_LEASE_FREE
-			    || (h != NULL
-			        && !sv_lease_holder_eq(&s->holder, h))) {
+			    || (h != NULL && !slot_held_by(s, h))) {
 				continue;
 			}
 			*info = info_of(p, it->slot);
@@ -1270,9 +1451,9 @@ sv_lease_next(const sv_lease_core *c, sv_lease_iter *it,
 				rec->id        = s->id;
 				rec->token     = s->token;
 				rec->expiry_ms = s->expiry_ms;
-				rec->holder    = s->holder;
-				if (s->holder.kind == SV_HOLDER_SESSION
-				    && (ss = session_get(c, s->holder.session))
+				rec->holder    = slot_holder(s);
+				if (s->hkind == SV_HOLDER_SESSION
+				    && (ss = session_get(c, s->hgen))
 				        != NULL) {
 					rec->session_uid    = ss->uid;
 					rec->session_ttl_ms = ss->ttl_ms;
