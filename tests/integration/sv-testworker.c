@@ -134,6 +134,34 @@ build_report(char *buf, size_t size)
 	if (e == SV_OK)
 		e = sv_client_whoami(c, WORKER_CALL_MS, &id);
 	if (e == SV_OK) {
+		/* The one-call form the bindings use must agree with the
+		 * accessors, and refuse a caller's struct that is too small.
+		 */
+		sv_identity_fields f     = {.size = sizeof(f)};
+		sv_identity_fields small = {.size = sizeof(small) - 1};
+		if (sv_identity_get_fields(id, &f) != SV_OK
+		    || sv_identity_get_fields(id, &small) != SV_EINVAL
+		    || strcmp(f.group, sv_identity_group(id)) != 0
+		    || strcmp(f.purpose, sv_identity_purpose(id)) != 0
+		    || strcmp(f.supervisor_id, sv_identity_supervisor_id(id))
+		        != 0
+		    || f.ordinal != sv_identity_ordinal(id)
+		    || f.generation != sv_identity_generation(id)
+		    || f.pid != sv_identity_pid(id)
+		    || f.kind != (int32_t) sv_identity_kind(id)
+		    || f.group_size != sv_identity_group_size(id)
+		    || f.frame_count != sv_identity_frame_count(id)
+		    || f.draining != (sv_identity_draining(id) != 0)
+		    || f.drain_deadline_in_ms
+		        != sv_identity_drain_deadline_in_ms(id)) {
+			fprintf(stderr,
+			    "sv-testworker %ld: sv_identity_get_fields "
+			    "disagrees with the accessors\n",
+			    (long) getpid());
+			e = SV_EPROTO;
+		}
+	}
+	if (e == SV_OK) {
 		ordinal    = (long) sv_identity_ordinal(id);
 		generation = (long long) sv_identity_generation(id);
 		id_pid     = (long) sv_identity_pid(id);

@@ -63,8 +63,29 @@ _pu64 = ctypes.POINTER(ctypes.c_uint64)
 _pint = ctypes.POINTER(ctypes.c_int)
 _pcp = ctypes.POINTER(ctypes.c_char_p)
 
+
+
+class IdentityFields(ctypes.Structure):
+    """sv_identity_fields (client.h): an identity's scalars in one call."""
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("group", ctypes.c_char_p),
+        ("purpose", ctypes.c_char_p),
+        ("supervisor_id", ctypes.c_char_p),
+        ("pid", ctypes.c_int64),
+        ("generation", ctypes.c_uint64),
+        ("drain_deadline_in_ms", ctypes.c_uint64),
+        ("frame_count", ctypes.c_uint64),
+        ("ordinal", ctypes.c_uint32),
+        ("group_size", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+        ("draining", ctypes.c_int32),
+    ]
+
+
 # name: (restype, argtypes). Enums (sv_err, sv_kind, sv_state) are C ints.
 _PROTOTYPES = {
+    "sv_identity_get_fields": (_int, [_vp, ctypes.POINTER(IdentityFields)]),
     # supervise.h
     "sv_strerror": (_cp, [_int]),
     "sv_err_name": (_cp, [_int]),

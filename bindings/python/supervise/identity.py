@@ -155,27 +155,30 @@ class Identity(NamedTuple):
     def _from_handle(cls, cdll, handle):
         """Copies a live sv_identity (not freed here) into an Identity."""
         text = _lib.text
+        f = _lib.IdentityFields()
+        f.size = ctypes.sizeof(f)
+        err = cdll.sv_identity_get_fields(handle, ctypes.byref(f))
+        if err != 0:
+            raise error_for(err, "cannot read the identity")
         frames = []
-        count = cdll.sv_identity_frame_count(handle)
         # The protocol bounds a reply; bound the walk all the same.
-        for i in range(min(count, 64)):
+        for i in range(min(f.frame_count, 64)):
             frame = _read_frame(cdll.sv_identity_frame, handle, i)
             if frame is not None:
                 frames.append(frame)
         parent = _read_frame(cdll.sv_identity_parent, handle)
-        return cls(group=text(cdll.sv_identity_group(handle)),
-                   ordinal=cdll.sv_identity_ordinal(handle),
-                   generation=cdll.sv_identity_generation(handle),
-                   kind=_kind(cdll.sv_identity_kind(handle)),
-                   pid=cdll.sv_identity_pid(handle),
-                   purpose=text(cdll.sv_identity_purpose(handle)),
-                   supervisor_id=text(cdll.sv_identity_supervisor_id(handle)),
+        return cls(group=text(f.group),
+                   ordinal=f.ordinal,
+                   generation=f.generation,
+                   kind=_kind(f.kind),
+                   pid=f.pid,
+                   purpose=text(f.purpose),
+                   supervisor_id=text(f.supervisor_id),
                    context=tuple(frames), parent=parent,
-                   group_size=cdll.sv_identity_group_size(handle),
+                   group_size=f.group_size,
                    source="live",
-                   draining=bool(cdll.sv_identity_draining(handle)),
-                   drain_deadline_in_ms=cdll.sv_identity_drain_deadline_in_ms(
-                       handle))
+                   draining=bool(f.draining),
+                   drain_deadline_in_ms=f.drain_deadline_in_ms)
 
 
 def _read_frame(fn, handle, *index):

@@ -208,6 +208,37 @@ SV_API sv_err sv_identity_frame_generation(
     const sv_identity *id, size_t i, uint64_t *genp);
 
 /*
+ * v1.4: sv_identity_fields holds every scalar field of an identity, so that
+ * a caller that wants them all (a language binding) makes one foreign call
+ * instead of ten. Strings belong to the identity (valid until
+ * sv_identity_free). Fields are only ever added at the end; the caller sets
+ * `size` to the sizeof it was built with.
+ */
+typedef struct sv_identity_fields {
+	size_t      size; /* set by the caller: sizeof(sv_identity_fields) */
+	const char *group;
+	const char *purpose;
+	const char *supervisor_id;
+	int64_t     pid;
+	uint64_t    generation;
+	uint64_t    drain_deadline_in_ms;
+	uint64_t    frame_count;
+	uint32_t    ordinal;
+	uint32_t    group_size;
+	int32_t     kind; /* an sv_kind */
+	int32_t     draining; /* 0 or 1 */
+} sv_identity_fields;
+
+/*
+ * sv_identity_get_fields fills *out (whose size the caller has set) with
+ * id's scalar fields, as the sv_identity_* accessors would read them.
+ * Errors: SV_EINVAL (NULL argument, or out->size smaller than this
+ * library's sv_identity_fields: built against a newer header).
+ */
+SV_API sv_err sv_identity_get_fields(
+    const sv_identity *id, sv_identity_fields *out);
+
+/*
  * sv_client_list lists the workers of group, or of every group when group
  * is NULL or "". On SV_OK *workersp belongs to the caller: free it with
  * sv_workers_free(). Errors: SV_ENOTFOUND (no such group), SV_EINVAL,

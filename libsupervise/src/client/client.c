@@ -546,6 +546,29 @@ svc_identity(svw_env *env, sv_identity **identityp)
 	return SV_OK;
 }
 
+sv_err
+sv_identity_get_fields(const sv_identity *id, sv_identity_fields *out)
+{
+	if (id == NULL || out == NULL || out->size < sizeof(*out)) {
+		return SV_EINVAL;
+	}
+	*out = (sv_identity_fields) {
+	    .size                 = sizeof(*out),
+	    .group                = sv_identity_group(id),
+	    .purpose              = sv_identity_purpose(id),
+	    .supervisor_id        = sv_identity_supervisor_id(id),
+	    .pid                  = sv_identity_pid(id),
+	    .generation           = sv_identity_generation(id),
+	    .drain_deadline_in_ms = sv_identity_drain_deadline_in_ms(id),
+	    .frame_count          = sv_identity_frame_count(id),
+	    .ordinal              = sv_identity_ordinal(id),
+	    .group_size           = sv_identity_group_size(id),
+	    .kind                 = (int32_t) sv_identity_kind(id),
+	    .draining             = sv_identity_draining(id) != 0,
+	};
+	return SV_OK;
+}
+
 void
 sv_identity_free(sv_identity *id)
 {

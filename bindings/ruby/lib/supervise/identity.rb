@@ -78,22 +78,36 @@ module Supervise
       # frozen Identity. The caller still owns and frees the handle.
       def from_native(ptr)
         n = Native
-        kind = FFI::MemoryPointer.new(:int)
-        ord = FFI::MemoryPointer.new(:uint32)
-        name = FFI::MemoryPointer.new(:pointer)
-        gen = FFI::MemoryPointer.new(:uint64)
-        frames = Array.new(n.sv_identity_frame_count(ptr)) do |i|
+        s = scratch
+        f = s[:fields]
+        f[:size] = Native::IdentityFields.size
+        raise ProtocolError, "identity unreadable" unless n.sv_identity_get_fields(ptr, f).zero?
+
+        kind, ord, name, gen = s.values_at(:kind, :ord, :name, :gen)
+        frames = Array.new([f[:frame_count], 64].min) do |i|
           raise ProtocolError, "frame #{i} unreadable" unless n.sv_identity_frame(ptr, i, kind, ord, name).zero?
 
           frame_from(kind, ord, name, n.sv_identity_frame_generation(ptr, i, gen).zero? ? gen.read_uint64 : 0)
         end
         parent = (frame_parent(frames, kind, ord, name) if n.sv_identity_parent(ptr, kind, ord, name).zero?)
-        new(group: n.sv_identity_group(ptr), ordinal: n.sv_identity_ordinal(ptr),
-            generation: n.sv_identity_generation(ptr),
-            kind: Native::KINDS.fetch(n.sv_identity_kind(ptr), :unspecified),
-            pid: n.sv_identity_pid(ptr), purpose: n.sv_identity_purpose(ptr),
-            supervisor_id: n.sv_identity_supervisor_id(ptr), context: frames.freeze,
-            parent: parent, group_size: n.sv_identity_group_size(ptr)).freeze
+        new(group: f[:group], ordinal: f[:ordinal], generation: f[:generation],
+            kind: Native::KINDS.fetch(f[:kind], :unspecified),
+            pid: f[:pid], purpose: f[:purpose],
+            supervisor_id: f[:supervisor_id], context: frames.freeze,
+            parent: parent, group_size: f[:group_size]).freeze
+      end
+
+      # scratch is this thread's out-parameter memory for from_native
+      # (allocated once per thread rather than per call; memory is copied
+      # into a forked child, so it stays valid there).
+      def scratch
+        Thread.current.thread_variable_get(:supervise_identity_scratch) ||
+          Thread.current.thread_variable_set(
+            :supervise_identity_scratch,
+            { fields: Native::IdentityFields.new, kind: FFI::MemoryPointer.new(:int),
+              ord: FFI::MemoryPointer.new(:uint32), name: FFI::MemoryPointer.new(:pointer),
+              gen: FFI::MemoryPointer.new(:uint64) }.freeze
+          )
       end
 
       private

@@ -40,6 +40,23 @@ module Supervise
 
     # Values of sv_kind and sv_state, as Ruby symbols.
     KINDS = { 0 => :unspecified, 1 => :process, 2 => :thread }.freeze
+
+    # IdentityFields is sv_identity_fields (client.h): every scalar of an
+    # identity in one foreign call.
+    class IdentityFields < FFI::Struct
+      layout :size, :size_t,
+             :group, :string,
+             :purpose, :string,
+             :supervisor_id, :string,
+             :pid, :int64,
+             :generation, :uint64,
+             :drain_deadline_in_ms, :uint64,
+             :frame_count, :uint64,
+             :ordinal, :uint32,
+             :group_size, :uint32,
+             :kind, :int32,
+             :draining, :int32
+    end
     STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff, 4 => :starting,
                5 => :failed, 6 => :waiting, 7 => :idle, 8 => :draining }.freeze
 
@@ -74,6 +91,7 @@ module Supervise
       [:sv_identity_frame, %i[pointer size_t pointer pointer pointer], :int, false],
       [:sv_identity_parent, %i[pointer pointer pointer pointer], :int, false],
       [:sv_identity_free, [:pointer], :void, false],
+      [:sv_identity_get_fields, %i[pointer pointer], :int, false],
       [:sv_client_list, %i[pointer string int pointer], :int, true],
       [:sv_client_status, %i[pointer string uint32 int pointer], :int, true],
       [:sv_workers_count, [:pointer], :size_t, false],
