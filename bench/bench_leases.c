@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -830,6 +831,48 @@ out:
 	return ret;
 }
 
+/*
+ * ls_raw_pairs measures the ceiling of any one-at-a-time request/reply
+ * client here: a child echoes 64-byte messages over a socketpair with
+ * blocking reads, the parent sends and waits, two round trips per pair (as
+ * an acquire + release). Returns pairs per second, 0 on failure. The child
+ * is ended by closing its socket and is reaped by pid.
+ */
+static double
+ls_raw_pairs(long pairs)
+{
+	int     sv[2];
+	char    buf[64] = {0};
+	pid_t   pid;
+	int64_t t0, t1;
+	bool    ok = true;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return 0;
+	if ((pid = fork()) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		ssize_t n;
+		close(sv[0]);
+		while ((n = read(sv[1], buf, sizeof(buf))) > 0)
+			if (write(sv[1], buf, (size_t) n) != n)
+				break;
+		_exit(0);
+	}
+	close(sv[1]);
+	t0 = now_ns();
+	for (long i = 0; ok && i < 2 * pairs; i++)
+		ok = write(sv[0], buf, sizeof(buf)) == (ssize_t) sizeof(buf)
+		    && read(sv[0], buf, sizeof(buf)) == (ssize_t) sizeof(buf);
+	t1 = now_ns();
+	close(sv[0]);
+	(void) waitpid(pid, NULL, 0);
+	return ok && t1 > t0 ? (double) pairs * 1e9 / (double) (t1 - t0) : 0;
+}
+
 /* leases_run runs scenario 8; see scenarios.h. */
 int
 leases_run(const struct opts *o, struct leases_result *res)
@@ -838,6 +881,7 @@ leases_run(const struct opts *o, struct leases_result *res)
 
 	memset(res, 0, sizeof(*res));
 	rx_flush();
+	res->raw_pairs = ls_raw_pairs(o->quick ? 2000 : 5000);
 	if (ls_throughput(o, res) != 0)
 		rv = -1;
 	else
@@ -919,6 +963,15 @@ leases_details(const struct leases_result *res)
 			    tp->echo_pair_p99_ns / 1e3,
 			    tp->read_pair_med_ns / 1e3);
 	}
+	if (res->raw_pairs > 0)
+		printf("leases: raw AF_UNIX ping-pong between two processes "
+		       "(blocking read/write, 2 round trips per pair): %.0f "
+		       "pairs/s, the ceiling of one client that waits for "
+		       "each reply on this machine now; 1 client's lease "
+		       "pairs reach %.2fx of it\n",
+		    res->raw_pairs,
+		    res->tp[0].ok ? res->tp[0].lease_med / res->raw_pairs
+		                  : 0.0);
 	if (res->mem_ok)
 		printf("lease memory: %ld leases (%ld pools x %ld slots, %ld "
 		       "sessions x 1 lease per pool), acquired in %.2f s; "

@@ -314,7 +314,8 @@ struct leases_result {
 	long             rss_pools_kb, rss_sessions_kb, rss_leases_kb;
 	long             hwm_kb; /* VmHWM at the end */
 	int64_t          fill_ns; /* time to acquire every lease */
-	char             why[256], why_mem[256];
+	double raw_pairs; /* raw AF_UNIX ping-pong, pairs/s; 0: none */
+	char   why[256], why_mem[256];
 };
 
 /*
