@@ -20,6 +20,13 @@
  * and exit status 0. Every wait is a poll(2) with a deadline; nothing
  * sleeps except the simulated work itself.
  *
+ * The SIGTERM handler is installed before anything else, and the worker
+ * says READY (an sd_notify datagram to $NOTIFY_SOCKET; the group sets
+ * `ready = true`) only once it is in place: until then the supervisor
+ * counts the worker as STARTING, so a rolling restart or an operator
+ * waiting for "running" never drains a process that would still die of
+ * the signal's default action.
+ *
  * Usage: sv-job-worker JOURNAL
  */
 #ifndef _GNU_SOURCE
@@ -34,6 +41,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +97,27 @@ work(long ms)
 	}
 }
 
+/* notify_ready sends READY=1 to $NOTIFY_SOCKET, if there is one. */
+static void
+notify_ready(void)
+{
+	const char        *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa   = {.sun_family = AF_UNIX};
+	int                fd;
+
+	if (path == NULL || path[0] != '/'
+	    || strlen(path) >= sizeof(sa.sun_path)) {
+		return;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
+		return;
+	}
+	(void) sendto(
+	    fd, "READY=1", 7, 0, (struct sockaddr *) &sa, sizeof(sa));
+	close(fd);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -99,6 +128,9 @@ main(int argc, char **argv)
 	unsigned long    served = 0;
 	int              jfd, qfd;
 
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term; /* no SA_RESTART: poll returns EINTR */
+	sigaction(SIGTERM, &sa, NULL);
 	if (argc != 2) {
 		fprintf(stderr, "usage: sv-job-worker JOURNAL\n");
 		return 2;
@@ -115,9 +147,7 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 2;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term; /* no SA_RESTART: poll returns EINTR */
-	sigaction(SIGTERM, &sa, NULL);
+	notify_ready();
 	while (!stopping) {
 		struct pollfd p = {.fd = qfd, .events = POLLIN};
 		ssize_t       n;

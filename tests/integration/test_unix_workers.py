@@ -74,7 +74,7 @@ stop_timeout_ms = 5000;
 groups = ( {{
   name = "jobs"; purpose = "serve jobs from the group's socket";
   argv = ["{os.environ['JOB_WORKER']}", "{self.journal}"];
-  count = {WORKERS}; max_count = 8; min_uptime_ms = 0;
+  count = {WORKERS}; max_count = 8; min_uptime_ms = 0; ready = true;
   sockets = ( {{ name = "jobs"; path = "{self.jobs}"; type = "dgram"; }} );
 }} );
 """)
@@ -162,6 +162,9 @@ def run(fleet):
     check(rep["done"] and len(rep["workers"]) == 1, f"drain report {rep}")
     reaped += rep["workers"]
     fleet.ctl("scale", "jobs", str(WORKERS))
+    # The new jobs[2] must be ready (its SIGTERM handler in place) before
+    # the roll drains it, as an operator would wait for it.
+    wait_for(lambda: len(fleet.running()) == WORKERS, "4 ready workers")
     wait_for(lambda: fleet.served() >= 700, "700 jobs served")
     rep = json.loads(fleet.ctl("restart", "jobs", "--rolling", "--json").stdout)
     check(rep["done"] and not rep.get("roll_failed"), f"roll report {rep}")
