@@ -154,48 +154,6 @@ ls_barrier_destroy(struct ls_barrier *b)
 /* Echo server (measurement 1's role) and the REQ side                */
 /* ------------------------------------------------------------------ */
 
-/* ls_echo_start starts "sv-bench --role echo url" and waits for sock. */
-static int
-ls_echo_start(const char *url, const char *sock, const char *log, char *why,
-    size_t whylen)
-{
-	char *argv[] = {"sv-bench-echo", "--role", "echo", (char *) url, NULL};
-	int64_t     deadline;
-	struct stat sb;
-	int         rv, st;
-
-	if ((rv = spawn_proc(g_self, argv, NULL, log, true, &g_echo_pid))
-	    != 0) {
-		g_echo_pid = -1;
-		snprintf(why, whylen, "cannot start the echo server: %s",
-		    strerror(rv));
-		return -1;
-	}
-	deadline = now_ns() + 5 * NS_PER_SEC;
-	while (stat(sock, &sb) != 0) {
-		if (now_ns() >= deadline || g_interrupted
-		    || waitpid(g_echo_pid, &st, WNOHANG) == g_echo_pid) {
-			snprintf(why, whylen, "echo server did not listen");
-			log_tail(log, 10);
-			return -1;
-		}
-		sleep_ms(2);
-	}
-	return 0;
-}
-
-/* ls_echo_stop ends the echo server if it runs. */
-static void
-ls_echo_stop(void)
-{
-	bool timedout;
-
-	if (g_echo_pid <= 0)
-		return;
-	(void) stop_child(g_echo_pid, 5000, &timedout);
-	g_echo_pid = -1;
-}
-
 /*
  * ls_req_open opens th's REQ socket to url with sv_client_open's options
  * (no resend, reconnect 10..1000 ms, 4 MiB receive limit) and dials it,
@@ -620,7 +578,7 @@ ls_throughput(const struct opts *o, struct leases_result *res)
 		return -1;
 	}
 	snprintf(echo_url, sizeof(echo_url), "ipc://%s", echo_sock);
-	if (ls_echo_start(echo_url, echo_sock, echo_log, why, whylen) != 0)
+	if (echo_start(echo_url, echo_sock, echo_log, why, whylen) != 0)
 		goto stop_echo;
 	if (daemon_start(&d, "d8", &g, why, whylen) != 0)
 		goto stop_echo;
@@ -648,7 +606,7 @@ stop_daemon:
 	sv_client_close(c);
 	daemon_stop(&d, 10000, NULL);
 stop_echo:
-	ls_echo_stop();
+	echo_stop();
 	return ret;
 }
 

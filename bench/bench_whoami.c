@@ -339,58 +339,6 @@ whoami_role_rtt(const char *echo_url, const char *nstr, const char *bstr)
 /* ------------------------------------------------------------------ */
 
 /*
- * echo_start starts the echo server (g_echo_pid) and waits up to 5 s for
- * its socket. Returns 0, or -1 with why set (the server may still run:
- * echo_stop ends it).
- */
-static int
-echo_start(const char *url, const char *sock, const char *log, char *why,
-    size_t whylen)
-{
-	char *eargv[]
-	    = {"sv-bench-echo", "--role", "echo", (char *) url, NULL};
-	int64_t     deadline;
-	struct stat sb;
-	int         rv, st;
-
-	if ((rv = spawn_proc(g_self, eargv, NULL, log, true, &g_echo_pid))
-	    != 0) {
-		g_echo_pid = -1;
-		snprintf(why, whylen, "cannot start the echo server: %s",
-		    strerror(rv));
-		return -1;
-	}
-	deadline = now_ns() + 5 * NS_PER_SEC;
-	while (stat(sock, &sb) != 0) {
-		if (now_ns() >= deadline || g_interrupted
-		    || waitpid(g_echo_pid, &st, WNOHANG) == g_echo_pid) {
-			snprintf(why, whylen, "echo server did not listen");
-			log_tail(log, 10);
-			return -1;
-		}
-		sleep_ms(2);
-	}
-	return 0;
-}
-
-/* echo_stop ends the echo server, if it runs, and notes an unclean end. */
-static void
-echo_stop(void)
-{
-	char what[32];
-	bool timedout;
-	int  st;
-
-	if (g_echo_pid <= 0)
-		return;
-	st         = stop_child(g_echo_pid, 5000, &timedout);
-	g_echo_pid = -1;
-	if (timedout || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		note("echo server ended with %s",
-		    describe_status(st, what, sizeof(what)));
-}
-
-/*
  * await_report waits for the round-trip worker's report in *r until
  * deadline, watching the daemon. Returns 0, or -1 with why set.
  */

@@ -353,4 +353,15 @@ int bench_open(long max_raw);
  */
 void cleanup(bool keep);
 
+/*
+ * echo_start starts the bare nng echo server ("sv-bench --role echo url",
+ * g_echo_pid) and waits up to 5 s for its socket file sock. Returns 0, or
+ * -1 with why set (the server may still run: echo_stop ends it).
+ */
+int echo_start(const char *url, const char *sock, const char *log, char *why,
+    size_t whylen);
+
+/* echo_stop ends the echo server, if it runs, and notes an unclean end. */
+void echo_stop(void);
+
 #endif /* SV_BENCH_HARNESS_H */

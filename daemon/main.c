@@ -528,9 +528,6 @@ main(int argc, char **argv)
 		svd_notify_close(notify);
 		goto fail;
 	}
-	if (shared) {
-		svd_server_set_mode(srv, 0666);
-	}
 	if (shared
 	    && (!open_socket(cfg->socket_dir, "control.sock", err, sizeof(err))
 	        || !open_socket(

@@ -140,7 +140,6 @@ struct svd_server {
 	sv_timer      ltimer; /* EMFILE back-off */
 	sv_timer      reap; /* frees dead connections */
 	char          path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
-	int           mode;
 	srv_conn     *conns, *dead;
 	size_t        nconns;
 	uint32_t      next_id;
@@ -648,7 +647,7 @@ srv_accept_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	}
 }
 
-/* srv_bind creates, binds and listens on srv->path with srv->mode. A socket
+/* srv_bind creates, binds and listens on srv->path, mode 0600. A socket
  * file left by a process that is gone (nothing accepts on it) is replaced;
  * one that answers means another server: SV_EBUSY. */
 static sv_err
@@ -697,8 +696,7 @@ srv_bind(svd_server *srv, char *errbuf, size_t errlen)
 		close(fd);
 		return errno == EADDRINUSE ? SV_EBUSY : SV_ESYSTEM;
 	}
-	if (chmod(srv->path, (mode_t) srv->mode) != 0
-	    || listen(fd, 128) != 0) {
+	if (chmod(srv->path, 0600) != 0 || listen(fd, 128) != 0) {
 		snprintf(errbuf, errlen, "cannot listen on ipc://%s: %s",
 		    srv->path, strerror(errno));
 		(void) unlink(srv->path);
@@ -730,7 +728,6 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 	}
 	srv->sup  = sup;
 	srv->loop = svd_sup_loop(sup);
-	srv->mode = 0600;
 	srv->lfd  = -1;
 	memcpy(srv->path, url + 6, strlen(url + 6) + 1);
 	sv_timer_init(&srv->ltimer, srv_listen_timer_cb, srv);
@@ -772,10 +769,4 @@ svd_server_stop(svd_server *srv)
 	sv_loop_timer_stop(srv->loop, &srv->reap);
 	srv_reap_cb(srv->loop, &srv->reap);
 	free(srv);
-}
-
-void
-svd_server_set_mode(svd_server *srv, int mode)
-{
-	srv->mode = mode;
 }

@@ -5,12 +5,13 @@
  * no other thread involved (see server.c).
  *
  * The socket file is created with mode 0600 inside the 0700 socket
- * directory; a request larger than SVW_MAX_REQUEST closes its connection;
- * the caller of every request is identified by the kernel credentials of
- * its connection (SO_PEERCRED, and a pidfd of the connecting process). One
- * connection cannot stall the others: one request per connection per turn,
- * at most 2 waiting for a deferred answer (more are dropped), and a
- * connection that does not take its reply within 20 ms is closed.
+ * directory (main.c opens it to 0666 when workers run as other users); a
+ * request larger than SVW_MAX_REQUEST closes its connection; the caller of
+ * every request is identified by the kernel credentials of its connection
+ * (SO_PEERCRED, and a pidfd of the connecting process). One connection cannot
+ * stall the others: one request per connection per turn, at most 2 waiting for
+ * a deferred answer (more are dropped), and a connection that does not take
+ * its reply within 20 ms is closed.
  */
 #ifndef SVD_SERVER_H
 #define SVD_SERVER_H
@@ -39,12 +40,5 @@ sv_err svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
  * ignored.
  */
 void svd_server_stop(svd_server *srv);
-
-/*
- * svd_server_set_mode records the mode of the socket file (0600 by
- * default, 0666 when workers run as other users); main.c changes the
- * current file itself.
- */
-void svd_server_set_mode(svd_server *srv, int mode);
 
 #endif /* SVD_SERVER_H */
