@@ -116,19 +116,20 @@ struct srv_conn {
 	srv_conn   *next; /* in srv->conns, or srv->dead */
 	uint32_t    id; /* never 0 */
 	enum { SRV_HELLO, SRV_OPEN, SRV_BLOCKED, SRV_DEAD } state;
-	bool     doomed; /* to be closed by the reap timer */
-	int      pidfd; /* of the connecting process, -1: none */
-	uint64_t pid, uid;
-	uint8_t  hello[8];
-	size_t   hello_got;
-	uint8_t  hdr[9]; /* frame header being read */
-	size_t   hdr_got;
-	uint8_t *msg; /* frame being read: inline or malloc'd */
-	size_t   msg_len, msg_got;
-	uint8_t  inline_msg[SRV_INLINE];
-	uint8_t *out; /* unwritten rest of a reply (malloc'd) */
-	size_t   out_len, out_off;
-	srv_slot slots[SRV_PIPE_INFLIGHT];
+	bool          doomed; /* to be closed by the reap timer */
+	int           pidfd; /* of the connecting process, -1: none */
+	uint64_t      pid, uid;
+	uint8_t       hello[8];
+	size_t        hello_got;
+	uint8_t       hdr[9]; /* frame header being read */
+	size_t        hdr_got;
+	uint8_t      *msg; /* frame being read: inline or malloc'd */
+	size_t        msg_len, msg_got;
+	uint8_t       inline_msg[SRV_INLINE];
+	uint8_t      *out; /* unwritten rest of a reply (malloc'd) */
+	size_t        out_len, out_off;
+	srv_slot      slots[SRV_PIPE_INFLIGHT];
+	svd_peer_memo memo; /* the supervisor's, about the peer */
 };
 
 struct svd_server {
@@ -426,8 +427,8 @@ srv_request(srv_conn *c)
 	sl->btlen = 4 * (hops + 1);
 	memcpy(sl->bt, c->msg, sl->btlen);
 	svd_sup_request(c->srv->sup, c->msg + sl->btlen,
-	    c->msg_len - sl->btlen, c->pid, c->uid, c->pidfd, c->id, srv_done,
-	    sl);
+	    c->msg_len - sl->btlen, c->pid, c->uid, c->pidfd, c->id, &c->memo,
+	    srv_done, sl);
 }
 
 /* srv_read reads what is there (nonblocking) into buf; false when the

@@ -183,7 +183,7 @@ static void   seat_timer_cb(sv_loop *loop, sv_timer *t);
 static void   sup_run_effects(svd_sup *s);
 static void   gsh_remove(svd_sup *s, uint32_t id);
 static sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len,
-    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd,
+    uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, svd_peer_memo *memo,
     svd_lease_defer *defer, nng_msg **replyp);
 static void   sup_notify_drain(svd_sup *s);
 
@@ -1667,13 +1667,14 @@ svd_sup_conn_event(svd_sup *s, uint32_t conn, uint64_t peer_pid, bool added)
 
 void
 svd_sup_request(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, uint32_t conn, svd_done_cb done,
-    void *arg)
+    uint64_t peer_uid, int peer_pidfd, uint32_t conn, svd_peer_memo *memo,
+    svd_done_cb done, void *arg)
 {
 	nng_msg        *rep = NULL;
 	svd_lease_defer d   = {done, arg, conn, false};
 
-	if (sup_dispatch(s, buf, len, peer_pid, peer_uid, peer_pidfd, &d, &rep)
+	if (sup_dispatch(
+	        s, buf, len, peer_pid, peer_uid, peer_pidfd, memo, &d, &rep)
 	    != SV_OK) {
 		rep = NULL;
 	}
@@ -1875,6 +1876,7 @@ typedef struct req_ctx {
 	int              peer_pidfd; /* of the connecting process, or -1 */
 	int     found; /* req_find_worker's answer: 0 not asked, 1, -1 */
 	sv_wkey found_key; /* when found is 1 */
+	svd_peer_memo *memo; /* the connection's, or NULL */
 } req_ctx;
 
 /* req_err records a message and returns err. */
@@ -2053,12 +2055,29 @@ proc_ppid(long pid)
 static bool
 req_find_worker(req_ctx *c, sv_wkey *keyp)
 {
-	/* Asked once per request: the walk may read /proc at each level. */
+	/* Asked once per request, and remembered for the connection while
+	 * the pid table is unchanged (svd_peer_memo): the walk may read
+	 * /proc at each level. */
 	if (c->found == 0) {
-		c->found = !c->peer_gone && c->pid != 0
-		        && sup_find_worker(c->s, (long) c->pid, &c->found_key)
-		    ? 1
-		    : -1;
+		uint64_t       v = sv_pidmap_version(&c->s->pids);
+		svd_peer_memo *m = c->memo;
+
+		if (c->peer_gone || c->pid == 0) {
+			c->found = -1;
+		} else if (m != NULL && m->version == v) {
+			c->found     = m->found ? 1 : -1;
+			c->found_key = m->key;
+		} else {
+			c->found = sup_find_worker(
+			               c->s, (long) c->pid, &c->found_key)
+			    ? 1
+			    : -1;
+			if (m != NULL) {
+				m->version = v;
+				m->found   = c->found > 0;
+				m->key     = c->found_key;
+			}
+		}
 	}
 	if (c->found > 0) {
 		*keyp = c->found_key;
@@ -3277,7 +3296,8 @@ sv_err
 svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, nng_msg **replyp)
 {
-	return sup_dispatch(s, buf, len, peer_pid, peer_uid, -1, NULL, replyp);
+	return sup_dispatch(
+	    s, buf, len, peer_pid, peer_uid, -1, NULL, NULL, replyp);
 }
 
 /* sup_dispatch is svd_sup_dispatch with the connecting process's pidfd
@@ -3285,8 +3305,8 @@ svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
  * longer the caller, whatever now runs under its pid. */
 static sv_err
 sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
-    uint64_t peer_uid, int peer_pidfd, svd_lease_defer *defer,
-    nng_msg **replyp)
+    uint64_t peer_uid, int peer_pidfd, svd_peer_memo *memo,
+    svd_lease_defer *defer, nng_msg **replyp)
 {
 	svw_env *req = NULL;
 	uint64_t rid;
@@ -3299,6 +3319,7 @@ sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
 	emsg[0]      = '\0';
 	c.defer      = defer;
 	c.peer_pidfd = peer_pidfd;
+	c.memo       = memo;
 	/* Asked right before the answer, on the thread that answers: a
 	 * pidfd that is readable means the process has exited. */
 	if (peer_pidfd >= 0) {

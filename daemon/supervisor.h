@@ -22,6 +22,7 @@
 #include <nng/nng.h>
 
 #include "config.h"
+#include "core/pidmap.h"
 #include "events.h"
 #include "log.h"
 #include "notify.h"
@@ -101,6 +102,23 @@ typedef void (*svd_done_cb)(void *arg, nng_msg *reply);
 sv_loop *svd_sup_loop(svd_sup *s);
 
 /*
+ * svd_peer_memo is what the supervisor remembers about the process at the
+ * other end of a connection between its requests: whether it is a worker,
+ * or descends from one, and which (finding out may read /proc once per
+ * ancestor). The connection's owner keeps it, zeroed when the connection
+ * is made (it holds no memory), and passes it with every request of that
+ * connection. It is used only while no worker has been added to or removed
+ * from the supervisor's pid table since it was written: the ancestors of a
+ * live process change only when one of them dies (its children go to the
+ * nearest subreaper above it), and a dead worker leaves the table.
+ */
+typedef struct svd_peer_memo {
+	uint64_t version; /* the pid table's version when written; 0: none */
+	bool     found; /* a worker or a descendant of one */
+	sv_wkey  key; /* that worker, when found */
+} svd_peer_memo;
+
+/*
  * svd_sup_request answers one request (buf, len: an encoded Envelope,
  * borrowed) that came on connection conn (a server's id, 0 if unknown)
  * from a peer with the given kernel credentials, and calls done(arg, reply)
@@ -109,12 +127,13 @@ sv_loop *svd_sup_loop(svd_sup *s);
  * request is withdrawn, done(arg, NULL), when svd_sup_conn_event says its
  * connection is gone. peer_pidfd (borrowed; -1 if none) is a pidfd of the
  * process that made the connection: if that process has exited, the
- * request is not answered for whatever process now has its pid. Loop
- * thread only.
+ * request is not answered for whatever process now has its pid. memo
+ * (borrowed, may be NULL) is the connection's svd_peer_memo. Loop thread
+ * only.
  */
 void svd_sup_request(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, uint32_t conn,
-    svd_done_cb done, void *arg);
+    svd_peer_memo *memo, svd_done_cb done, void *arg);
 
 /*
  * svd_sup_conn_event tells the supervisor that connection conn, opened by

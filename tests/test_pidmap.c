@@ -100,6 +100,40 @@ test_basic(void **state)
 	assert_int_equal(sv_pidmap_count(&m), 0);
 }
 
+/* The version moves on every put (new or replacing) and every delete that
+ * removed something, and on nothing else. */
+static void
+test_version(void **state)
+{
+	sv_pidmap m;
+	sv_wkey   k;
+	uint64_t  v;
+
+	(void) state;
+	sv_pidmap_init(&m);
+	v = sv_pidmap_version(&m);
+	assert_true(v != 0);
+	assert_false(sv_pidmap_del(&m, 5)); /* nothing to remove */
+	assert_int_equal(sv_pidmap_version(&m), v);
+	assert_int_equal(sv_pidmap_put(&m, 5, wkey(1, 0, 0)), SV_OK);
+	assert_true(sv_pidmap_version(&m) > v);
+	v = sv_pidmap_version(&m);
+	assert_true(sv_pidmap_get(&m, 5, &k));
+	assert_false(sv_pidmap_get(&m, 6, &k));
+	assert_int_equal(
+	    sv_pidmap_version(&m), v); /* lookups change nothing */
+	assert_int_equal(sv_pidmap_put(&m, 5, wkey(1, 0, 1)), SV_OK);
+	assert_true(sv_pidmap_version(&m) > v); /* a new generation */
+	v = sv_pidmap_version(&m);
+	assert_int_equal(sv_pidmap_put(&m, 0, wkey(1, 0, 1)), SV_EINVAL);
+	assert_int_equal(sv_pidmap_version(&m), v);
+	assert_false(sv_pidmap_del(&m, 6));
+	assert_int_equal(sv_pidmap_version(&m), v);
+	assert_true(sv_pidmap_del(&m, 5));
+	assert_true(sv_pidmap_version(&m) > v);
+	sv_pidmap_fini(&m);
+}
+
 /* pid <= 0 is refused by put and never found. */
 static void
 test_bad_pid(void **state)
@@ -275,6 +309,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_basic),
 	    cmocka_unit_test(test_bad_pid),
+	    cmocka_unit_test(test_version),
 	    cmocka_unit_test(test_growth),
 	    cmocka_unit_test(test_wrap_delete),
 	    cmocka_unit_test(test_model),

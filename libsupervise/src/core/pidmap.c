@@ -19,9 +19,10 @@ pidmap_hash(int64_t pid, size_t cap)
 void
 sv_pidmap_init(sv_pidmap *m)
 {
-	m->slots = NULL;
-	m->cap   = 0;
-	m->n     = 0;
+	m->slots   = NULL;
+	m->cap     = 0;
+	m->n       = 0;
+	m->version = 1;
 }
 
 void
@@ -83,6 +84,7 @@ sv_pidmap_put(sv_pidmap *m, int64_t pid, sv_wkey key)
 	}
 	m->slots[i].pid = pid;
 	m->slots[i].key = key;
+	m->version++;
 	return SV_OK;
 }
 
@@ -114,6 +116,7 @@ sv_pidmap_del(sv_pidmap *m, int64_t pid)
 	if (m->slots[i].pid == 0) {
 		return false;
 	}
+	m->version++;
 	/* Backward shift: move later entries of the probe run into the hole
 	 * unless their home lies cyclically in (i, j]. */
 	j = i;
@@ -134,6 +137,12 @@ sv_pidmap_del(sv_pidmap *m, int64_t pid)
 		m->slots[i] = m->slots[j];
 		i           = j;
 	}
+}
+
+uint64_t
+sv_pidmap_version(const sv_pidmap *m)
+{
+	return m->version;
 }
 
 size_t

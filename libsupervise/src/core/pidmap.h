@@ -32,6 +32,7 @@ typedef struct sv_pidmap {
 	sv_pidmap_slot *slots;
 	size_t          cap; /* power of two */
 	size_t          n;
+	uint64_t        version; /* >= 1, grows with every put and del */
 } sv_pidmap;
 
 /*
@@ -54,6 +55,13 @@ bool sv_pidmap_get(const sv_pidmap *m, int64_t pid, sv_wkey *keyp);
 
 /* sv_pidmap_del removes pid; returns whether it was present. */
 bool sv_pidmap_del(sv_pidmap *m, int64_t pid);
+
+/*
+ * sv_pidmap_version returns a number that grows whenever an entry is put
+ * or deleted (never 0): an answer derived from the map, stored with the
+ * version it was derived at, is current while the version is unchanged.
+ */
+uint64_t sv_pidmap_version(const sv_pidmap *m);
 
 /* sv_pidmap_count returns the number of entries. */
 size_t sv_pidmap_count(const sv_pidmap *m);
