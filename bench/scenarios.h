@@ -2,8 +2,8 @@
  * scenarios.h — the interface between sv-bench's main (sv_bench.c) and its
  * seven scenarios, one file each: bench_whoami.c, bench_crash.c,
  * bench_spawn.c (issue 2), bench_crashloop.c, bench_backoff.c,
- * bench_whoami_n.c, bench_events.c (issue 5), and bench_leases.c,
- * bench_drain.c (issue 7).
+ * bench_whoami_n.c, bench_events.c (issue 5), bench_leases.c,
+ * bench_drain.c (issue 7), and bench_idle.c (issue 6).
  *
  * Design: every scenario has the same four steps, called by main in this
  * order: run (measure "ours" and its raw baseline into a result struct,
@@ -279,14 +279,16 @@ void events_details(const struct events_result *res);
 
 #define SC_LEASES (1u << 7)
 #define SC_DRAIN  (1u << 8)
+#define SC_IDLE   (1u << 9) /* scenario 10 (issue 6) */
 /* Every scenario: what sv-bench runs without --only. */
-#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN)
+#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE)
 
 /* ---- Scenario 8: lease acquire + release rate; memory of 10,000 ---- */
 
-#define LEASES_MAX_BLOCKS  16 /* interleaved echo/lease blocks */
-#define LEASES_CLIENT_RUNS 2 /* 1 client, then LEASES_CLIENTS at once */
-#define LEASES_CLIENTS     4 /* concurrent clients of the second run */
+#define LEASES_MAX_BLOCKS 16 /* interleaved echo/lease blocks */
+/* Throughput runs: 1 client, 4 at once, then LEASES_CLIENTS at once. */
+#define LEASES_CLIENT_RUNS 3
+#define LEASES_CLIENTS     16 /* concurrent clients of the last run */
 
 /* One throughput run: `clients` clients at once, echo and lease blocks. */
 struct leases_tp {
@@ -305,7 +307,7 @@ struct leases_tp {
 };
 
 struct leases_result {
-	bool             ok; /* both throughput runs were measured */
+	bool             ok; /* every throughput run was measured */
 	struct leases_tp tp[LEASES_CLIENT_RUNS];
 	bool             mem_ok; /* the memory measurement was made */
 	long             pools, slots, sessions; /* what held the leases */
@@ -322,7 +324,7 @@ struct leases_result {
  * leases_run starts the bare echo server and a daemon, and times lease
  * acquire + release pairs (a session per client, pool of LEASES_CLIENTS
  * slots) against pairs of echo round trips in interleaved blocks, with 1
- * client and with LEASES_CLIENTS at once; then, on a fresh daemon, holds
+ * client, 4 and LEASES_CLIENTS at once; then, on a fresh daemon, holds
  * 10,000 leases (10 pools of 1,000 slots, 1,000 sessions) and reads the
  * daemon's VmRSS at each stage. Returns 0, or -1 with res->why or
  * res->why_mem set.
@@ -384,5 +386,63 @@ int drain_rows(const struct drain_result *res, struct row *rows);
 
 /* drain_details prints the scenario's lines under the table. */
 void drain_details(const struct drain_result *res);
+
+/* ---- Scenario 10 (issue 6): an idle supervisor's wake-ups and CPU ---- */
+
+#define IDLE_PHASES  2 /* 1 worker, then IDLE_WORKERS */
+#define IDLE_WORKERS 100
+
+/* One process over one window (bench_idle.c: how it is counted). */
+struct idle_meas {
+	bool    ok;
+	long    switches; /* context switches of all threads in the window */
+	long    cpu_ms; /* utime + stime in the window, ms */
+	int64_t window_ns; /* between the two snapshots */
+	long    threads0, threads1; /* threads at the start and at the end */
+	long    born, gone; /* threads that began / ended in the window */
+	bool    truncated; /* a snapshot had too many threads to list */
+	char    top[160]; /* the busiest threads: "name/tid switches, ..." */
+};
+
+/* One phase: the daemon with `workers` idle workers, and the others. */
+struct idle_phase {
+	bool             ok;
+	long             workers;
+	int64_t          up_ns; /* scale-up until every worker stamped */
+	long             restarts; /* stamps after all were up: restarts */
+	struct idle_meas daemon, base, self; /* base: the raw baseline */
+};
+
+struct idle_result {
+	bool              ok; /* both phases were measured */
+	long              window_ms, settle_ms;
+	long              clk_tck; /* _SC_CLK_TCK: the CPU time's unit */
+	long              phases; /* phases measured */
+	struct idle_phase ph[IDLE_PHASES];
+	char              why[256];
+};
+
+/*
+ * idle_run starts a raw baseline (sv-bench --role idle: blocked in
+ * epoll_wait with no timeout) and a daemon with one idle stamp worker,
+ * then 100, and over one window per phase (30 s, --quick 5 s) reads from
+ * /proc the context switches of every thread and the CPU time of both.
+ * Stops both. Returns 0, or -1 with res->why set.
+ */
+int idle_run(const struct opts *o, struct idle_result *res);
+
+/* idle_rows writes the scenario's table rows to rows; returns how many. */
+int idle_rows(const struct idle_result *res, struct row *rows);
+
+/* idle_details prints the scenario's lines under the table. */
+void idle_details(const struct idle_result *res);
+
+/*
+ * idle_role_base is "sv-bench --role idle SOCK": sends one stamp datagram
+ * (ordinal -1) to SOCK, then blocks in epoll_wait with no timeout on an
+ * eventfd nobody writes, until a signal ends it (SIGKILL also when its
+ * parent dies). Returns 1 only when its set-up fails.
+ */
+int idle_role_base(const char *sock);
 
 #endif /* SV_BENCH_SCENARIOS_H */

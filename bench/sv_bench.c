@@ -4,15 +4,16 @@
  * the command line and the report; the measurements live one per file.
  *
  * Design: main either runs a helper role (sv-bench re-executes itself as
- * the echo server and as the round-trip worker of bench_whoami.c, and as
- * the whoami-timing worker of bench_whoami_n.c), or runs the benchmark: it
+ * the echo server and as the round-trip worker of bench_whoami.c, as
+ * the whoami-timing worker of bench_whoami_n.c, and as the idle baseline
+ * of bench_idle.c), or runs the benchmark: it
  * parses the options, sets the process up, samples the CPU load, runs the
  * scenarios of scenarios.h that --only selects (all by default) in order
  * (whoami round trip, crash to replacement, spawning N workers, crash-loop
  * throughput, backoff accuracy, whoami vs the number of workers, restart
  * latency with a slow event subscriber; lease acquire + release rate and
- * memory, drain of N idle workers and drain notice latency), samples the
- * load again, and
+ * memory, drain of N idle workers and drain notice latency; the idle
+ * supervisor's wake-ups and CPU), samples the load again, and
  * prints the table (each scenario's rows, then the "clean stops" row of
  * every daemon the harness stopped), each scenario's detail lines, the load
  * line and the reasons for whatever could not be measured. bench/README.md
@@ -21,10 +22,10 @@
  * Files: harness.[ch] (what the scenarios share), evsub.[ch] (the event
  * stream subscriber), bench_whoami.c, bench_crash.c, bench_spawn.c,
  * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c,
- * bench_leases.c, bench_drain.c (one scenario each), bench_wire.[ch] (the
- * report datagrams), stamp_worker.c (sv-bench-stamp, the trivial worker),
- * drain_worker.c and drain_wire.h (sv-bench-drain, the drain scenario's
- * worker, and its report datagram).
+ * bench_leases.c, bench_drain.c, bench_idle.c (one scenario each),
+ * bench_wire.[ch] (the report datagrams), stamp_worker.c (sv-bench-stamp, the
+ * trivial worker), drain_worker.c and drain_wire.h (sv-bench-drain, the drain
+ * scenario's worker, and its report datagram).
  *
  * Exit status: 0 when every measurement was made (whatever PASS/MISS says),
  * 1 when one could not be made, 2 on a usage error.
@@ -54,7 +55,8 @@ usage(FILE *f)
 	    " 20 kills, 100 workers, 1 round, 10000 events, shorter"
 	    " windows\n"
 	    "  --only LIST  run only these scenarios, comma-separated: whoami,"
-	    " crash, spawn, loop, backoff, whoami-n, events, leases, drain\n"
+	    " crash, spawn, loop, backoff, whoami-n, events, leases, drain,"
+	    " idle\n"
 	    "  --kills N    kills in the crash-to-replacement measurement"
 	    " (default 200)\n"
 	    "  --workers N  workers spawned in the spawn measurement"
@@ -91,6 +93,7 @@ static const struct {
     {"events", SC_EVENTS},
     {"leases", SC_LEASES},
     {"drain", SC_DRAIN},
+    {"idle", SC_IDLE},
 };
 
 /* parse_only turns "a,b,c" into scenario bits; 0 on an unknown name. */
@@ -215,6 +218,7 @@ struct results {
 	struct events_result  events;
 	struct leases_result  leases;
 	struct drain_result   drain;
+	struct idle_result    idle;
 };
 
 /*
@@ -240,6 +244,7 @@ print_failures(const struct results *r)
 	    {"lease acquire + release rate", r->leases.why},
 	    {"memory of 10000 leases", r->leases.why_mem},
 	    {"drain", r->drain.why},
+	    {"idle supervisor", r->idle.why},
 	};
 	size_t i;
 
@@ -278,6 +283,8 @@ run_all(const struct opts *o, struct results *r)
 		made &= leases_run(o, &r->leases) == 0;
 	if (o->only & SC_DRAIN)
 		made &= drain_run(o, &r->drain) == 0;
+	if (o->only & SC_IDLE)
+		made &= idle_run(o, &r->idle) == 0;
 	return made;
 }
 
@@ -306,6 +313,8 @@ print_rows(const struct opts *o, const struct results *r)
 		n += leases_rows(&r->leases, rows + n);
 	if (o->only & SC_DRAIN)
 		n += drain_rows(&r->drain, rows + n);
+	if (o->only & SC_IDLE)
+		n += idle_rows(&r->idle, rows + n);
 	stops_row(&rows[n++]);
 	print_table_header();
 	for (i = 0; i < n; i++)
@@ -327,7 +336,8 @@ print_details(const struct opts *o, const struct results *r)
 	    " slow subscriber = the same kills with no slow subscriber;"
 	    " leases = pairs of bare echo round trips (2 per acquire +"
 	    " release) from the same clients; drain = the drain's"
-	    " deadline.\n",
+	    " deadline; idle = a process blocked in epoll_wait with no"
+	    " timeout, over the same window.\n",
 	    WHOAMI_ECHO_PAYLOAD);
 	if (o->only & SC_WHOAMI)
 		whoami_details(&r->whoami);
@@ -347,6 +357,8 @@ print_details(const struct opts *o, const struct results *r)
 		leases_details(&r->leases);
 	if (o->only & SC_DRAIN)
 		drain_details(&r->drain);
+	if (o->only & SC_IDLE)
+		idle_details(&r->idle);
 }
 
 /* ------------------------------------------------------------------ */
@@ -370,6 +382,8 @@ main(int argc, char **argv)
 			return whoami_role_rtt(argv[3], argv[4], argv[5]);
 		if (argc == 4 && strcmp(argv[2], "who") == 0)
 			return whon_role_who(argv[3]);
+		if (argc == 4 && strcmp(argv[2], "idle") == 0)
+			return idle_role_base(argv[3]);
 		fprintf(stderr, "sv-bench: bad --role arguments\n");
 		return 2;
 	}
