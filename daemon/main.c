@@ -487,8 +487,19 @@ main(int argc, char **argv)
 	{
 		char msg[PATH_MAX + 200];
 		if (sv_cgtree_open(&cg, msg, sizeof(msg)) == SV_OK) {
+			size_t busy = 0, gone;
 			svd_log("%s", msg);
 			svd_sup_set_cgroups(sup, cg);
+			/* Trees of supervisors killed before they could remove
+			 * theirs (a busy one holds workers we may adopt). */
+			gone = sv_cgtree_sweep_stale(cg, &busy);
+			if (gone > 0 || busy > 0) {
+				svd_log(
+				    "cgroup trees of supervisors that did not "
+				    "stop: %zu removed, %zu still holding "
+				    "processes (removed once they are empty)",
+				    gone, busy);
+			}
 		} else {
 			svd_log("no per-worker cgroups (%s): a worker's "
 			        "leftovers are killed by process group; one "

@@ -117,6 +117,9 @@ struct svd_sup {
 	sv_io             sig_io;
 	sv_timer          plan_timer;
 	uint64_t          plan_guard;
+	uint64_t          turn; /* loop iterations, counted by svd_sup_run */
+	uint64_t          notify_turn; /* the turn notify was last drained */
+	bool              orphans_due; /* a worker was reaped this turn */
 };
 
 /* ---- environment ----------------------------------------------------------
@@ -1116,7 +1119,9 @@ sup_is_worker(void *arg, pid_t pid)
 /* sup_reap_orphans reaps exited orphans (descendants of workers
  * reparented to the daemon, a child subreaper), but no worker, and
  * removes the released cgroups that have become empty. Called on SIGCHLD
- * and after each worker is reaped. */
+ * and once after each loop turn in which a worker was reaped (not per
+ * worker: waitid(P_ALL) scans every child of the daemon, so a mass exit
+ * of n workers would cost n scans of n). */
 static void
 sup_reap_orphans(svd_sup *s)
 {
@@ -1142,8 +1147,13 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 
 	(void) events;
 	/* Datagrams the worker sent before it died are still credited to
-	 * its pid, which cannot be reused before the reap below. */
-	sup_notify_drain(s);
+	 * its pid, which cannot be reused before the reap below. Once per
+	 * turn is enough: every death reported in this turn happened before
+	 * the loop's epoll_wait returned, so its datagrams were queued. */
+	if (s->notify_turn != s->turn) {
+		s->notify_turn = s->turn;
+		sup_notify_drain(s);
+	}
 	/* An adopted process is not our child: init reaps it and its exit
 	 * status is lost to us (docs/durability.md). */
 	switch (p->adopted ? SV_EINVAL : sv_reap(p->pidfd, &xi)) {
@@ -1179,8 +1189,14 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		sv_cgtree_release(s->cg, p->cg);
 		p->cg = NULL;
 	}
-	/* Orphans that exited while this worker's zombie was in the way. */
-	sup_reap_orphans(s);
+	/* Orphans that exited while this worker's zombie was in the way:
+	 * reaped after this turn (svd_sup_run). */
+	s->orphans_due = true;
+	/* An adopted worker lived in its dead supervisor's cgroup tree:
+	 * that tree may be empty now. */
+	if (p->adopted) {
+		(void) sv_cgtree_sweep_stale(s->cg, NULL);
+	}
 	x = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
 	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
@@ -1843,7 +1859,12 @@ svd_sup_run(svd_sup *s, int sigfd)
 			svd_log("event loop failed: %s", strerror(errno));
 			break;
 		}
+		s->turn++;
 		sv_loop_dispatch(s->loop, n);
+		if (s->orphans_due) {
+			s->orphans_due = false;
+			sup_reap_orphans(s);
+		}
 	}
 	svd_leases_stop(s->leases); /* drop the waiting acquires */
 	if (sigfd >= 0) {

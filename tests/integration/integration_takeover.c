@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +109,61 @@ alive(pid_t pid)
 	char st = 0;
 
 	return it_proc_stat(pid, NULL, &st, NULL) == 0 && st != 'Z';
+}
+
+/* cg_tree_of writes to out the directory of the cgroup tree that holds
+ * process pid's per-worker cgroup (the leaf's parent, a "supervised.N"
+ * directory under the cgroup2 mount). false when pid is not in such a
+ * leaf: the daemon runs without cgroups here. */
+static bool
+cg_tree_of(pid_t pid, char *out, size_t outlen)
+{
+	char  path[64], line[1024], mnt[512] = "", *slash;
+	FILE *f;
+	bool  found = false;
+
+	/* The cgroup2 mount (mountinfo: root is field 4, the mount point
+	 * field 5, the type follows " - "). Only a mount of the root. */
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL) {
+		return false;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char root[512], point[512];
+		if (strstr(line, " - cgroup2 ") != NULL
+		    && sscanf(line, "%*s %*s %*s %511s %511s", root, point)
+		        == 2
+		    && strcmp(root, "/") == 0) {
+			snprintf(mnt, sizeof(mnt), "%s", point);
+			break;
+		}
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+	if (mnt[0] == '\0' || (f = fopen(path, "re")) == NULL) {
+		return false;
+	}
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::/", 4) == 0
+		    && (slash = strrchr(line, '/')) != NULL) {
+			*slash = '\0'; /* the leaf's parent */
+			found  = strstr(line, "/supervised.") != NULL
+			    && (size_t) snprintf(
+			           out, outlen, "%s%s", mnt, line + 3)
+			        < outlen;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* dir_exists tells whether path is a directory. */
+static bool
+dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* reap_strays reaps the test's own zombie children (workers of a killed
@@ -217,17 +273,27 @@ test_adopt_after_kill9(void **state)
 	struct it_report r[3];
 	pid_t            pids[3], pid;
 	uint64_t         gen;
+	char             tree[1024];
+	bool             cg;
 
 	it_expect_reports(ctx, 3, r);
 	for (uint32_t o = 0; o < 3; o++) {
 		status_of(ctx, o, &pids[o], &gen, NULL);
 		assert_int_equal(gen, 0);
 	}
+	cg = cg_tree_of(pids[0], tree, sizeof(tree));
 	kill9_daemon(ctx);
 	for (int i = 0; i < 3; i++) {
 		assert_true(alive(pids[i]));
 	}
 	assert_int_equal(it_restart(ctx), 0);
+	/* The dead daemon's cgroup tree holds the adopted workers: kept. */
+	if (cg) {
+		assert_true(dir_exists(tree));
+	} else {
+		print_message("[takeover] no per-worker cgroups here: the "
+		              "stale-tree checks are skipped\n");
+	}
 	for (uint32_t o = 0; o < 3; o++) {
 		status_of(ctx, o, &pid, &gen, NULL);
 		assert_int_equal(pid, pids[o]);
@@ -243,6 +309,12 @@ test_adopt_after_kill9(void **state)
 	assert_int_equal(r[0].generation, 1);
 	wait_ours(ctx, 3, IT_CONVERGE_MS);
 	stop_all(ctx);
+	/* Its last adopted worker gone, the dead daemon's tree went too. */
+	if (cg && dir_exists(tree)) {
+		fail_msg("the cgroup tree %s of the killed daemon is still "
+		         "there after its adopted workers ended",
+		    tree);
+	}
 }
 
 static int
@@ -385,10 +457,13 @@ test_die_with_supervisor(void **state)
 	pid_t            old[2];
 	uint64_t         gen;
 	int64_t          end;
+	char             tree[1024];
+	bool             cg;
 
 	it_expect_reports(ctx, 2, r);
 	status_of(ctx, 0, &old[0], &gen, NULL);
 	status_of(ctx, 1, &old[1], &gen, NULL);
+	cg = cg_tree_of(old[0], tree, sizeof(tree));
 	kill9_daemon(ctx);
 	end = it_now_ms() + IT_REAP_MS;
 	while ((alive(old[0]) || alive(old[1])) && it_now_ms() < end) {
@@ -396,7 +471,16 @@ test_die_with_supervisor(void **state)
 	}
 	assert_false(alive(old[0]) || alive(old[1]));
 	reap_strays(0);
+	if (cg) {
+		assert_true(dir_exists(tree)); /* left by the killed daemon */
+	}
 	assert_int_equal(it_restart(ctx), 0);
+	/* The new daemon removed the empty tree of the killed one. */
+	if (cg && dir_exists(tree)) {
+		fail_msg("the killed daemon's empty cgroup tree %s is still "
+		         "there after a new daemon started",
+		    tree);
+	}
 	it_expect_reports(ctx, 2, r);
 	assert_int_equal(r[0].generation, 1);
 	assert_int_equal(r[1].generation, 1);

@@ -8,8 +8,12 @@
  * asked for with the same label (the seat's next worker) takes it over,
  * and sv_cgtree_sweep removes those nobody took within CG_SPARE_MS. So a
  * crash loop costs no mkdir + rmdir per restart, and reaping many workers
- * at once does not wait for their rmdirs.
+ * at once does not wait for their rmdirs. Each leaf keeps its cgroup.kill
+ * open from mkdir to removal (one descriptor per leaf; cgroup v2 lets a
+ * cgroup be removed with its files open), so the kill after an exit is a
+ * single write.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,6 +44,7 @@ struct sv_cgleaf {
 	bool       released;
 	size_t     labellen; /* length of the label part of name */
 	int64_t    released_ms; /* when released (cg_now_ms) */
+	int        killfd; /* its cgroup.kill, open for writing; or -1 */
 	char       name[CG_LEAF_MAX];
 };
 
@@ -364,6 +369,15 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 		errno = e;
 		return SV_ESYSTEM;
 	}
+	/* Kept open for the leaf's life (spare reuses included): killing
+	 * what a worker left is then one write, not a path lookup, an open
+	 * and a close per exit. Without it (no fd to spare) cg_kill opens
+	 * the file each time. */
+	{
+		char kpath[CG_LEAF_MAX + 16];
+		snprintf(kpath, sizeof(kpath), "%s/cgroup.kill", l->name);
+		l->killfd = openat(t->fd, kpath, O_WRONLY | O_CLOEXEC);
+	}
 	l->next   = t->leaves;
 	t->leaves = l;
 	*leafp    = l;
@@ -405,6 +419,9 @@ cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 			break;
 		}
 	}
+	if (l->killfd >= 0) {
+		close(l->killfd);
+	}
 	free(l);
 }
 
@@ -414,6 +431,9 @@ cg_kill(sv_cgtree *t, sv_cgleaf *l)
 {
 	char path[CG_LEAF_MAX + 16];
 
+	if (l->killfd >= 0 && write(l->killfd, "1", 1) == 1) {
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/cgroup.kill", l->name);
 	(void) cg_write(t->fd, path, "1");
 }
@@ -483,6 +503,104 @@ sv_cgtree_sweep(sv_cgtree *t)
 		return 1; /* at least the head is waiting */
 	}
 	return cg_sweep(t, CG_SPARE_MS);
+}
+
+/* cg_stale_owner_alive tells whether the tree name ("supervised.PID" or
+ * "supervised.PID.N") belongs to a live process named supervised. A name
+ * that is not of that form is never ours to touch: reported as alive. */
+static bool
+cg_stale_owner_alive(const char *name)
+{
+	char  path[64], comm[32];
+	char *end;
+	long  pid;
+	int   fd;
+
+	if (strncmp(name, "supervised.", 11) != 0) {
+		return true;
+	}
+	errno = 0;
+	pid   = strtol(name + 11, &end, 10);
+	if (errno != 0 || end == name + 11 || pid <= 0
+	    || (*end != '\0' && *end != '.')) {
+		return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		return errno != ENOENT; /* unknown: leave it */
+	}
+	ssize_t n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0) {
+		return true;
+	}
+	comm[n] = '\0';
+	return strcmp(comm, "supervised\n") == 0;
+}
+
+/* cg_remove_tree removes the leaves of the tree name in parentfd, then the
+ * tree; true when the tree is gone. A populated leaf (EBUSY) stops it. */
+static bool
+cg_remove_tree(int parentfd, const char *name)
+{
+	int fd = openat(
+	    parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR           *d;
+	struct dirent *de;
+
+	if (fd < 0) {
+		return errno == ENOENT;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return false;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			(void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
+	return unlinkat(parentfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
+}
+
+size_t
+sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp)
+{
+	size_t         removed = 0, busy = 0;
+	int            fd;
+	DIR           *d;
+	struct dirent *de;
+
+	if (busyp != NULL) {
+		*busyp = 0;
+	}
+	if (t == NULL
+	    || (fd = openat(
+	            t->parentfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+	        < 0) {
+		return 0;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, t->name) == 0
+		    || cg_stale_owner_alive(de->d_name)) {
+			continue;
+		}
+		if (cg_remove_tree(t->parentfd, de->d_name)) {
+			removed++;
+		} else {
+			busy++;
+		}
+	}
+	closedir(d);
+	if (busyp != NULL) {
+		*busyp = busy;
+	}
+	return removed;
 }
 
 /* cg_now_ms is CLOCK_MONOTONIC in milliseconds. */

@@ -91,6 +91,19 @@ void sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l);
 size_t sv_cgtree_sweep(sv_cgtree *t);
 
 /*
+ * sv_cgtree_sweep_stale removes the trees that supervisors which did not
+ * stop cleanly (kill -9, a crash) left beside ours: directories named
+ * supervised.PID or supervised.PID.N in the same parent cgroup whose PID
+ * is not a live process named "supervised", together with their leaves,
+ * once they hold no process. A tree still populated (a worker the next
+ * supervisor adopted lives in its predecessor's leaf) stays for a later
+ * call: the daemon calls this when it opens its tree and after each
+ * adopted worker is reaped. Returns how many stale trees were removed;
+ * *busyp (may be NULL) gets how many are still populated. NULL tree: 0.
+ */
+size_t sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp);
+
+/*
  * sv_cgtree_close kills every leaf (released or not), waits at most
  * timeout_ms for them to empty, removes them and the tree, and frees t.
  * Returns the number of leaves it could not remove (logged by the caller;
