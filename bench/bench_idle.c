@@ -168,21 +168,14 @@ thr_read(pid_t pid, long tid, struct idle_thr *t)
 static long
 cpu_ticks_of(pid_t pid)
 {
-	char          path[64], buf[1024], *p;
+	char          buf[1024];
+	const char   *p = proc_stat_rest(pid, buf, sizeof(buf));
 	unsigned long ut, st;
-	FILE         *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	if ((f = fopen(path, "r")) == NULL)
+	if (p == NULL)
 		return -1;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* The command name may hold anything: parse after its last ')'. */
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return -1;
-	if (sscanf(p + 1,
-	        " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-	        &st)
+	if (sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	        &ut, &st)
 	    != 2)
 		return -1;
 	return (long) (ut + st);

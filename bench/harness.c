@@ -339,22 +339,32 @@ describe_status(int st, char *buf, size_t size)
 	return buf;
 }
 
-/* proc_stat_ppid reads the state and parent of pid. */
-int
-proc_stat_ppid(pid_t pid, char *statep, long *ppidp)
+/* proc_stat_rest reads /proc/PID/stat into buf; see harness.h. */
+const char *
+proc_stat_rest(pid_t pid, char *buf, size_t len)
 {
-	char  path[64], buf[512], *p;
+	char  path[64], *p;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
 	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	p = fgets(buf, sizeof(buf), f);
+		return NULL;
+	p = fgets(buf, (int) len, f);
 	fclose(f);
 	/* The command name may hold anything: parse after its last ')'. */
 	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return -1;
-	return sscanf(p + 1, " %c %ld", statep, ppidp) == 2 ? 0 : -1;
+		return NULL;
+	return p + 1;
+}
+
+/* proc_stat_ppid reads the state and parent of pid. */
+int
+proc_stat_ppid(pid_t pid, char *statep, long *ppidp)
+{
+	char        buf[512];
+	const char *p = proc_stat_rest(pid, buf, sizeof(buf));
+
+	return p != NULL && sscanf(p, " %c %ld", statep, ppidp) == 2 ? 0 : -1;
 }
 
 /* is_tracked tells whether pid is a child sv-bench knows it started. */

@@ -155,6 +155,14 @@ const char *describe_status(int st, char *buf, size_t size);
 int proc_stat_ppid(pid_t pid, char *statep, long *ppidp);
 
 /*
+ * proc_stat_rest reads /proc/PID/stat into buf (len bytes) and returns
+ * the fields after the command name (after its last ')': the name may hold
+ * anything), pointing into buf; NULL when pid is gone or the line is not
+ * what it should be.
+ */
+const char *proc_stat_rest(pid_t pid, char *buf, size_t len);
+
+/*
  * raw_reap_all ends every raw worker in g_raw: SIGTERM, reap until
  * timeout_ms, then SIGKILL and reap whatever is left. Empties g_raw.
  */
