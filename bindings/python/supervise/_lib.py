@@ -83,9 +83,46 @@ class IdentityFields(ctypes.Structure):
     ]
 
 
+class FrameFields(ctypes.Structure):
+    """sv_frame_fields (client.h): one context frame, flat."""
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("generation", ctypes.c_uint64),
+        ("ordinal", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+    ]
+
+
+# Capacities of sv_whoami_result (client.h).
+WHOAMI_MAX_FRAMES = 64
+WHOAMI_TEXT_BYTES = 8192
+
+
+class WhoamiResult(ctypes.Structure):
+    """sv_whoami_result (client.h): a whole whoami answer, strings inside.
+
+    Filled by sv_client_whoami_copy in one foreign call; the strings point
+    into ``text``, so the struct owns them and nothing is freed.
+    ``unchanged`` is 1 when the answer equals the one the struct held.
+    """
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("fields", IdentityFields),
+        ("n_frames", ctypes.c_uint32),
+        ("has_parent", ctypes.c_int32),
+        ("text_used", ctypes.c_uint32),
+        ("unchanged", ctypes.c_int32),
+        ("parent", FrameFields),
+        ("frames", FrameFields * WHOAMI_MAX_FRAMES),
+        ("text", ctypes.c_char * WHOAMI_TEXT_BYTES),
+    ]
+
+
 # name: (restype, argtypes). Enums (sv_err, sv_kind, sv_state) are C ints.
 _PROTOTYPES = {
     "sv_identity_get_fields": (_int, [_vp, ctypes.POINTER(IdentityFields)]),
+    "sv_client_whoami_copy": (_int, [_vp, _int,
+                                     ctypes.POINTER(WhoamiResult)]),
     # supervise.h
     "sv_strerror": (_cp, [_int]),
     "sv_err_name": (_cp, [_int]),

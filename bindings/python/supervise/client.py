@@ -55,6 +55,8 @@ from .errors import ConnectionClosed, InvalidArgument, error_for
 from .identity import ENV_URL, MAX_NAME, MAX_TEXT, MAX_URL, Identity
 
 DEFAULT_TIMEOUT = 5.0
+# sv_err SV_ETOOLARGE: sv_client_whoami_copy's answer does not fit.
+_ETOOLARGE = 8
 # The largest C timeout (int milliseconds).
 _MAX_MS = 2 ** 31 - 1
 _UNSET = object()
@@ -199,13 +201,21 @@ def default_url():
 class _Conn:
     """The mutable part of a Client, shared with its finalizer."""
 
-    __slots__ = ("handle", "pid", "lock", "closed")
+    __slots__ = ("handle", "pid", "lock", "closed", "whoami_res",
+                 "whoami_ref", "whoami_last")
 
     def __init__(self):
         self.handle = None
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.closed = False
+        # whoami's out-parameter (sv_whoami_result, about 10 KB), made on
+        # first use and reused under the lock; a reference to pass it; the
+        # Identity built from the answer it holds (immutable, so a call
+        # whose answer is unchanged returns it again).
+        self.whoami_res = None
+        self.whoami_ref = None
+        self.whoami_last = None
 
     def after_fork(self):
         """In a child: a fresh lock; the C handle reconnects by itself."""
@@ -380,7 +390,50 @@ class Client:
         The supervisor answers from the kernel's credentials of the
         connection: this process or its nearest supervised ancestor.
         Raises NotAWorker for any other process.
+
+        Every call makes the round trip. One foreign call
+        (sv_client_whoami_copy) does it and fills the connection's reusable
+        result struct under the lock; the Identity is copied out of it
+        before the lock is released, or, when the answer is byte for byte
+        the one the struct held (``unchanged``), the Identity built from
+        that answer is returned again (it is immutable; equal values, so
+        the same object). With the handle open already, the timeout is the
+        request's whole deadline, as _call would compute it, without
+        reading the clock.
         """
+        cdll = _lib.lib()
+        if timeout is _UNSET:
+            timeout = self.timeout
+        conn = self._conn
+        if conn.pid != os.getpid():
+            conn.after_fork()  # a fork the hook did not see
+        with conn.lock:
+            handle = conn.handle
+            if handle is None or conn.closed:
+                deadline = self._deadline(timeout)
+                handle = self._handle_locked(cdll, deadline)
+                ms = self._left_ms(deadline)
+            else:
+                ms = timeout_ms(timeout)
+            res = conn.whoami_res
+            if res is None:
+                res = conn.whoami_res = _lib.WhoamiResult()
+                res.size = ctypes.sizeof(res)
+                conn.whoami_ref = ctypes.byref(res)
+            err = cdll.sv_client_whoami_copy(handle, ms, conn.whoami_ref)
+            if err == 0:
+                last = conn.whoami_last
+                if last is None or not res.unchanged:
+                    last = conn.whoami_last = Identity._from_result(res)
+                return last
+            if err != _ETOOLARGE:
+                raise error_for(err, _lib.text(
+                    cdll.sv_client_error_message(handle)))
+        # An answer beyond the protocol's bounds: read it through a handle.
+        return self._whoami_handle(timeout)
+
+    def _whoami_handle(self, timeout=_UNSET):
+        """whoami through an sv_identity handle (any size of answer)."""
         result = []
 
         def request(cdll, handle, ms):

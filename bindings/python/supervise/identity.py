@@ -11,9 +11,12 @@ pickled or compared. Two sources fill it:
   None: ``pid`` (the worker's pid is not in the environment, and a
   descendant's own pid would be wrong) and ``group_size`` (changes with
   scale). ``source`` is "env".
-- ``Identity._from_handle()`` (used by ``Client.whoami``) reads a live
+- ``Identity._from_result()`` (used by ``Client.whoami``) reads a live
   answer, which the supervisor established from the kernel's credentials of
-  the connection. ``source`` is "live".
+  the connection, from the flat struct sv_client_whoami_copy filled (one
+  foreign call for the round trip and every field); ``_from_handle()``
+  reads the same from an sv_identity handle (the fallback for an answer
+  too large for that struct). ``source`` is "live".
 
 ``Identity.key`` is the tuple (supervisor_id, group, ordinal, generation)
 that names one process lifetime (docs/protocol.md section 7); the env and
@@ -57,12 +60,13 @@ class Kind(enum.IntEnum):
     THREAD = 2
 
 
+_KINDS = {int(k): k for k in Kind}
+
+
 def _kind(value):
     """Kind for a C value; an unknown (newer) value stays a plain int."""
-    try:
-        return Kind(value)
-    except ValueError:
-        return int(value)
+    kind = _KINDS.get(value)
+    return int(value) if kind is None else kind
 
 
 class Frame(NamedTuple):
@@ -179,6 +183,35 @@ class Identity(NamedTuple):
                    source="live",
                    draining=bool(f.draining),
                    drain_deadline_in_ms=f.drain_deadline_in_ms)
+
+    @classmethod
+    def _from_result(cls, res):
+        """Copies a filled sv_whoami_result (_lib.WhoamiResult) into an
+        Identity: the same values as _from_handle, read from caller memory
+        that sv_client_whoami_copy filled in one foreign call."""
+        f = res.fields
+        frames = tuple([
+            _tuple_new(Frame, (_kind(fr.kind), fr.ordinal,
+                               fr.name.decode("utf-8", "replace")))
+            for fr in res.frames[:min(res.n_frames, 64)]])
+        if res.has_parent:
+            fr = res.parent
+            parent = _tuple_new(Frame, (_kind(fr.kind), fr.ordinal,
+                                        fr.name.decode("utf-8", "replace")))
+        else:
+            parent = None
+        # The order of the fields of Identity (a NamedTuple).
+        return _tuple_new(cls, (
+            f.group.decode("utf-8", "replace"), f.ordinal, f.generation,
+            _kind(f.kind), f.pid, f.purpose.decode("utf-8", "replace"),
+            f.supervisor_id.decode("utf-8", "replace"), frames, parent,
+            f.group_size, "live", bool(f.draining),
+            f.drain_deadline_in_ms))
+
+
+# tuple.__new__: builds a NamedTuple from its values in field order,
+# without the keyword handling of its generated __new__.
+_tuple_new = tuple.__new__
 
 
 def _read_frame(fn, handle, *index):

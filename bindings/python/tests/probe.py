@@ -96,12 +96,19 @@ def worker(outdir):
     live = supervise.whoami()
     env = supervise.whoami(live=False)
     hello = supervise.hello()
+    # Client.whoami's one-call copy against the sv_identity handle's
+    # accessors; a repeated, unchanged answer returns the same Identity.
+    with supervise.Client() as c:
+        first = c.whoami()
+        copy_eq_handle = first == c._whoami_handle() == live
+        reused = c.whoami() is first
     environ = {k: v for k, v in os.environ.items()
                if k.startswith("SUPERVISE_") and k != "SUPERVISE_LIBRARY"}
     write_json(os.path.join(outdir, "id-%d-%d-%d.json" % (
         live.ordinal, live.generation, os.getpid())), {
             "pid": os.getpid(), "live": ident(live), "env": ident(env),
-            "hello": hello._asdict(), "environ": environ})
+            "hello": hello._asdict(), "environ": environ,
+            "copy_eq_handle": copy_eq_handle, "reused": reused})
     wait_for_term()
 
 

@@ -99,6 +99,12 @@ def run_children(report):
                 out = {"pid": os.getpid(), "me": ident(me),
                        "who": ident(who),
                        "again": supervise.child_identity() is me}
+                # The flat copy (sv_client_whoami_copy) against the
+                # handle's accessors, on a sub-worker's two frames.
+                with supervise.Client() as c:
+                    first = c.whoami()
+                    out["copy_eq_handle"] = first == c._whoami_handle()
+                    out["reused"] = c.whoami() is first
             except Exception as e:  # noqa: BLE001  reported to the test
                 out = {"pid": os.getpid(), "error": repr(e)}
             os.write(w, json.dumps(out).encode())

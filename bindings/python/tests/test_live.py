@@ -62,6 +62,9 @@ def test_whoami_in_workers(sup):
         assert live["context"] == [[int(Kind.PROCESS), ordinal, "probe"]]
         assert live["parent"] is None
         assert live["supervisor_id"] == sup.hello.supervisor_id
+        # sv_client_whoami_copy's values equal the handle's accessors'.
+        assert r["copy_eq_handle"] is True
+        assert r["reused"] is True
         # What the environment says is what the supervisor says.
         assert r["environ"]["SUPERVISE_GROUP"] == live["group"]
         assert r["environ"]["SUPERVISE_ORDINAL"] == str(ordinal)

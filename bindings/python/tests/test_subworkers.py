@@ -81,8 +81,14 @@ def test_forked_children(report):
         assert me["parent"] == [PROCESS, worker["ordinal"], "threads"]
         assert me["context"][1][0] == PROCESS
         assert k["again"] is True
-        # The child's own WhoAmI answers its sub-worker identity.
+        # The child's own WhoAmI answers its sub-worker identity (the
+        # default client's previous answer was the worker's, in the
+        # parent: it must not be reused).
         assert who == me
+        # whoami's one-call copy reads what the handle's accessors read,
+        # and an unchanged answer gives back the same immutable Identity.
+        assert k["copy_eq_handle"] is True
+        assert k["reused"] is True
     assert sorted(k["me"]["ordinal"] for k in kids) == [0, 1, 2, 3]
     assert len({k["pid"] for k in kids}) == 4
 

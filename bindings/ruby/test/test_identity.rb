@@ -31,6 +31,8 @@ class TestIdentity < Minitest::Test
       assert_equal [{ "kind" => "process", "ordinal" => i, "name" => "rb", "generation" => 0 }], live["context"]
       assert_nil live["parent"]
       assert_equal 1, r.dig("hello", "version")
+      assert_equal true, r["copy_eq_handle"], "sv_client_whoami_copy reads what the handle's accessors read"
+      assert_equal true, r["reused"], "an unchanged answer gives back the same frozen Identity"
     end
     assert_equal 3, results.map { |r| r["pid"] }.uniq.size
   end

@@ -106,6 +106,8 @@ class TestSubWorkers < Minitest::Test
                    me["context"]
       assert k["again"], "registered once per process"
       assert_equal me, k["who"], "the child's own whoami answers its sub-worker identity"
+      assert_equal true, k["copy_eq_handle"], "the one-call copy reads two frames and the parent as the handle does"
+      assert_equal true, k["reused"], "an unchanged answer gives back the same frozen Identity"
       assert_equal "Supervise::TooLarge", k["nested"], "a third level is refused"
     end
     assert_equal [0, 1], kids.map { |k| k.dig("me", "ordinal") }.sort

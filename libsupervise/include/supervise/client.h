@@ -238,6 +238,63 @@ typedef struct sv_identity_fields {
 SV_API sv_err sv_identity_get_fields(
     const sv_identity *id, sv_identity_fields *out);
 
+/* sv_frame_fields is one context frame, flat (see sv_identity_frame). */
+typedef struct sv_frame_fields {
+	const char *name; /* the group of a process frame, or a label */
+	uint64_t    generation; /* as sv_identity_frame_generation */
+	uint32_t    ordinal;
+	int32_t     kind; /* an sv_kind */
+} sv_frame_fields;
+
+/* Capacities of sv_whoami_result: frames kept, and bytes of text. */
+#define SV_WHOAMI_MAX_FRAMES 64
+#define SV_WHOAMI_TEXT_BYTES 8192
+
+/*
+ * sv_whoami_result is a whole whoami answer in caller memory, for a caller
+ * that wants every field at once with one foreign call and no handle to
+ * free (a language binding). Every string points into `text`, inside the
+ * same struct, so it stays valid as long as the struct and until the next
+ * sv_client_whoami_copy into it. The caller zeroes the struct before its
+ * first use and sets `size` to the sizeof it was built with; fields are
+ * only ever added at the end.
+ *
+ * `unchanged` lets a caller that keeps an object built from the previous
+ * answer in the same struct reuse it: it is 1 when the new answer is equal,
+ * field for field and byte for byte, to the one the struct held before the
+ * call (every field then reads as before), else 0.
+ */
+typedef struct sv_whoami_result {
+	size_t size; /* set by the caller: sizeof(sv_whoami_result) */
+	/* The scalars, as sv_identity_get_fields reads them; fields.size is
+	 * sizeof(sv_identity_fields) and fields.frame_count the reply's
+	 * number of frames. */
+	sv_identity_fields fields;
+	uint32_t n_frames; /* frames[] filled: min(frame_count, MAX_FRAMES) */
+	int32_t  has_parent; /* 1: parent holds sv_identity_parent's frame */
+	uint32_t text_used; /* bytes of text in use */
+	int32_t  unchanged; /* 1: the same answer as before this call */
+	sv_frame_fields parent;
+	sv_frame_fields frames[SV_WHOAMI_MAX_FRAMES]; /* outermost first */
+	char            text[SV_WHOAMI_TEXT_BYTES];
+} sv_whoami_result;
+
+/*
+ * sv_client_whoami_copy asks the supervisor who the calling process is,
+ * like sv_client_whoami, and copies the answer into *out (whose size the
+ * caller has set) instead of returning a handle: the same values the
+ * sv_identity accessors would read, nothing for the caller to free. A
+ * reply with more than SV_WHOAMI_MAX_FRAMES frames keeps the first ones
+ * (fields.frame_count still says how many there were).
+ * Errors: those of sv_client_whoami; SV_EINVAL (NULL argument, or
+ * out->size smaller than this library's sv_whoami_result); SV_ETOOLARGE
+ * when the answer's strings need more than SV_WHOAMI_TEXT_BYTES (only a
+ * reply beyond the protocol's bounds can: use sv_client_whoami then). On
+ * error *out is left untouched.
+ */
+SV_API sv_err sv_client_whoami_copy(
+    sv_client *client, int timeout_ms, sv_whoami_result *out);
+
 /*
  * sv_client_list lists the workers of group, or of every group when group
  * is NULL or "". On SV_OK *workersp belongs to the caller: free it with

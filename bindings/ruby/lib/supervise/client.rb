@@ -34,6 +34,8 @@ module Supervise
     DEFAULT_TIMEOUT = 5.0
     # Longest URL the C client accepts, in bytes (CL_MAX_URL - 1).
     MAX_URL = 511
+    # sv_err SV_ETOOLARGE: sv_client_whoami_copy's answer does not fit.
+    ETOOLARGE = 8
 
     # The C handle and the pid of the process that opened it. Shared with
     # the finalizer, which must not reference the Client itself.
@@ -138,10 +140,30 @@ module Supervise
     # credentials of the connection): returns a Supervise::Identity. Raises
     # Supervise::NotAWorker when this process is not (a descendant of) one
     # of its workers.
+    #
+    # Every call makes the round trip. One foreign call
+    # (sv_client_whoami_copy) does it and fills this client's reusable
+    # result struct under the lock; the Identity is copied out of it before
+    # the lock is released, or, when the answer is byte for byte the one
+    # the struct held, the (frozen) Identity built from that answer is
+    # returned again. With the connection of this process open already,
+    # the timeout is the request's whole deadline without reading the clock.
     def whoami(timeout: @timeout)
-      out = FFI::MemoryPointer.new(:pointer)
-      call(timeout) { |c, ms| Native.sv_client_whoami(c, ms, out) }
-      owned(out, :sv_identity_free) { |p| Identity.from_native(p) }
+      @lock.synchronize do
+        if @closed || @handle.address.nil? || @handle.pid != Process.pid
+          deadline = Deadline.new(timeout)
+          ptr = handle(deadline)
+          ms = deadline.remaining_ms
+        else
+          ms = Deadline.ms(timeout)
+          ptr = FFI::Pointer.new(@handle.address)
+        end
+        res = (@whoami_res ||= Identity::LiveResult.new)
+        err = Native.sv_client_whoami_copy(ptr, ms, res.struct)
+        return res.identity if err.zero?
+        raise Errors.from_code(err, Native.sv_client_error_message(ptr)) unless err == ETOOLARGE
+      end
+      whoami_handle(timeout) # an answer beyond the protocol's bounds
     end
 
     # list returns the workers of group (nil: every group) as an Array of
@@ -294,6 +316,13 @@ module Supervise
         @handle.address = out.read_pointer.address
       end
       FFI::Pointer.new(@handle.address)
+    end
+
+    # whoami_handle is whoami through an sv_identity handle (any size).
+    def whoami_handle(timeout)
+      out = FFI::MemoryPointer.new(:pointer)
+      call(timeout) { |c, ms| Native.sv_client_whoami(c, ms, out) }
+      owned(out, :sv_identity_free) { |p| Identity.from_native(p) }
     end
 
     # owned reads the handle a successful call stored in out, yields it and

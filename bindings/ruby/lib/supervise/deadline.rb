@@ -26,6 +26,17 @@ module Supervise
       end
     end
 
+    # ms converts seconds (validated as by new) straight to the C client's
+    # milliseconds, rounded up: what remaining_ms of a Deadline made now
+    # would return, for a call that needs no other step first.
+    def self.ms(seconds)
+      return INFINITE_MS if seconds.nil?
+      raise ArgumentError, "timeout must be nil or a non-negative number of seconds, got #{seconds.inspect}" \
+        unless seconds.is_a?(Numeric) && seconds.real? && seconds >= 0 && seconds.finite?
+
+      [(seconds * 1000).ceil, MAX_MS].min
+    end
+
     # remaining_ms is what is left, in whole milliseconds rounded up, for a
     # C call: -1 without deadline, 0 once it has passed.
     def remaining_ms

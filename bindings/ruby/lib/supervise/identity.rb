@@ -7,7 +7,10 @@
 #     sv_identity handle, which is freed before the caller sees anything: no
 #     Ruby object ever points into C memory.
 #   - Two sources: Identity.live (one WhoAmI round trip through a Client, the
-#     supervisor's answer from the kernel's credentials of the connection)
+#     supervisor's answer from the kernel's credentials of the connection;
+#     Client#whoami reads it with from_result out of the flat struct that
+#     sv_client_whoami_copy fills in one foreign call, or with from_native
+#     out of an sv_identity handle when the answer is too large for it)
 #     and Identity.from_env (zero round trips, the SUPERVISE_* variables the
 #     supervisor set when it spawned the worker; they are inherited by every
 #     descendant, even one that outlived its worker).
@@ -48,6 +51,41 @@ module Supervise
   end
 
   class Identity
+    # LiveResult is the memory Client#whoami reuses: a Native::WhoamiResult
+    # (about 10 KB), views of its parts made once (an FFI struct's nested
+    # members cost an object each time they are read) and the Identity
+    # built from the answer it holds. Not thread-safe: a Client uses its
+    # own under its lock.
+    class LiveResult
+      # The whole Native::WhoamiResult (passed to sv_client_whoami_copy),
+      # and the views of its scalars and of its parent frame.
+      attr_reader :struct, :fields, :parent
+
+      def initialize
+        @struct = Native::WhoamiResult.new
+        @struct[:size] = Native::WhoamiResult.size
+        base = @struct.pointer
+        @fields = Native::IdentityFields.new(base + Native::WhoamiResult.offset_of(:fields))
+        @parent = Native::FrameFields.new(base + Native::WhoamiResult.offset_of(:parent))
+        @frames_at = base + Native::WhoamiResult.offset_of(:frames)
+        @frames = []
+      end
+
+      # identity is the Identity of the answer the struct holds: the one
+      # built last when sv_client_whoami_copy reported it unchanged (it is
+      # frozen, and the values are equal), else a new one.
+      def identity
+        return @last if @last && !@struct[:unchanged].zero?
+
+        @last = Identity.from_result(self)
+      end
+
+      # frame is the view of frames[i] (0 <= i < WHOAMI_MAX_FRAMES).
+      def frame(i)
+        @frames[i] ||= Native::FrameFields.new(@frames_at + (i * Native::FrameFields.size))
+      end
+    end
+
     # Bounds on what the environment may hold (the protocol's own bounds:
     # a group name is at most 64 bytes, free text at most 1024).
     MAX_GROUP = 64
@@ -97,6 +135,22 @@ module Supervise
             parent: parent, group_size: f[:group_size]).freeze
       end
 
+      # from_result copies a Native::WhoamiResult that sv_client_whoami_copy
+      # filled into a frozen Identity: the same values as from_native,
+      # read from caller memory (one foreign call for the whole answer).
+      # res is a LiveResult.
+      def from_result(res)
+        s = res.struct
+        f = res.fields
+        frames = Array.new([s[:n_frames], 64].min) { |i| flat_frame(res.frame(i), nil) }.freeze
+        parent = (flat_parent(frames, res.parent) unless s[:has_parent].zero?)
+        new(group: f[:group], ordinal: f[:ordinal], generation: f[:generation],
+            kind: Native::KINDS.fetch(f[:kind], :unspecified),
+            pid: f[:pid], purpose: f[:purpose],
+            supervisor_id: f[:supervisor_id], context: frames,
+            parent: parent, group_size: f[:group_size]).freeze
+      end
+
       # scratch is this thread's out-parameter memory for from_native
       # (allocated once per thread rather than per call; memory is copied
       # into a forked child, so it stays valid there).
@@ -123,6 +177,25 @@ module Supervise
       # frame (a sub-worker's parent is its process frame), else 0.
       def frame_parent(frames, kind, ord, name)
         f = frame_from(kind, ord, name, 0)
+        first = frames.first
+        return f unless first && [first.kind, first.ordinal, first.name] == [f.kind, f.ordinal, f.name]
+
+        first
+      end
+
+      # flat_frame is a Frame from a Native::FrameFields; generation nil
+      # takes the struct's own.
+      def flat_frame(fr, generation)
+        name = fr[:name]
+        Frame.new(kind: Native::KINDS.fetch(fr[:kind], :unspecified), ordinal: fr[:ordinal],
+                  name: name.nil? ? "" : name.freeze,
+                  generation: generation.nil? ? fr[:generation] : generation).freeze
+      end
+
+      # flat_parent is the parent frame as frame_parent makes it: the first
+      # frame when it is that frame, else a frame of generation 0.
+      def flat_parent(frames, fr)
+        f = flat_frame(fr, 0)
         first = frames.first
         return f unless first && [first.kind, first.ordinal, first.name] == [f.kind, f.ordinal, f.name]
 

@@ -57,6 +57,32 @@ module Supervise
              :kind, :int32,
              :draining, :int32
     end
+    # FrameFields is sv_frame_fields (client.h): one context frame, flat.
+    class FrameFields < FFI::Struct
+      layout :name, :string,
+             :generation, :uint64,
+             :ordinal, :uint32,
+             :kind, :int32
+    end
+
+    # Capacities of sv_whoami_result (client.h).
+    WHOAMI_MAX_FRAMES = 64
+    WHOAMI_TEXT_BYTES = 8192
+
+    # WhoamiResult is sv_whoami_result (client.h): a whole whoami answer
+    # that sv_client_whoami_copy fills in one foreign call; its strings
+    # point into :text, inside the struct, so nothing is freed.
+    class WhoamiResult < FFI::Struct
+      layout :size, :size_t,
+             :fields, IdentityFields,
+             :n_frames, :uint32,
+             :has_parent, :int32,
+             :text_used, :uint32,
+             :unchanged, :int32,
+             :parent, FrameFields,
+             :frames, [FrameFields, WHOAMI_MAX_FRAMES],
+             :text, [:char, WHOAMI_TEXT_BYTES]
+    end
     STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff, 4 => :starting,
                5 => :failed, 6 => :waiting, 7 => :idle, 8 => :draining }.freeze
 
@@ -92,6 +118,7 @@ module Supervise
       [:sv_identity_parent, %i[pointer pointer pointer pointer], :int, false],
       [:sv_identity_free, [:pointer], :void, false],
       [:sv_identity_get_fields, %i[pointer pointer], :int, false],
+      [:sv_client_whoami_copy, %i[pointer int pointer], :int, true],
       [:sv_client_list, %i[pointer string int pointer], :int, true],
       [:sv_client_status, %i[pointer string uint32 int pointer], :int, true],
       [:sv_workers_count, [:pointer], :size_t, false],

@@ -42,8 +42,14 @@ end
 
 def identity_probe
   live = Supervise.whoami
+  # Client#whoami's one-call copy against the sv_identity handle's
+  # accessors; a repeated, unchanged answer returns the same Identity.
+  copy = Supervise::Client.open do |c|
+    first = c.whoami
+    { copy_eq_handle: first == c.send(:whoami_handle, 5) && first == live, reused: c.whoami.equal?(first) }
+  end
   { pid: Process.pid, live: identity_h(live), env: identity_h(Supervise::Identity.from_env),
-    hello: Supervise.hello.to_h }
+    hello: Supervise.hello.to_h }.merge(copy)
 end
 
 # child_body runs in a forked child: wait for the parent's "go" (EOF on

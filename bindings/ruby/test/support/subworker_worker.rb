@@ -127,8 +127,12 @@ def child_body(i, w, go_r)
     rescue Supervise::Error => e
       e.class.name
     end
+    copy = Supervise::Client.open do |c|
+      first = c.whoami
+      { copy_eq_handle: first == c.send(:whoami_handle, 5), reused: c.whoami.equal?(first) }
+    end
     { pid: Process.pid, me: ident(me), who: ident(who), again: Supervise.child_identity.equal?(me),
-      nested: nested }
+      nested: nested }.merge(copy)
   rescue Exception => e # rubocop:disable Lint/RescueException
     { pid: Process.pid, error: "#{e.class}: #{e.message}" }
   end
