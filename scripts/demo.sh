@@ -91,9 +91,10 @@ export SUPERVISE_LIBRARY="$BIN/libsupervise.so.0"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-# wait_for CMD...: retry CMD until it succeeds, for at most 10 s.
+# wait_for CMD...: retry CMD until it succeeds, for at most 30 s (a cold
+# machine starts interpreters slowly).
 wait_for() {
-	local end=$((SECONDS + 10))
+	local end=$((SECONDS + 30))
 	until "$@" >/dev/null 2>&1; do
 		if [ $SECONDS -ge $end ]; then
 			echo "demo: timed out waiting for: $*" >&2
@@ -109,25 +110,39 @@ running() { [ "$("$CTL" status --json | grep -o '"state": *"running"' | wc -l)" 
 generation_is() { "$CTL" status --json | python3 -c "import json,sys; w=[x for x in json.load(sys.stdin) if x['group']=='$1' and x['ordinal']==$2 and x['state']=='running']; sys.exit(0 if w and w[0]['generation']==$3 else 1)"; }
 pid_of() { "$CTL" status --json | python3 -c "import json,sys; print([x['pid'] for x in json.load(sys.stdin) if x['group']=='$1' and x['ordinal']==$2][0])"; }
 
+# printed N PATTERN: true when the workers' output so far (a copy of the
+# daemon's standard output, which they share) has N lines matching PATTERN.
+printed() { [ "$(grep -c -- "$2" "$TMP/out")" -ge "$1" ]; }
+
 step "starting supervised --config $TMP/demo.conf --foreground"
-"$BIN/daemon/supervised" --config "$TMP/demo.conf" --foreground &
+: >"$TMP/out"
+# Standard output goes to the terminal and to $TMP/out (tee), so the demo
+# can wait for each worker's own line instead of guessing how long a cold
+# interpreter takes to start.
+"$BIN/daemon/supervised" --config "$TMP/demo.conf" --foreground \
+	> >(tee -a "$TMP/out") &
 DPID=$!
 wait_for "$CTL" hello
 wait_for running 10
-sleep 0.3 # let the workers' own lines reach the terminal first
+wait_for printed 3 '^\[c\] I am web'
+wait_for printed 1 '^\[sh\] supervisectl whoami says'
+wait_for printed 2 '^\[py\] I am'
+wait_for printed 2 '^\[py-threads\] thread'
+wait_for printed 2 '^\[rb\] I am'
+wait_for printed 1 '^\[lua\] I am'
 step "supervisectl status"
 "$CTL" status
 
 step "kill -9 web[1] (pid $(pid_of web 1)): the replacement keeps ordinal 1, generation becomes 1"
 kill -KILL "$(pid_of web 1)"
 wait_for generation_is web 1 1
-sleep 0.3
+wait_for printed 1 '^\[c\] I am web\[1\] generation 1'
 "$CTL" status web
 
 step "supervisectl scale web 4: ordinal 3 appears"
 "$CTL" scale web 4
 wait_for running 11
-sleep 0.3
+wait_for printed 1 '^\[c\] I am web\[3\]'
 "$CTL" status web
 
 if [ "${DEMO_KEEP:-0}" = 1 ]; then
