@@ -189,6 +189,8 @@ static sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, int peer_pidfd, svd_peer_memo *memo,
     svd_lease_defer *defer, nng_msg **replyp);
 static void   sup_notify_drain(svd_sup *s);
+static void   sup_journal_freed(
+      svd_sup *s, const sv_event *ev, const svd_gsh *g);
 
 /* gsh_find returns the shell group of a core group id. */
 static svd_gsh *
@@ -507,7 +509,13 @@ sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
 		break;
 	case SV_EV_STOPPING:
 		r.kind = SV_J_STOPPING;
-		break;
+		svd_state_record(s->state, &r);
+		sup_journal_freed(s, ev, g);
+		return;
+	case SV_EV_DRAINING:
+	case SV_EV_STOPPED:
+		sup_journal_freed(s, ev, g);
+		return;
 	case SV_EV_EXITED:
 		r.kind = SV_J_REAPED;
 		break;
@@ -529,6 +537,27 @@ sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
 		return;
 	}
 	svd_state_record(s->state, &r);
+}
+
+/* sup_journal_freed writes an F record when the seat of event ev is no
+ * longer wanted: its ordinal was released (a drain, a terminate, a
+ * scale-down, a worker that completed), so a successor must not start it
+ * again (docs/durability.md). Not while shutting down or deleting the
+ * group: those leave what is wanted as it was. */
+static void
+sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
+{
+	const sv_cgroup *cg = sv_core_group(s->core, ev->group_id);
+
+	if (cg == NULL || cg->deleting || sv_core_shutting_down(s->core)
+	    || ev->ordinal >= cg->max_count || cg->seats[ev->ordinal].wanted) {
+		return;
+	}
+	svd_state_record(s->state,
+	    &(sv_jrec) {.kind = SV_J_FREED,
+	        .name         = g->cfg->name,
+	        .ordinal      = ev->ordinal,
+	        .generation   = ev->generation});
 }
 
 /* sup_event logs an event and publishes it on the event socket. */
@@ -1642,9 +1671,22 @@ svd_sup_take_over(
 				        .ordinal      = o,
 				        .generation   = js->next_generation});
 			}
+			/* A released ordinal stays released: a process
+			 * adopted on it is stopped, not replaced. */
+			bool freed = g != NULL && o < g->cfg->max_count
+			    && js->released
+			    && sv_core_restore_release(s->core, g->id, o)
+			        == SV_OK;
 			if (js->nprocs > 0 || js->spawning || g != NULL) {
 				to_seat(s, g, jg->name, o, js, same_boot,
 				    prev->supervisor_id);
+			}
+			if (freed) {
+				svd_state_record(st,
+				    &(sv_jrec) {.kind = SV_J_FREED,
+				        .name         = g->cfg->name,
+				        .ordinal      = o,
+				        .generation   = js->next_generation});
 			}
 		}
 	}

@@ -259,6 +259,74 @@ test_replay_history(void **state)
 	free(t.p);
 }
 
+/* F marks a seat's ordinal released until the seat's next S; a snapshot
+ * keeps the mark, even on a seat whose released process still lives. */
+static void
+test_freed_seats(void **state)
+{
+	text       t = {NULL, 0, 0};
+	sv_jstate  st, st2;
+	sv_jgroup *g;
+	char      *snap, err[200];
+	size_t     n;
+
+	(void) state;
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b"});
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "w",
+	        .count        = 3,
+	        .config_count = 3});
+	for (uint32_t o = 0; o < 3; o++) {
+		add(&t,
+		    (sv_jrec) {
+		        .kind = SV_J_SPAWNING, .name = "w", .ordinal = o});
+		add(&t,
+		    (sv_jrec) {.kind = SV_J_STARTED,
+		        .name        = "w",
+		        .ordinal     = o,
+		        .pid         = 10 + o,
+		        .start_time  = 1});
+	}
+	/* w[0] drained (still alive), w[1] terminated and reaped, w[2]
+	 * terminated then started again (its S clears the mark). */
+	add(&t, (sv_jrec) {.kind = SV_J_FREED, .name = "w", .ordinal = 0});
+	add(&t, (sv_jrec) {.kind = SV_J_STOPPING, .name = "w", .ordinal = 1});
+	add(&t, (sv_jrec) {.kind = SV_J_FREED, .name = "w", .ordinal = 1});
+	add(&t, (sv_jrec) {.kind = SV_J_REAPED, .name = "w", .ordinal = 1});
+	add(&t, (sv_jrec) {.kind = SV_J_FREED, .name = "w", .ordinal = 2});
+	add(&t, (sv_jrec) {.kind = SV_J_REAPED, .name = "w", .ordinal = 2});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_SPAWNING,
+	        .name        = "w",
+	        .ordinal     = 2,
+	        .generation  = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
+	g = sv_jstate_group(&st, "w");
+	assert_non_null(g);
+	assert_true(g->seats[0].released);
+	assert_int_equal(g->seats[0].nprocs, 1); /* released, still alive */
+	assert_true(g->seats[1].released);
+	assert_int_equal(g->seats[1].nprocs, 0);
+	assert_false(g->seats[2].released); /* wanted again */
+	assert_true(g->seats[2].spawning);
+	/* A snapshot keeps exactly these marks. */
+	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &st2, err, sizeof(err)), SV_OK);
+	g = sv_jstate_group(&st2, "w");
+	assert_true(g->seats[0].released);
+	assert_int_equal(g->seats[0].nprocs, 1);
+	assert_true(g->seats[1].released);
+	assert_false(g->seats[2].released);
+	assert_true(g->seats[2].spawning);
+	sv_jstate_free(&st2);
+	free(snap);
+	sv_jstate_free(&st);
+	free(t.p);
+}
+
 /* Lease records that cannot be written or read back are refused. */
 static void
 test_lease_records(void **state)
@@ -813,6 +881,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_replay_history),
 	    cmocka_unit_test(test_snapshot_round_trip),
+	    cmocka_unit_test(test_freed_seats),
 	    cmocka_unit_test(test_truncated_everywhere),
 	    cmocka_unit_test(test_corruption),
 	    cmocka_unit_test(test_refusals),

@@ -2700,6 +2700,54 @@ test_restore_stopping_and_excess(void **state)
 	sh_fini(&sh);
 }
 
+/* Seats the predecessor had released (drained, terminated): one with a
+ * process still alive, which is stopped and not replaced, one empty, which
+ * is not started; the group holds one ordinal per kept seat, and a scale-up
+ * takes the released ones again. */
+static void
+test_restore_released(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id, previous = 0;
+	int64_t         a, c;
+
+	(void) state;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 3, 4);
+	assert_int_equal(sv_core_restore_release(sh.c, id, 0), SV_OK);
+	assert_int_equal(sv_core_restore_release(sh.c, id, 1), SV_OK);
+	a = sh_adopt(&sh, id, 0, 2, true, false, 0);
+	assert_int_equal(sv_core_restore(sh.c, id, 1, 5, NULL, sh.now), SV_OK);
+	c = sh_adopt(&sh, id, 2, 0, true, false, 0);
+	sh_drain(&sh);
+	assert_false(S(&sh, id, 0)->wanted);
+	assert_false(S(&sh, id, 1)->wanted);
+	assert_true(S(&sh, id, 2)->wanted);
+	assert_int_equal(G(&sh, id)->ords.held, 1);
+	assert_int_equal(sh_proc(&sh, a)->lastsig, SIGTERM); /* stopped */
+	assert_int_equal(sh_proc(&sh, c)->lastsig, 0); /* kept */
+	assert_int_equal(sh_spawn_all(&sh), 0); /* ordinal 1 not started */
+	sh_exit_pid(&sh, a, x_sig(SIGTERM));
+	assert_int_equal(sh_spawn_all(&sh), 0); /* and 0 not replaced */
+	assert_int_equal(S(&sh, id, 0)->cur.state, SV_PROC_NONE);
+	/* A seat with a process, an ordinal out of range, a group that does
+	 * not exist: refused. */
+	assert_int_equal(sv_core_restore_release(sh.c, id, 2), SV_EBUSY);
+	assert_int_equal(sv_core_restore_release(sh.c, id, 4), SV_EINVAL);
+	assert_int_equal(
+	    sv_core_restore_release(sh.c, id + 1, 0), SV_ENOTFOUND);
+	/* Released, not lost: a scale-up takes 0 and 1 again, generations
+	 * continued (0 after its adopted 2, 1 from its floor 5). */
+	assert_int_equal(sv_core_scale(sh.c, id, 3, &previous, sh.now), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_spawn_all(&sh), 2);
+	assert_true(S(&sh, id, 0)->wanted && S(&sh, id, 1)->wanted);
+	assert_int_equal(S(&sh, id, 0)->cur.generation, 3);
+	assert_int_equal(S(&sh, id, 1)->cur.generation, 5);
+	sh_fini(&sh);
+}
+
 /* ---- drain and rolling restart -------------------------------------------
  */
 
@@ -2978,6 +3026,7 @@ main(void)
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_restore_adopt),
 	    cmocka_unit_test(test_restore_stopping_and_excess),
+	    cmocka_unit_test(test_restore_released),
 	    cmocka_unit_test(test_strategy_sibling_types),
 	    cmocka_unit_test(test_strategy_delay),
 	    cmocka_unit_test(test_intensity_edges),

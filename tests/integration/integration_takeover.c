@@ -489,6 +489,65 @@ test_die_with_supervisor(void **state)
 }
 
 static int
+setup_three_stubborn(void **state)
+{
+	static const struct it_group g[] = {{.name = GROUP,
+	    .count                                 = 3,
+	    .max_count                             = 4,
+	    .stop_timeout_ms                       = 1000,
+	    .ignore_term                           = true}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* Ordinals released one at a time stay released across a kill -9: with
+ * web[0] terminated and web[1] draining (both ignore SIGTERM, so both are
+ * still alive), the new daemon keeps web[2], stops the other two and
+ * starts nothing in their place; a scale-up takes the two ordinals again. */
+static void
+test_released_stay_released(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[3];
+	pid_t            pids[3], pid;
+	uint64_t         gen;
+	sv_drain_report *rep = NULL;
+	sv_state         st;
+
+	it_expect_reports(ctx, 3, r);
+	for (uint32_t o = 0; o < 3; o++) {
+		status_of(ctx, o, &pids[o], &gen, NULL);
+	}
+	IT_PASS(ctx,
+	    sv_client_terminate_worker(ctx->client, GROUP, 0, IT_CALL_MS));
+	IT_PASS(ctx,
+	    sv_client_drain(ctx->client, GROUP, 1, 60000, IT_CALL_MS, &rep));
+	sv_drain_report_free(rep);
+	status_of(ctx, 1, &pid, &gen, &st);
+	assert_int_equal(st, SV_STATE_DRAINING);
+	kill9_daemon(ctx);
+	assert_true(alive(pids[0]) && alive(pids[1]) && alive(pids[2]));
+	assert_int_equal(it_restart(ctx), 0);
+	status_of(ctx, 2, &pid, &gen, &st);
+	assert_int_equal(pid, pids[2]); /* adopted, kept */
+	assert_int_equal(st, SV_STATE_RUNNING);
+	/* The other two are stopped (SIGKILL at the 1 s stop timeout) and
+	 * nothing takes their place. */
+	reap_strays(3000);
+	assert_false(alive(pids[0]) || alive(pids[1]));
+	it_expect_no_report(ctx, 500);
+	assert_int_equal(count_ours(ctx), 1);
+	/* Released, not lost: a scale-up takes ordinals 0 and 1 again. */
+	IT_PASS(ctx, sv_client_scale(ctx->client, GROUP, 3, IT_CALL_MS, NULL));
+	it_expect_reports(ctx, 2, r);
+	assert_true((r[0].ordinal == 0 && r[1].ordinal == 1)
+	    || (r[0].ordinal == 1 && r[1].ordinal == 0));
+	assert_int_equal(r[0].generation, 1);
+	assert_int_equal(r[1].generation, 1);
+	wait_ours(ctx, 3, IT_CONVERGE_MS);
+	stop_all(ctx);
+}
+
+static int
 setup_one(void **state)
 {
 	static const struct it_group g[]
@@ -539,6 +598,8 @@ main(int argc, char **argv)
 	        test_kill9_during_shutdown, setup_stubborn, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_die_with_supervisor, setup_die, it_teardown),
+	    cmocka_unit_test_setup_teardown(test_released_stay_released,
+	        setup_three_stubborn, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_bad_journal_refused, setup_one, it_teardown),
 	};

@@ -339,8 +339,8 @@ j_split(const char *line, size_t len, j_fields *fs)
 	return true;
 }
 
-/* j_apply_proc handles P, R, T and X, whose fields start NAME ORDINAL GEN.
- */
+/* j_apply_proc handles S, P, R, T, X and F, whose fields start NAME
+ * ORDINAL GEN. */
 static sv_err
 j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
     const char *name, char *err, size_t errlen)
@@ -370,12 +370,16 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 		return rv;
 	}
 	p = j_proc(s, gen);
-	if (kind != SV_J_READY && kind != SV_J_STOPPING && s->spawning
-	    && s->spawning_generation == gen) {
+	if (kind != SV_J_READY && kind != SV_J_STOPPING && kind != SV_J_FREED
+	    && s->spawning && s->spawning_generation == gen) {
 		s->spawning = false; /* its P (or X) came */
 	}
 	switch (kind) {
+	case SV_J_FREED:
+		s->released = true;
+		break;
 	case SV_J_SPAWNING:
+		s->released            = false; /* wanted again */
 		s->spawning            = true;
 		s->spawning_generation = gen;
 		if (gen + 1 > s->next_generation) {
@@ -1048,6 +1052,7 @@ sv_journal_apply(
 	case SV_J_READY:
 	case SV_J_STOPPING:
 	case SV_J_REAPED:
+	case SV_J_FREED:
 		return j_apply_proc(st, kind, &fs, name, err, errlen);
 	case SV_J_LEASE:
 	case SV_J_UNLEASE:
@@ -1173,6 +1178,7 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	case SV_J_READY:
 	case SV_J_STOPPING:
 	case SV_J_REAPED:
+	case SV_J_FREED:
 		k = snprintf(num, sizeof(num), " %" PRIu32 " %" PRIu64,
 		    r->ordinal, r->generation);
 		break;
@@ -1358,6 +1364,13 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 					pr.kind = SV_J_STOPPING;
 					j_put(&b, &pr);
 				}
+			}
+			if (s->released) { /* after S, which would clear it */
+				j_put(&b,
+				    &(sv_jrec) {.kind = SV_J_FREED,
+				        .name         = g->name,
+				        .ordinal      = o,
+				        .generation   = s->next_generation});
 			}
 		}
 	}

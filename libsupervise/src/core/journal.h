@@ -100,6 +100,9 @@ typedef struct sv_jproc {
 typedef struct sv_jseat {
 	uint64_t next_generation; /* 0: never used */
 	bool     spawning; /* an S record without its P (or X) */
+	bool     released; /* an F record since the seat's last S: its
+	                    * ordinal is not wanted (drained, terminated,
+	                    * completed) */
 	uint64_t spawning_generation;
 	uint32_t nprocs;
 	sv_jproc procs[SV_JOURNAL_SEAT_PROCS];
@@ -229,6 +232,7 @@ typedef enum sv_jkind {
 	SV_J_LEASE    = 'L',
 	SV_J_UNLEASE  = 'U',
 	SV_J_POOL     = 'O',
+	SV_J_FREED    = 'F',
 } sv_jkind;
 
 /* One record, as a plain struct (unused fields are ignored). */

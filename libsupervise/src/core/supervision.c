@@ -1268,6 +1268,29 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 	return SV_OK;
 }
 
+sv_err
+sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal)
+{
+	sv_cgroup *g = group_find(c, id, NULL);
+	sv_seat   *s;
+
+	if (g == NULL) {
+		return SV_ENOTFOUND;
+	}
+	if (ordinal >= g->max_count) {
+		return SV_EINVAL;
+	}
+	s = &g->seats[ordinal];
+	if (s->cur.state != SV_PROC_NONE || s->used) {
+		return SV_EBUSY;
+	}
+	seat_cancel_backoff(c, g, s);
+	seat_set_pending(g, s, false);
+	s->in_plan = false;
+	seat_release(g, s);
+	return SV_OK;
+}
+
 /* group_for_request finds a group an operator may change. */
 static sv_err
 group_for_request(sv_core *c, uint32_t id, sv_cgroup **gp)

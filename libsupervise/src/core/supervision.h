@@ -475,6 +475,18 @@ sv_err sv_core_terminate_one(
 sv_err sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
     uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms);
 
+/*
+ * sv_core_restore_release gives up a seat the predecessor had released (a
+ * drained, terminated or completed ordinal: not wanted, not restarted).
+ * Call it after sizes are restored and before sv_core_restore of that seat
+ * and before any spawn: its planned start is cancelled and its ordinal
+ * freed (the group holds one ordinal fewer; a later scale-up or start may
+ * take it again). A process later adopted on it is stopped and not
+ * replaced. Errors: SV_ENOTFOUND (no such group), SV_EINVAL (ordinal out of
+ * range), SV_EBUSY (the seat already has a process).
+ */
+sv_err sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal);
+
 /* What a drain covers. */
 typedef enum sv_drain_scope {
 	SV_DRAIN_WORKER = 0, /* (group id, ordinal) */
