@@ -540,15 +540,22 @@ sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
 }
 
 /* sup_journal_freed writes an F record when the seat of event ev is no
- * longer wanted: its ordinal was released (a drain, a terminate, a
- * scale-down, a worker that completed), so a successor must not start it
- * again (docs/durability.md). Not while shutting down or deleting the
- * group: those leave what is wanted as it was. */
+ * longer wanted because an operator released its ordinal (a drain, a
+ * terminate, a scale-down), so a successor must not start it again
+ * (docs/durability.md). Not while shutting down or deleting the group:
+ * those leave what is wanted as it was. */
 static void
 sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
 {
 	const sv_cgroup *cg = sv_core_group(s->core, ev->group_id);
 
+	/* What an operator released (a drain, a terminate, a scale-down);
+	 * not a worker of a temporary group that completed, which the next
+	 * supervisor runs again as before. */
+	if (ev->kind != SV_EV_DRAINING && ev->why != SV_WHY_UNWANTED
+	    && ev->why != SV_WHY_DRAINED) {
+		return;
+	}
 	if (cg == NULL || cg->deleting || sv_core_shutting_down(s->core)
 	    || ev->ordinal >= cg->max_count || cg->seats[ev->ordinal].wanted) {
 		return;
