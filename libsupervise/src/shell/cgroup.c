@@ -8,10 +8,11 @@
  * asked for with the same label (the seat's next worker) takes it over,
  * and sv_cgtree_sweep removes those nobody took within CG_SPARE_MS. So a
  * crash loop costs no mkdir + rmdir per restart, and reaping many workers
- * at once does not wait for their rmdirs. Each leaf keeps its cgroup.kill
- * open from mkdir to removal (one descriptor per leaf; cgroup v2 lets a
- * cgroup be removed with its files open), so the kill after an exit is a
- * single write.
+ * at once does not wait for their rmdirs. The kill after an exit opens
+ * the leaf's cgroup.kill each time: a descriptor kept per leaf would make
+ * every spawn slower, since exec copies and closes each descriptor the
+ * daemon holds (a scale-up to 1,000 took 12-16 % longer with one more
+ * descriptor per worker, sv-bench with TMPDIR on tmpfs).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,7 +45,6 @@ struct sv_cgleaf {
 	bool       released;
 	size_t     labellen; /* length of the label part of name */
 	int64_t    released_ms; /* when released (cg_now_ms) */
-	int        killfd; /* its cgroup.kill, open for writing; or -1 */
 	char       name[CG_LEAF_MAX];
 };
 
@@ -369,15 +369,6 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 		errno = e;
 		return SV_ESYSTEM;
 	}
-	/* Kept open for the leaf's life (spare reuses included): killing
-	 * what a worker left is then one write, not a path lookup, an open
-	 * and a close per exit. Without it (no fd to spare) cg_kill opens
-	 * the file each time. */
-	{
-		char kpath[CG_LEAF_MAX + 16];
-		snprintf(kpath, sizeof(kpath), "%s/cgroup.kill", l->name);
-		l->killfd = openat(t->fd, kpath, O_WRONLY | O_CLOEXEC);
-	}
 	l->next   = t->leaves;
 	t->leaves = l;
 	*leafp    = l;
@@ -419,9 +410,6 @@ cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 			break;
 		}
 	}
-	if (l->killfd >= 0) {
-		close(l->killfd);
-	}
 	free(l);
 }
 
@@ -431,9 +419,6 @@ cg_kill(sv_cgtree *t, sv_cgleaf *l)
 {
 	char path[CG_LEAF_MAX + 16];
 
-	if (l->killfd >= 0 && write(l->killfd, "1", 1) == 1) {
-		return;
-	}
 	snprintf(path, sizeof(path), "%s/cgroup.kill", l->name);
 	(void) cg_write(t->fd, path, "1");
 }
