@@ -16,20 +16,10 @@ local sv = require "supervise"
 
 local out = assert(os.getenv("SV_LUA_OUT"), "SV_LUA_OUT is not set")
 
-local function self_pid()
-  local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("l"):match("^(%d+)")
-  f:close()
-  return pid
-end
+local common = dofile(arg[0]:match("^(.*)/[^/]*$") .. "/worker_common.lua")
+local self_pid = common.self_pid
 
-local function write_report(name, lines)
-  local tmp = out .. "/" .. name .. ".tmp"
-  local f = assert(io.open(tmp, "w"))
-  f:write(table.concat(lines, "\n"), "\n")
-  f:close()
-  assert(os.rename(tmp, out .. "/" .. name))
-end
+local function write_report(name, lines) common.write_lines(out .. "/" .. name, lines) end
 
 local function drain_mode()
   local d = assert(sv.drain_watch())

@@ -21,19 +21,10 @@ local out = assert(os.getenv("SV_LUA_OUT"), "SV_LUA_OUT is not set")
 local env = assert(sv.from_env())
 local base = ("%s/%d-%d"):format(out, env.ordinal, env.generation)
 
-local function self_pid()
-  local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("l"):match("^(%d+)")
-  f:close()
-  return pid
-end
+local common = dofile(arg[0]:match("^(.*)/[^/]*$") .. "/worker_common.lua")
+local self_pid = common.self_pid
 
-local function write_report(path, lines)
-  local f = assert(io.open(path .. ".tmp", "w"))
-  f:write(table.concat(lines, "\n"), "\n")
-  f:close()
-  assert(os.rename(path .. ".tmp", path))
-end
+local write_report = common.write_lines
 
 local function exists(path)
   local f = io.open(path, "r")

@@ -19,10 +19,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,37 +58,47 @@ fh_fork(lua_State *L)
 }
 
 /*
- * host.wait(pid, timeout_ms): waits for the child pid with a deadline,
- * polling every 5 ms (waitpid has no timeout). On timeout the child gets
- * SIGKILL and is reaped.
+ * host.wait(pid, timeout_ms): waits for the child pid with a deadline: a
+ * pidfd of the child becomes readable when it exits, so poll() on it ends
+ * at the exit or at the deadline. On timeout the child gets SIGKILL and is
+ * reaped.
  */
 static int
 fh_wait(lua_State *L)
 {
-	lua_Integer     pid      = luaL_checkinteger(L, 1);
-	lua_Integer     timeout  = luaL_checkinteger(L, 2);
-	long long       deadline = fh_now_ms() + timeout;
-	struct timespec step     = {0, 5 * 1000000L};
-	int             st;
-	pid_t           rc;
+	lua_Integer   pid      = luaL_checkinteger(L, 1);
+	lua_Integer   timeout  = luaL_checkinteger(L, 2);
+	long long     deadline = fh_now_ms() + timeout;
+	struct pollfd pfd      = {-1, POLLIN, 0};
+	int           st;
+	pid_t         rc;
 
 	luaL_argcheck(L, pid > 0 && pid <= INT_MAX, 1, "not a child pid");
 	luaL_argcheck(L, timeout >= 0 && timeout <= INT_MAX, 2, "bad timeout");
+	if ((pfd.fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0)) < 0)
+		return luaL_error(L, "pidfd_open: %s", strerror(errno));
 	for (;;) {
-		rc = waitpid((pid_t) pid, &st, WNOHANG);
-		if (rc < 0 && errno != EINTR)
-			return luaL_error(L, "waitpid: %s", strerror(errno));
-		if (rc == (pid_t) pid)
-			break;
-		if (fh_now_ms() >= deadline) {
+		long long left = deadline - fh_now_ms();
+		int       n    = poll(&pfd, 1, left > 0 ? (int) left : 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0)
+			break; /* exited */
+		if (n < 0 || left <= 0) {
+			close(pfd.fd);
 			kill((pid_t) pid, SIGKILL);
 			waitpid((pid_t) pid, &st, 0);
 			lua_pushnil(L);
 			lua_pushliteral(L, "timeout");
 			return 2;
 		}
-		nanosleep(&step, NULL);
 	}
+	close(pfd.fd);
+	while ((rc = waitpid((pid_t) pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (rc < 0)
+		return luaL_error(L, "waitpid: %s", strerror(errno));
 	if (WIFEXITED(st)) {
 		lua_pushinteger(L, WEXITSTATUS(st));
 		return 1;

@@ -3,8 +3,8 @@
 inside both scopes until it is stopped. "idle": writes its pid and waits in
 no activity."""
 import os
+import signal
 import sys
-import time
 
 import supervise
 
@@ -23,10 +23,10 @@ def main():
             with supervise.activity("db query"):
                 report(path)
                 while True:
-                    time.sleep(3600)
+                    signal.pause()  # until the daemon's SIGTERM
     report(path)
     while True:
-        time.sleep(3600)
+        signal.pause()
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ pipe, and stay alive until all four have registered.
 """
 import json
 import os
+import signal
 import sys
 import threading
-import time
 
 import supervise
 
@@ -147,7 +147,7 @@ def main():
         json.dump(report, f)
     os.rename(tmp, path)
     while True:
-        time.sleep(3600)
+        signal.pause()  # until the daemon's SIGTERM
 
 
 if __name__ == "__main__":

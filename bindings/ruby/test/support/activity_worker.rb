@@ -7,17 +7,7 @@
 # until SIGTERM; in mode "idle" it writes the file and waits outside any.
 #
 #   usage: activity_worker.rb busy|idle OUTDIR
-require "json"
-require "supervise"
-
-Signal.trap("TERM") { exit 0 }
-
-def write_result(outdir, data)
-  env = Supervise::Identity.from_env
-  path = File.join(outdir, "#{env.group}-#{env.ordinal}-#{env.generation}.json")
-  File.write("#{path}.tmp", JSON.generate(data))
-  File.rename("#{path}.tmp", path)
-end
+require_relative "worker_common"
 
 mode, outdir = ARGV
 abort("usage: activity_worker.rb busy|idle OUTDIR") unless %w[busy idle].include?(mode) && outdir

@@ -15,15 +15,7 @@
 #       0. Waits for them with a deadline (a child still running then is
 #       killed by its pid and reported as hung), renews its own lease,
 #       writes OUT and waits for SIGTERM.
-require "json"
-require "supervise"
-
-Signal.trap("TERM") { exit 0 }
-
-def write(path, data)
-  File.write("#{path}.tmp", JSON.generate(data))
-  File.rename("#{path}.tmp", path)
-end
+require_relative "worker_common"
 
 def lease_h(l)
   { "id" => l.id, "pool" => l.pool, "slot" => l.slot, "token" => l.token,
@@ -43,7 +35,7 @@ def drain_mode(out)
   served += 1 while d.poll(0.02).nil?
   draining, left = Supervise.client.drain_state
   n = d.notice
-  write(out, { "pid" => Process.pid, "served" => served, "handler_calls" => calls,
+  write_json(out, { "pid" => Process.pid, "served" => served, "handler_calls" => calls,
                "notice" => { "drain_id" => n.drain_id, "deadline_in_ms" => n.deadline_in_ms,
                              "source" => n.source.to_s },
                "draining" => draining, "deadline_in_ms" => left })
@@ -97,7 +89,7 @@ def fork_mode(out, pool)
     { "pid" => pid, "status" => text, "answer" => data.empty? ? nil : JSON.parse(data) }
   end
   renewed = mine.renew
-  write(out, { "pid" => Process.pid, "mine" => lease_h(mine), "renewed_token" => renewed.token,
+  write_json(out, { "pid" => Process.pid, "mine" => lease_h(mine), "renewed_token" => renewed.token,
                "children" => results })
   sleep
 end

@@ -16,10 +16,7 @@
 #                   binding at once and answer through a pipe (see fork_probe)
 #        fork_busy  the same while another thread of the parent keeps calling
 #                   whoami, so that a fork can happen in the middle of a call
-require "json"
-require "supervise"
-
-Signal.trap("TERM") { exit 0 }
+require_relative "worker_common"
 
 # How long the parent waits for its 4 children before it kills them.
 CHILD_DEADLINE = 15.0
@@ -31,13 +28,6 @@ end
 
 def identity_h(id)
   id.to_h.merge(context: id.context.map(&:to_h), parent: id.parent&.to_h)
-end
-
-def write_result(outdir, data)
-  env = Supervise::Identity.from_env
-  path = File.join(outdir, "#{env.group}-#{env.ordinal}-#{env.generation}.json")
-  File.write("#{path}.tmp", JSON.generate(data))
-  File.rename("#{path}.tmp", path)
 end
 
 def identity_probe

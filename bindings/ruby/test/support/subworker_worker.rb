@@ -21,10 +21,7 @@
 #   children  2 Process.fork children register (child_identity), ask
 #             whoami, try to register a thread (a third level: TooLarge),
 #             answer through a pipe and stay until both have registered
-require "json"
-require "supervise"
-
-Signal.trap("TERM") { exit 0 }
+require_relative "worker_common"
 
 def frame_h(f)
   f && [f.kind.to_s, f.ordinal, f.name, f.generation]
@@ -33,13 +30,6 @@ end
 def ident(id)
   { ordinal: id.ordinal, generation: id.generation, kind: id.kind.to_s, pid: id.pid,
     context: id.context.map { |f| frame_h(f) }, parent: frame_h(id.parent) }
-end
-
-def write_result(outdir, data)
-  env = Supervise::Identity.from_env
-  path = File.join(outdir, "#{env.group}-#{env.ordinal}-#{env.generation}.json")
-  File.write("#{path}.tmp", JSON.generate(data))
-  File.rename("#{path}.tmp", path)
 end
 
 # A thread that registers under name, reports [ident, same?] on ready and
