@@ -120,6 +120,7 @@ struct svd_sup {
 	uint64_t          turn; /* loop iterations, counted by svd_sup_run */
 	uint64_t          notify_turn; /* the turn notify was last drained */
 	bool              orphans_due; /* a worker was reaped this turn */
+	bool              stale_due; /* an adopted worker was reaped */
 };
 
 /* ---- environment ----------------------------------------------------------
@@ -548,6 +549,7 @@ static void
 sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
 {
 	const sv_cgroup *cg = sv_core_group(s->core, ev->group_id);
+	const sv_jgroup *jg;
 
 	/* What an operator released (a drain, a terminate, a scale-down);
 	 * not a worker of a temporary group that completed, which the next
@@ -558,6 +560,12 @@ sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
 	}
 	if (cg == NULL || cg->deleting || sv_core_shutting_down(s->core)
 	    || ev->ordinal >= cg->max_count || cg->seats[ev->ordinal].wanted) {
+		return;
+	}
+	/* Once per release: a terminate says STOPPING, then STOPPED. */
+	jg = sv_jstate_group(svd_state_mirror(s->state), g->cfg->name);
+	if (jg != NULL && ev->ordinal < jg->nseats
+	    && jg->seats[ev->ordinal].released) {
 		return;
 	}
 	svd_state_record(s->state,
@@ -1229,11 +1237,9 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	 * reaped after this turn (svd_sup_run). */
 	s->orphans_due = true;
 	/* An adopted worker lived in its dead supervisor's cgroup tree:
-	 * that tree may be empty now. */
-	if (p->adopted) {
-		(void) sv_cgtree_sweep_stale(s->cg, NULL);
-	}
-	x = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
+	 * that tree may be empty now (looked at after this turn). */
+	s->stale_due = s->stale_due || p->adopted;
+	x            = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
 	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
 	svd_leases_worker_gone(s->leases, p->key);
@@ -1913,6 +1919,10 @@ svd_sup_run(svd_sup *s, int sigfd)
 		if (s->orphans_due) {
 			s->orphans_due = false;
 			sup_reap_orphans(s);
+		}
+		if (s->stale_due) { /* one look, however many exited */
+			s->stale_due = false;
+			(void) sv_cgtree_sweep_stale(s->cg, NULL);
 		}
 	}
 	svd_leases_stop(s->leases); /* drop the waiting acquires */
