@@ -44,18 +44,29 @@ stage() {
 	fi
 	return "$rc"
 }
-# count_tests FILE: add the test counts a stage printed (ctest's summary
-# line, the install test's "N passed, M failed") to the totals.
+# count_tests FILE: add the test counts a stage printed to the totals:
+# ctest's summary line ("N% tests passed, F tests failed out of T") with
+# each test ctest lists as "(Skipped)" counted as skipped, not passed (a
+# test skips by exiting 77: tests/sv_skip.h), and the install test's
+# "N passed, M failed" line.
 tests_passed=0
 tests_failed=0
+tests_skipped=0
 count_tests() {
-	local line total nfail
+	local line total nfail nskip=0
+	while IFS= read -r line; do
+		if [[ $line =~ ^[[:space:]]*[0-9]+\ -\ .*\(Skipped\)$ ]]; then
+			nskip=$((nskip + 1))
+			echo "test.sh: skipped: $line"
+		fi
+	done <"$1"
 	while IFS= read -r line; do
 		if [[ $line =~ tests\ passed,\ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
 			nfail=${BASH_REMATCH[1]}
 			total=${BASH_REMATCH[2]}
-			tests_passed=$((tests_passed + total - nfail))
+			tests_passed=$((tests_passed + total - nfail - nskip))
 			tests_failed=$((tests_failed + nfail))
+			tests_skipped=$((tests_skipped + nskip))
 		elif [[ $line =~ ^install_test:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 			tests_passed=$((tests_passed + BASH_REMATCH[1]))
 			tests_failed=$((tests_failed + BASH_REMATCH[2]))
@@ -63,7 +74,7 @@ count_tests() {
 	done <"$1"
 }
 skip() {
-	results+=("$1: skipped ($2)")
+	results+=("$1: not run ($2)")
 	failed=$((failed + 1))
 }
 summary() {
@@ -73,11 +84,11 @@ summary() {
 	if [ "$failed" -eq 0 ]; then
 		echo "test.sh: all ${#results[@]} stages passed"
 	else
-		echo "test.sh: $failed of ${#results[@]} stages failed or skipped"
+		echo "test.sh: $failed of ${#results[@]} stages failed or did not run"
 		# A stage that failed without failing a test still fails the run.
 		[ "$tests_failed" -eq 0 ] && tests_failed=$failed
 	fi
-	echo "test.sh: $tests_passed passed, $tests_failed failed"
+	echo "test.sh: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
 	[ "$failed" -eq 0 ]
 	exit $?
 }

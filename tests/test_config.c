@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "config.h"
+#include "sv_skip.h"
 
 static char path[64];
 
@@ -317,7 +318,7 @@ test_user_keys(void **state)
 
 	(void) state;
 	if (geteuid() != 0 || pw == NULL) {
-		skip(); /* resolution as another user needs root */
+		SV_SKIP("resolution as another user needs root");
 	}
 	assert_true(getgrouplist(pw->pw_name, pw->pw_gid, groups, &ng) >= 0);
 
@@ -396,7 +397,7 @@ test_user_needs_root(void **state)
 
 	(void) state;
 	if (geteuid() != 0 || pw == NULL) {
-		skip();
+		SV_SKIP("a worker as nobody needs root");
 	}
 	group_cfg(text, sizeof(text), "user = \"nobody\";");
 	group_cfg(other, sizeof(other), "user = \"root\";");
@@ -450,5 +451,6 @@ main(void)
 	    cmocka_unit_test(test_user_keys),
 	    cmocka_unit_test(test_user_needs_root),
 	};
-	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+	return SV_EXIT(
+	    cmocka_run_group_tests_name("config", tests, NULL, NULL));
 }

@@ -373,7 +373,7 @@ assert w["group"] == "probe" and w["ordinal"] == 0, w
 assert w["kind"] == "process" and w["purpose"] == "whoami probe", w
 assert str(w["pid"]) == sys.argv[2], (w["pid"], sys.argv[2])
 assert w["supervisor_id"] == sys.argv[3], w
-assert w["generation"] >= 0 and w["parent"] is None, w
+assert w["generation"] == 0 and w["parent"] is None, w  # first start
 assert w["context"] == [{"kind": "process", "name": "probe", "ordinal": 0}], w
 ' "$tmp/who.json" "$probe_pid" "$sup_id"
 

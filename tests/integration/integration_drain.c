@@ -147,8 +147,12 @@ static const char *const env_roll[]
 static const char *const env_stuck[] = {"SV_DRAIN_READY=1",
     "SV_DRAIN_NOT_READY_GEN=1", "SV_DRAIN_NOT_READY_ORDINAL=1", NULL};
 
-#define DRAIN_KEYS \
-	"    drain_timeout_ms = 400;\n    drain_extend_max_ms = 5000;\n"
+/* Each worker says Ready once its client is open and its signals are
+ * blocked (sv-drainworker.c), so a ready worker is one a drain reaches. */
+#define DRAIN_KEYS                                         \
+	"    ready = true;\n    drain_timeout_ms = 400;\n" \
+	"    drain_extend_max_ms = 5000;\n"
+static const char *const env_ready[] = {"SV_DRAIN_READY=1", NULL};
 
 static int
 setup_kinds(void **state)
@@ -159,16 +163,19 @@ setup_kinds(void **state)
 	    .count                      = 1,
 	    .program                    = dw_path,
 	    .args                       = args_early,
+	    .env_extra                  = env_ready,
 	    .extra                      = DRAIN_KEYS};
 	g[1] = (struct it_group) {.name = "slow",
 	    .count                      = 1,
 	    .program                    = dw_path,
 	    .args                       = args_slow,
+	    .env_extra                  = env_ready,
 	    .extra                      = DRAIN_KEYS};
 	g[2] = (struct it_group) {.name = "deaf",
 	    .count                      = 1,
 	    .program                    = dw_path,
 	    .args                       = args_deaf,
+	    .env_extra                  = env_ready,
 	    .extra                      = DRAIN_KEYS};
 	return it_setup_groups(state, g, 3);
 }
@@ -184,18 +191,10 @@ test_drain_kinds(void **state)
 	uint64_t         id;
 	size_t           i;
 
-	/* each worker has connected before the drain (its client is open) */
-	for (int k = 0; k < 3; k++) {
-		static const char *const names[] = {"early", "slow", "deaf"};
-		int64_t                  end = it_now_ms() + IT_CONVERGE_MS;
-		while (count_workers(ctx, names[k], NULL) != 1) {
-			if (it_now_ms() > end) {
-				fail_msg("%s did not start", names[k]);
-			}
-			sleep_ms(10);
-		}
-	}
-	sleep_ms(300);
+	/* each worker has connected before the drain: it is ready */
+	wait_ready(ctx, "early", 1);
+	wait_ready(ctx, "slow", 1);
+	wait_ready(ctx, "deaf", 1);
 	IT_PASS(ctx, sv_client_drain(ctx->client, NULL, -1, 0, CALL, &r));
 	id = sv_drain_report_id(r);
 	assert_int_equal(sv_drain_report_count(r), 3);

@@ -32,6 +32,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "../sv_skip.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -358,11 +359,8 @@ test_stop_kills_setsid_child(void **state)
 	children_of((pid_t) r.pid, kids, 2);
 	own = sid_split(kids, (pid_t) r.pid);
 	if (!in_worker_cgroup((pid_t) r.pid, ctx->daemon)) {
-		fprintf(stderr,
-		    "[it] SKIP: no per-worker cgroup v2 here (see the "
-		    "daemon's log): a setsid() child escapes a stop without "
-		    "one\n");
-		skip();
+		SV_SKIP("no per-worker cgroup v2 here (see the daemon's "
+		        "log): a setsid() child escapes a stop without one");
 	}
 	w.pid = (pid_t) r.pid;
 	assert_int_equal(it_proc_stat(w.pid, NULL, NULL, &w.start), 0);
@@ -722,7 +720,7 @@ test_user_nobody(void **state)
 	uint32_t          ords[4];
 
 	if (fx == NULL)
-		skip();
+		SV_SKIP("the worker-as-nobody fixture did not start");
 	ctx = &fx->ctx;
 	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r), 0);
 	if (r.rc != SV_OK)
@@ -799,6 +797,6 @@ main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
-	return it_finish(
-	    cmocka_run_group_tests_name("leftovers", tests, NULL, NULL));
+	return SV_EXIT(it_finish(
+	    cmocka_run_group_tests_name("leftovers", tests, NULL, NULL)));
 }
