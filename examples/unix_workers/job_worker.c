@@ -1,5 +1,5 @@
 /*
- * job_worker.c — the Unix Workers pattern (seed 003) under supervised.
+ * job_worker.c — the Unix Workers pattern under supervised.
  *
  * N workers of one group pull jobs from a datagram socket that the group
  * owns (config key `sockets`: the supervisor creates it once and hands it
