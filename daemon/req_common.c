@@ -1,0 +1,110 @@
+/*
+ * req_common.c — what every request handler shares: error messages, the
+ * admin check, group lookup and core errors turned into replies.
+ */
+#include "sup_internal.h"
+
+/* ---- requests -------------------------------------------------------------
+ */
+
+/* req_err records a message and returns err. */
+sv_err
+req_err(req_ctx *c, sv_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->emsg, c->emsglen, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* req_admin checks that the caller may change the supervisor's state: its
+ * uid is root's or the daemon's, and it is not a worker (or a descendant
+ * of one) unless that worker's group is granted admin. */
+sv_err
+req_admin(req_ctx *c)
+{
+	sv_wkey key;
+
+	if (c->uid != 0 && c->uid != (uint64_t) geteuid()) {
+		return req_err(c, SV_EPERM,
+		    "uid %" PRIu64 " may not administer this supervisor",
+		    c->uid);
+	}
+	if (c->peer_gone) {
+		/* It may have been a worker: what holds the connection now is
+		 * not known. */
+		return req_err(c, SV_EPERM,
+		    "the process that opened this connection (pid %" PRIu64
+		    ") has exited; administer over a connection of your own",
+		    c->pid);
+	}
+	if (req_find_worker(c, &key)) {
+		svd_gsh *g = gsh_find(c->s, key.group_id);
+		if (g == NULL || !g->cfg->admin) {
+			return req_err(c, SV_EPERM,
+			    "pid %" PRIu64 " belongs to worker %s[%" PRIu32
+			    "], whose group is not granted admin (admin = "
+			    "true in its config)",
+			    c->pid, g != NULL ? g->cfg->name : "?",
+			    key.ordinal);
+		}
+	}
+	if (sv_core_shutting_down(c->s->core)) {
+		return req_err(c, SV_EBUSY, "supervisor is shutting down");
+	}
+	return SV_OK;
+}
+
+/* req_group validates a group name and finds the group. */
+sv_err
+req_group(req_ctx *c, const char *name, const sv_cgroup **gp)
+{
+	sv_err err = svw_check_name(name);
+
+	if (err != SV_OK) {
+		return req_err(c, err,
+		    "group name must be 1..64 characters of [A-Za-z0-9_.-]");
+	}
+	if ((*gp = sv_core_group_named(c->s->core, name)) == NULL) {
+		return req_err(c, SV_ENOTFOUND, "no group named \"%s\"", name);
+	}
+	return SV_OK;
+}
+
+/* req_core_err turns an error of the core into a reply with a message. */
+sv_err
+req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
+{
+	switch (err) {
+	case SV_OK:
+		return SV_OK;
+	case SV_ENOTFOUND:
+		return req_err(c, err, "%s has no worker at ordinal %" PRIu32,
+		    g->name, ordinal);
+	case SV_EEXHAUSTED:
+		return req_err(c, err, "%s: max_count %" PRIu32 " reached",
+		    g->name, g->max_count);
+	case SV_ECONFLICT:
+		return req_err(c, err,
+		    "%s[%" PRIu32 "] is at generation %" PRIu64
+		    ", not the expected one",
+		    g->name, ordinal,
+		    ordinal < g->max_count ? g->seats[ordinal].tok.generation
+		                           : 0);
+	case SV_EBUSY:
+		if (g->failed) {
+			return req_err(c, err,
+			    "group %s failed (%s); `supervisectl reset %s` "
+			    "starts it again",
+			    g->name, g->reason, g->name);
+		}
+		return req_err(c, err,
+		    "group %s is shutting down or being "
+		    "deleted",
+		    g->name);
+	default:
+		return req_err(c, err, "%s: %s", g->name, sv_strerror(err));
+	}
+}

@@ -1,0 +1,239 @@
+/*
+ * req_identity.c — the identity requests: Hello, WhoAmI, Ready and
+ * Heartbeat, and finding the worker a caller is (or descends from).
+ */
+#include "sup_internal.h"
+
+static const char *const req_features[] = {"identity", "admin.list",
+    "admin.status", "admin.scale", "admin.stop", "admin.restart",
+    "admin.restart.expected_generation", "admin.reset", "admin.groups",
+    "admin.start_worker", "admin.terminate_worker", "admin.list.pages",
+    "ready", "heartbeat", "events", "admin.create_group", "admin.delete_group",
+    "durable", "leases", "admin.drain", "admin.rolling_restart", "drain",
+    "leases.sessions", "leases.pools", "subworkers", "activity"};
+
+/* req_hello answers Hello with the version and features. */
+sv_err
+req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
+{
+	const Supervise__V1__Hello *h = c->req->hello;
+
+	if (strlen(h->client_name) > SVW_MAX_TEXT) {
+		return req_err(c, SV_ETOOLARGE, "client_name too long");
+	}
+	if ((h->min_version != 0 && h->min_version > SV_PROTOCOL_VERSION)
+	    || (h->max_version != 0 && h->max_version < SV_PROTOCOL_VERSION)) {
+		return req_err(c, SV_EVERSION,
+		    "client speaks versions %u..%u; this server speaks %d",
+		    h->min_version, h->max_version, SV_PROTOCOL_VERSION);
+	}
+	hr->version        = SV_PROTOCOL_VERSION;
+	hr->minor_version  = SV_PROTOCOL_MINOR;
+	hr->server_name    = "supervised/" SV_VERSION_STRING;
+	hr->supervisor_id  = c->s->id;
+	hr->n_features     = sizeof(req_features) / sizeof(req_features[0]);
+	hr->features       = (char **) req_features;
+	hr->events_url     = c->s->events != NULL
+	        ? (char *) svd_events_url(c->s->events)
+	        : (char *) "";
+	hr->epoch          = c->s->epoch;
+	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
+	c->rep.hello_reply = hr;
+	return SV_OK;
+}
+
+/* proc_ppid reads the parent pid of pid from /proc, or -1 (one open, one
+ * read, one close: it runs for every request of a non-worker). */
+long
+proc_ppid(long pid)
+{
+	char    path[64], buf[512];
+	char   *rp;
+	long    ppid = -1;
+	char    st;
+	int     fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = '\0';
+	if ((rp = strrchr(buf, ')')) == NULL
+	    || sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
+		ppid = -1;
+	}
+	return ppid;
+}
+
+/* req_find_worker finds the worker that is the caller or its nearest
+ * ancestor (sup_find_worker). */
+bool
+req_find_worker(req_ctx *c, sv_wkey *keyp)
+{
+	/* Asked once per request, and remembered for the connection while
+	 * the pid table is unchanged (svd_peer_memo): the walk may read
+	 * /proc at each level. */
+	if (c->found == 0) {
+		uint64_t       v = sv_pidmap_version(&c->s->pids);
+		svd_peer_memo *m = c->memo;
+
+		if (c->peer_gone || c->pid == 0) {
+			c->found = -1;
+		} else if (m != NULL && m->version == v) {
+			c->found     = m->found ? 1 : -1;
+			c->found_key = m->key;
+		} else {
+			c->found = sup_find_worker(
+			               c->s, (long) c->pid, &c->found_key)
+			    ? 1
+			    : -1;
+			if (m != NULL) {
+				m->version = v;
+				m->found   = c->found > 0;
+				m->key     = c->found_key;
+			}
+		}
+	}
+	if (c->found > 0) {
+		*keyp = c->found_key;
+	}
+	return c->found > 0;
+}
+
+/* req_caller finds the worker that is the caller or its nearest ancestor
+ * (req_find_worker), or answers NOT_A_WORKER. */
+sv_err
+req_caller(
+    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp)
+{
+	sv_wkey          key;
+	const sv_cgroup *g;
+
+	if (c->peer_gone) {
+		return req_err(c, SV_ENOTWORKER,
+		    "the process that opened this connection (pid %" PRIu64
+		    ") has exited; its pid may belong to another process now",
+		    c->pid);
+	}
+	if (c->pid == 0) {
+		return req_err(c, SV_ENOTWORKER,
+		    "the caller's process cannot be identified");
+	}
+	if (req_find_worker(c, &key)
+	    && (g = sv_core_group(c->s->core, key.group_id)) != NULL
+	    && key.ordinal < g->max_count) {
+		const sv_seat *s = &g->seats[key.ordinal];
+		*gp              = g;
+		*sp              = s;
+		*pp = s->cur.generation == key.generation ? &s->cur : &s->old;
+		return SV_OK;
+	}
+	return req_err(c, SV_ENOTWORKER,
+	    "pid %" PRIu64 " is neither a worker of supervisor %s "
+	    "nor a descendant of one",
+	    c->pid, c->s->id);
+}
+
+/* req_whoami answers for the caller, identified by the kernel (the peer
+ * pid of the connection) or by its nearest supervised ancestor. */
+sv_err
+req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
+    Supervise__V1__Frame **frames)
+{
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+	sv_err           err;
+	svd_gsh         *gsh;
+	uint64_t         dl = 0;
+
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	    || s == NULL || p == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
+	}
+	gsh               = gsh_find(c->s, g->id);
+	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
+	fr->ordinal       = s->ordinal;
+	fr->generation    = p->generation;
+	fr->name          = g->name;
+	frames[0]         = fr;
+	id->group         = g->name;
+	id->ordinal       = s->ordinal;
+	id->generation    = p->generation;
+	id->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
+	id->pid           = p->pid;
+	id->purpose       = gsh != NULL ? gsh->cfg->purpose : "";
+	id->supervisor_id = c->s->id;
+	id->n_context     = 1;
+	id->context       = frames;
+	id->parent        = NULL; /* a top-level process has no parent frame */
+	id->group_size    = sv_core_group_count(g);
+	if (sv_core_proc_deadline(c->s->core,
+	        (sv_wkey) {g->id, s->ordinal, p->generation}, &dl)) {
+		uint64_t now             = sv_loop_now_ms();
+		id->draining             = true;
+		id->drain_deadline_in_ms = dl > now ? dl - now : 0;
+	}
+	/* A registered child is answered as its sub-worker (v1.4). */
+	if (c->arena[2] == NULL) {
+		(void) svd_subw_whoami(
+		    c->s->subw, (int64_t) c->pid, g->name, id, &c->arena[2]);
+	}
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
+	c->rep.identity  = id;
+	return SV_OK;
+}
+
+/* req_ready_heartbeat handles Ready and Heartbeat from a worker. */
+sv_err
+req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
+{
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+	sv_wkey          key;
+	sv_err           err;
+
+	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	    || s == NULL || p == NULL) {
+		return err != SV_OK ? err : SV_EINTERNAL;
+	}
+	if (p->pid != (int64_t) c->pid) {
+		svd_gsh *gs = gsh_find(c->s, g->id);
+		if (gs == NULL || !gs->cfg->notify_all) {
+			return req_err(c, SV_EPERM,
+			    "only the worker process itself (pid %" PRId64
+			    ") may report for %s[%" PRIu32
+			    "] (notify_access = \"all\" lets its descendants)",
+			    p->pid, g->name, s->ordinal);
+		}
+	}
+	key = (sv_wkey) {g->id, s->ordinal, p->generation};
+	if (ready && c->req->ready->status[0] != '\0') {
+		char text[SVD_NOTIFY_STATUS_MAX + 1];
+		snprintf(text, sizeof(text), "%s", c->req->ready->status);
+		for (char *q = text; *q != '\0'; q++) {
+			if ((unsigned char) *q < 0x20) {
+				*q = '?';
+			}
+		}
+		sup_status_text(c->s, key, text);
+	}
+	err = ready ? sv_core_ready(c->s->core, key, sv_loop_now_ms())
+	            : sv_core_heartbeat(c->s->core, key, sv_loop_now_ms());
+	if (err != SV_OK) {
+		return req_err(c, err, "worker is not running");
+	}
+	sup_drain_effects(c->s);
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
+	c->rep.ack       = ack;
+	return SV_OK;
+}
+
+/* worker_state maps a seat state to the protocol's. */

@@ -1,0 +1,68 @@
+/*
+ * req_subworkers.c — the sub-worker requests: RegisterSubWorker and
+ * ReleaseSubWorker through the sub-worker shell (subworkers.h,
+ * docs/subworkers.md).
+ */
+#include "sup_internal.h"
+
+/* ---- sub-workers (subworkers.h, docs/subworkers.md) -----------------------
+ */
+
+/* req_subworkers answers RegisterSubWorker and ReleaseSubWorker through
+ * the sub-worker shell, with the caller as the kernel tells it; false for
+ * any other body. A registration's identity is the caller's process's
+ * (WhoAmI) made the sub-worker's. */
+bool
+req_subworkers(req_ctx *c, sv_err *errp)
+{
+	svd_subw_caller sc = {0};
+	sv_subw_grant   g  = {0};
+	req_subw_rep   *r;
+
+	if (!svd_subw_is_request(c->req)) {
+		return false;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		*errp = req_err(c, SV_EINTERNAL, "out of memory");
+		return true;
+	}
+	c->arena[1] = r;
+	sc.pid      = c->peer_gone ? 0 : (int64_t) c->pid;
+	sc.ppid     = sc.pid > 0 ? (int64_t) proc_ppid((long) sc.pid) : -1;
+	sc.pidfd    = c->peer_pidfd;
+	sc.is_worker
+	    = sc.pid > 0 && sv_pidmap_get(&c->s->pids, (long) sc.pid, &sc.key);
+	sc.emsg    = c->emsg;
+	sc.emsglen = c->emsglen;
+	if ((*errp = svd_subw_handle(c->s->subw, c->req, &sc, &g)) != SV_OK) {
+		return true;
+	}
+	if (c->req->body_case
+	    == SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER) {
+		supervise__v1__release_sub_worker_reply__init(&r->rel);
+		c->rep.body_case
+		    = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER_REPLY;
+		c->rep.release_sub_worker_reply = &r->rel;
+		return true;
+	}
+	supervise__v1__identity__init(&r->id);
+	supervise__v1__frame__init(&r->fr);
+	supervise__v1__register_sub_worker_reply__init(&r->reg);
+	if ((*errp = req_whoami(c, &r->id, &r->fr, r->frames)) != SV_OK) {
+		return true;
+	}
+	if (c->arena[0] == NULL
+	    && svd_subw_fill(c->s->subw, &g, r->id.group, &r->id, &c->arena[0])
+	        != SV_OK) {
+		*errp = req_err(c, SV_EINTERNAL, "cannot make the identity");
+		return true;
+	}
+	r->reg.identity = &r->id;
+	r->reg.again    = g.again;
+	c->rep.body_case
+	    = SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER_REPLY;
+	c->rep.register_sub_worker_reply = &r->reg;
+	return true;
+}
+
+/* req_drain routes the drain requests; false for any other body. */

@@ -1,0 +1,241 @@
+/*
+ * sup_internal.h — what the pieces of supervised's supervisor share (private
+ * to daemon/sup_*.c and daemon/req_*.c; the public face is supervisor.h).
+ *
+ * The shell records (svd_proc, svd_gsh, svd_sup), the request context and
+ * the functions one piece calls in another. Nothing here is for main.c or
+ * the other daemon shells.
+ */
+#ifndef SVD_SUP_INTERNAL_H
+#define SVD_SUP_INTERNAL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/pidmap.h"
+#include "core/supervision.h"
+#include "activity.h"
+#include "drain.h"
+#include "events.h"
+#include "leases.h"
+#include "notify.h"
+#include "subworkers.h"
+#include "shell/cgroup.h"
+#include "shell/loop.h"
+#include "shell/procinfo.h"
+#include "shell/reaper.h"
+#include "shell/spawn.h"
+#include "sockets.h"
+#include "state.h"
+#include "supervisor.h"
+#include "wire/wire.h"
+#include "wire/wire_msg.h"
+
+/* Spawns per loop iteration, so requests are served in between. */
+#define SUP_SPAWN_BATCH 32
+/* How far up the process tree whoami looks for a worker. */
+#define SUP_MAX_ANCESTRY 32
+/* Event lines logged per second at most (the rest are counted). */
+#define SUP_LOG_PER_SEC 200
+/* Largest page of ListWorkers. */
+#define SUP_MAX_PAGE 4096u
+
+typedef struct svd_gsh svd_gsh;
+
+/* The shell's record of one process: what the core cannot hold. */
+typedef struct svd_proc {
+	svd_sup   *s;
+	sv_wkey    key;
+	pid_t      pid;
+	int        pidfd; /* -1: record unused */
+	sv_io      io;
+	sv_timer   timer;
+	uint64_t   guard; /* guard of the armed timer */
+	char       status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
+	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
+	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
+	bool       adopted; /* started by a predecessor: not our child */
+	svd_act   *act; /* its activity region, or NULL (activity.h) */
+} svd_proc;
+
+/* The shell's side of a group: its config and per-seat records. */
+struct svd_gsh {
+	svd_sup                *s;
+	uint32_t                id; /* the core's group id */
+	const svd_group_config *cfg;
+	const char            **envbase;
+	size_t                  nenvbase;
+	svd_proc               *procs; /* [2 * max_count]: two per seat */
+	sv_timer               *seat_timers; /* [max_count] */
+	svd_sockets *sockets; /* handed to every worker (sockets.h), or NULL */
+	uint64_t    *seat_guards; /* [max_count] */
+	svd_config  *owned; /* a group created at runtime: its
+	                     * own config (cfg points into it) */
+	char *spec; /* a runtime group's config text (journaled), owned */
+};
+
+struct svd_sup {
+	const svd_config *cfg;
+	sv_loop          *loop;
+	sv_core          *core;
+	svd_gsh         **gsh; /* [ngsh], start order; each its own block */
+	size_t            ngsh;
+	sv_pidmap         pids;
+	svd_events       *events;
+	svd_notify       *notify;
+	sv_cgtree        *cg; /* per-worker cgroups, or NULL */
+	svd_state        *state; /* the journal, or NULL */
+	svd_leases       *leases; /* the lease shell (leases.h) */
+	svd_subw         *subw; /* sub-workers (subworkers.h) */
+	svd_activity     *act; /* activity regions (activity.h), or NULL */
+	uint64_t          epoch; /* grows with each supervisor on a state */
+	sv_io             notify_io;
+	unsigned long     notify_drops; /* datagrams refused */
+	uint64_t          log_sec; /* second of the event lines counted */
+	unsigned long     log_lines, log_suppressed;
+	uint64_t          seq; /* last event sequence number */
+	char              id[33];
+	char              url[600];
+	long              self_pid; /* getpid(), read once */
+	sv_io             sig_io;
+	sv_timer          plan_timer;
+	uint64_t          plan_guard;
+	uint64_t          turn; /* loop iterations, counted by svd_sup_run */
+	uint64_t          notify_turn; /* the turn notify was last drained */
+	bool              orphans_due; /* a worker was reaped this turn */
+	bool              stale_due; /* an adopted worker was reaped */
+};
+
+/* A request handler fills rep (an envelope on the caller's stack) or
+ * returns an error with a message in emsg. Heap memory hung off rep goes
+ * into the arena, freed after encoding. Handlers run on the loop thread. */
+typedef struct req_ctx {
+	svd_sup         *s;
+	const svw_env   *req;
+	uint64_t         pid;
+	uint64_t         uid;
+	svw_env          rep; /* the reply being built */
+	char            *emsg;
+	size_t           emsglen;
+	void            *arena[3];
+	char             token[48];
+	bool             peer_gone; /* the connecting process has exited */
+	svd_lease_defer *defer; /* a waiting acquire parks here, or NULL */
+	int              peer_pidfd; /* of the connecting process, or -1 */
+	int     found; /* req_find_worker's answer: 0 not asked, 1, -1 */
+	sv_wkey found_key; /* when found is 1 */
+	svd_peer_memo *memo; /* the connection's, or NULL */
+} req_ctx;
+
+/* Reply storage of the drain requests (in the arena: freed after
+ * encoding). */
+typedef struct req_drain_rep {
+	Supervise__V1__DrainReport dr;
+	Supervise__V1__Ack         ack;
+} req_drain_rep;
+
+/* Reply storage of the sub-worker requests (in the arena). */
+typedef struct req_subw_rep {
+	Supervise__V1__Identity               id;
+	Supervise__V1__Frame                  fr;
+	Supervise__V1__Frame                 *frames[1];
+	Supervise__V1__RegisterSubWorkerReply reg;
+	Supervise__V1__ReleaseSubWorkerReply  rel;
+} req_subw_rep;
+
+/* sup_effects.c */
+svd_gsh    *gsh_find(svd_sup *s, uint32_t id);
+svd_proc   *proc_find(svd_sup *s, sv_wkey key);
+const char *key_name(svd_sup *s, sv_wkey key, char *buf, size_t len);
+void        sup_drain_effects(svd_sup *s);
+
+/* sup_events.c */
+void sup_event(svd_sup *s, const sv_event *ev);
+void sup_event_after(svd_sup *s, const sv_event *ev);
+bool sup_find_worker(svd_sup *s, long pid, sv_wkey *keyp);
+
+/* sup_leasehost.c */
+sv_err sup_leases_create(svd_sup *s, char *err, size_t errlen);
+
+/* sup_notify.c */
+void sup_status_text(svd_sup *s, sv_wkey key, const char *text);
+void sup_notify_drain(svd_sup *s);
+
+/* sup_spawn.c */
+sv_err    env_build_base(svd_gsh *g);
+svd_proc *proc_slot(svd_gsh *g, uint32_t ordinal);
+void      sup_spawn(svd_sup *s, sv_spawn_ticket t);
+void      sup_reap_orphans(svd_sup *s);
+void      proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events);
+void      proc_timer_cb(sv_loop *loop, sv_timer *t);
+void      seat_timer_cb(sv_loop *loop, sv_timer *t);
+void      plan_timer_cb(sv_loop *loop, sv_timer *t);
+void      sup_run_effects(svd_sup *s);
+
+/* sup_groups.c */
+void   gsh_free(svd_gsh *g);
+void   gsh_remove(svd_sup *s, uint32_t id);
+sv_err gsh_add(
+    svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec);
+
+/* req_common.c */
+sv_err req_err(req_ctx *c, sv_err err, const char *fmt, ...);
+sv_err req_admin(req_ctx *c);
+sv_err req_group(req_ctx *c, const char *name, const sv_cgroup **gp);
+sv_err req_core_err(
+    req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal);
+
+/* req_identity.c */
+sv_err req_hello(req_ctx *c, Supervise__V1__HelloReply *hr);
+long   proc_ppid(long pid);
+bool   req_find_worker(req_ctx *c, sv_wkey *keyp);
+sv_err req_caller(
+    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp);
+sv_err req_whoami(req_ctx *c, Supervise__V1__Identity *id,
+    Supervise__V1__Frame *fr, Supervise__V1__Frame **frames);
+sv_err req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack);
+
+/* req_workers.c */
+Supervise__V1__WorkerState worker_state(sv_seat_state st);
+sv_err                     req_list(req_ctx *c, Supervise__V1__WorkerList *wl);
+sv_err req_status(req_ctx *c, Supervise__V1__WorkerStatus *w);
+sv_err req_resize(req_ctx *c, const char *name, uint32_t count,
+    Supervise__V1__GroupChange *gc);
+sv_err req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w);
+sv_err req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w);
+sv_err req_terminate_worker(req_ctx *c, Supervise__V1__WorkerStatus *w);
+
+/* req_groups.c */
+void group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi);
+sv_err req_groups(req_ctx *c, Supervise__V1__GroupList *gl);
+sv_err req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi);
+sv_err req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi);
+sv_err req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi);
+
+/* req_drain.c */
+bool req_drain(req_ctx *c, sv_err *errp);
+
+/* req_subworkers.c */
+bool req_subworkers(req_ctx *c, sv_err *errp);
+
+/* req_dispatch.c */
+bool   req_leases(req_ctx *c, sv_err *errp);
+sv_err req_handle(req_ctx *c, nng_msg **replyp);
+sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
+    uint64_t peer_uid, int peer_pidfd, svd_peer_memo *memo,
+    svd_lease_defer *defer, nng_msg **replyp);
+
+#endif

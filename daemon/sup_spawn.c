@@ -1,0 +1,381 @@
+/*
+ * sup_spawn.c — spawning and reaping: a worker's environment, posix_spawn of
+ * a spawn ticket, pidfd exit watches, orphan reaping and the timers that
+ * fire back into the core.
+ */
+#include "sup_internal.h"
+
+/* ---- environment ----------------------------------------------------------
+ */
+
+/* env_name_len returns the length of NAME in "NAME=value". */
+static size_t
+env_name_len(const char *e)
+{
+	const char *eq = strchr(e, '=');
+	return eq != NULL ? (size_t) (eq - e) : strlen(e);
+}
+
+/* env_overridden tells whether the group's env sets the same NAME as e. */
+static bool
+env_overridden(const svd_group_config *cfg, const char *e)
+{
+	size_t n = env_name_len(e);
+
+	if (svd_env_reserved(e)) {
+		return true;
+	}
+	for (size_t i = 0; i < cfg->nenv; i++) {
+		if (env_name_len(cfg->env[i]) == n
+		    && strncmp(cfg->env[i], e, n) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* env_build_base collects the daemon's environment, minus what the group
+ * overrides, plus the group's env. Strings are borrowed. */
+sv_err
+env_build_base(svd_gsh *g)
+{
+	size_t n = 0, k = 0;
+
+	for (char **e = environ; e != NULL && *e != NULL; e++) {
+		n++;
+	}
+	g->envbase = calloc(n + g->cfg->nenv + 1, sizeof(*g->envbase));
+	if (g->envbase == NULL) {
+		return SV_ENOMEM;
+	}
+	for (char **e = environ; e != NULL && *e != NULL; e++) {
+		if (!env_overridden(g->cfg, *e)) {
+			g->envbase[k++] = *e;
+		}
+	}
+	for (size_t i = 0; i < g->cfg->nenv; i++) {
+		g->envbase[k++] = g->cfg->env[i];
+	}
+	g->nenvbase = k;
+	return SV_OK;
+}
+
+/* ---- spawning and reaping -------------------------------------------------
+ */
+
+/* proc_slot returns a free shell record of the ticket's seat. */
+svd_proc *
+proc_slot(svd_gsh *g, uint32_t ordinal)
+{
+	for (int i = 0; i < 2; i++) {
+		svd_proc *p = &g->procs[2 * ordinal + (uint32_t) i];
+		if (p->pidfd < 0) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* sup_spawn starts the process of one ticket and tells the core. */
+void
+sup_spawn(svd_sup *s, sv_spawn_ticket t)
+{
+	svd_gsh     *g = gsh_find(s, t.group_id);
+	char         v_url[700], v_group[96], v_ord[48], v_gen[64], v_id[64];
+	char         v_purpose[SVD_MAX_PURPOSE + 32], nm[96], v_notify[160];
+	const char **envp;
+	size_t       k;
+	sv_spawn_req req;
+	svd_proc    *p;
+	pid_t        pid;
+	int          pidfd, eno = ENOMEM, procsfd = -1;
+	uint64_t     now;
+	sv_cgleaf   *leaf = NULL;
+	svd_act     *act  = NULL;
+	char         v_act[SVD_ACTIVITY_ENV_MAX];
+
+	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
+		sv_core_spawn_failed(s->core, t, EAGAIN, sv_loop_now_ms());
+		return;
+	}
+	k    = g->nenvbase;
+	envp = malloc((k + 10) * sizeof(*envp));
+	if (envp == NULL) {
+		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
+		return;
+	}
+	memcpy(envp, g->envbase, k * sizeof(*envp));
+	snprintf(v_url, sizeof(v_url), "SUPERVISE_URL=%s", s->url);
+	snprintf(v_group, sizeof(v_group), "SUPERVISE_GROUP=%s", g->cfg->name);
+	snprintf(
+	    v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, t.ordinal);
+	snprintf(v_gen, sizeof(v_gen), "SUPERVISE_GENERATION=%" PRIu64,
+	    t.generation);
+	snprintf(v_purpose, sizeof(v_purpose), "SUPERVISE_PURPOSE=%s",
+	    g->cfg->purpose);
+	snprintf(v_id, sizeof(v_id), "SUPERVISE_SUPERVISOR_ID=%s", s->id);
+	envp[k++] = v_url;
+	envp[k++] = v_group;
+	envp[k++] = v_ord;
+	envp[k++] = v_gen;
+	envp[k++] = v_purpose;
+	envp[k++] = v_id;
+	if (g->sockets != NULL) {
+		envp[k++] = svd_sockets_env(g->sockets);
+	}
+	if (s->notify != NULL) {
+		snprintf(v_notify, sizeof(v_notify), "NOTIFY_SOCKET=%s",
+		    svd_notify_path(s->notify));
+		envp[k++] = v_notify;
+	}
+	if (g->cfg->activity
+	    && svd_activity_begin(s->act, g->cfg->name, t.ordinal,
+	           t.generation, &g->cfg->creds, &act, v_act, sizeof(v_act))
+	        == SV_OK) {
+		envp[k++] = v_act;
+	}
+	envp[k] = NULL;
+
+	/* Its own cgroup, if we have them; without one it still runs (its
+	 * process group is killed after it exits). */
+	if (s->cg != NULL) {
+		char label[96];
+		snprintf(label, sizeof(label), "%s.%" PRIu32, g->cfg->name,
+		    t.ordinal);
+		if (sv_cgtree_leaf(s->cg, label, &leaf) != SV_OK
+		    || (procsfd = sv_cgleaf_open_procs(s->cg, leaf)) < 0) {
+			svd_log("%s: no cgroup of its own: %s",
+			    key_name(s, t, nm, sizeof(nm)), strerror(errno));
+			sv_cgtree_release(s->cg, leaf);
+			leaf = NULL;
+		}
+	}
+	/* Before the spawn: a crash between it and the P record leaves a
+	 * process the successor must look for (docs/durability.md). */
+	svd_state_record(s->state,
+	    &(sv_jrec) {.kind = SV_J_SPAWNING,
+	        .name         = g->cfg->name,
+	        .ordinal      = t.ordinal,
+	        .generation   = t.generation});
+	req.path            = g->cfg->argv[0];
+	req.argv            = g->cfg->argv;
+	req.envp            = (char *const *) envp;
+	req.cwd             = g->cfg->cwd;
+	req.creds           = &g->cfg->creds;
+	req.join_cgroup     = procsfd >= 0;
+	req.cgroup_procs_fd = procsfd;
+	req.die_with_parent = g->cfg->die_with_supervisor;
+	req.pass_fds        = svd_sockets_fds(g->sockets, &req.npass_fds);
+	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
+		free(envp);
+		svd_activity_end(s->act, act);
+		if (procsfd >= 0) {
+			close(procsfd);
+		}
+		sv_cgtree_release(s->cg, leaf);
+		svd_log("%s: cannot spawn %s: %s",
+		    key_name(s, t, nm, sizeof(nm)), g->cfg->argv[0],
+		    strerror(eno));
+		sv_core_spawn_failed(s->core, t, eno, sv_loop_now_ms());
+		return;
+	}
+	free(envp);
+	if (procsfd >= 0) {
+		close(procsfd);
+	}
+	p->cg      = leaf;
+	p->key     = t;
+	p->pid     = pid;
+	p->pidfd   = pidfd;
+	p->guard   = 0;
+	p->adopted = false;
+	p->act     = act;
+	/* What tells this process from a later one with its pid, for the
+	 * journal (a zombie still has it, so this cannot fail for a child). */
+	if (s->state != NULL
+	    && sv_proc_start_time(pid, &p->start_time) != SV_OK) {
+		p->start_time = 0;
+	}
+	p->io = (sv_io) {pidfd, proc_exit_cb, p};
+	now   = sv_loop_now_ms();
+	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
+	    || sv_pidmap_put(&s->pids, pid, t) != SV_OK) {
+		sv_exit_info xi;
+		svd_log("%s: cannot watch pid %d; killing it",
+		    key_name(s, t, nm, sizeof(nm)), (int) pid);
+		sv_loop_del_io(s->loop, &p->io);
+		sv_signal(pidfd, SIGKILL);
+		while (sv_reap(pidfd, &xi) == SV_EBUSY) {
+			/* SIGKILL cannot be caught: this ends promptly. */
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		close(pidfd);
+		p->pidfd = -1;
+		sv_cgtree_release(s->cg, p->cg);
+		p->cg = NULL;
+		svd_activity_end(s->act, p->act);
+		p->act = NULL;
+		sv_core_spawn_failed(s->core, t, ENOMEM, now);
+		return;
+	}
+	sv_core_spawned(s->core, t, pid, now);
+	svd_subw_attach(s->subw, t, pid, g->cfg->max_subworkers);
+}
+
+/* sup_is_worker tells sv_reaper_collect whether pid is a worker. */
+static bool
+sup_is_worker(void *arg, pid_t pid)
+{
+	svd_sup *s = arg;
+	sv_wkey  key;
+
+	return sv_pidmap_get(&s->pids, pid, &key);
+}
+
+/* sup_reap_orphans reaps exited orphans (descendants of workers
+ * reparented to the daemon, a child subreaper), but no worker, and
+ * removes the released cgroups that have become empty. Called on SIGCHLD
+ * and once after each loop turn in which a worker was reaped (not per
+ * worker: waitid(P_ALL) scans every child of the daemon, so a mass exit
+ * of n workers would cost n scans of n). */
+void
+sup_reap_orphans(svd_sup *s)
+{
+	(void) sv_reaper_collect(sup_is_worker, s);
+	(void) sv_cgtree_sweep(s->cg);
+}
+
+void
+svd_sup_set_cgroups(svd_sup *s, sv_cgtree *cg)
+{
+	s->cg = cg;
+}
+
+/* proc_exit_cb reaps a process whose pidfd became readable. */
+void
+proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	svd_proc    *p = io->arg;
+	svd_sup     *s = p->s;
+	sv_exit_info xi;
+	sv_exit      x;
+	char         nm[96];
+
+	(void) events;
+	/* Datagrams the worker sent before it died are still credited to
+	 * its pid, which cannot be reused before the reap below. Once per
+	 * turn is enough: every death reported in this turn happened before
+	 * the loop's epoll_wait returned, so its datagrams were queued. */
+	if (s->notify_turn != s->turn) {
+		s->notify_turn = s->turn;
+		sup_notify_drain(s);
+	}
+	/* An adopted process is not our child: init reaps it and its exit
+	 * status is lost to us (docs/durability.md). */
+	switch (p->adopted ? SV_EINVAL : sv_reap(p->pidfd, &xi)) {
+	case SV_OK:
+		break;
+	case SV_EBUSY:
+		return; /* not exited yet (spurious wake-up) */
+	default:
+		/* Someone else reaped our child: do not spin on a readable
+		 * pidfd; account for it as an exit of unknown status. */
+		if (p->adopted) {
+			svd_log("%s: adopted pid %d exited (status unknown)",
+			    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid);
+		} else {
+			svd_log("%s: cannot collect the status of pid %d: %s",
+			    key_name(s, p->key, nm, sizeof(nm)), (int) p->pid,
+			    strerror(errno));
+		}
+		xi = (sv_exit_info) {false, -1, 0, false};
+		break;
+	}
+	sv_loop_del_io(loop, io);
+	sv_loop_timer_stop(loop, &p->timer);
+	close(p->pidfd);
+	p->pidfd = -1;
+	(void) sv_pidmap_del(&s->pids, p->pid);
+	/* Nothing a worker started may outlive it: whatever is left in its
+	 * process group gets SIGKILL. (The group id cannot have been reused
+	 * yet: we are in the callback that reaped its leader.) */
+	(void) sv_signal_group(p->pid, SIGKILL);
+	/* And whatever left the process group but not its cgroup. */
+	if (p->cg != NULL) {
+		sv_cgtree_release(s->cg, p->cg);
+		p->cg = NULL;
+	}
+	/* Orphans that exited while this worker's zombie was in the way:
+	 * reaped after this turn (svd_sup_run). */
+	s->orphans_due = true;
+	/* An adopted worker lived in its dead supervisor's cgroup tree:
+	 * that tree may be empty now (looked at after this turn). */
+	s->stale_due = s->stale_due || p->adopted;
+	x            = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
+	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
+	/* Its leases go now, in this iteration: a waiter gets the slot. */
+	svd_leases_worker_gone(s->leases, p->key);
+	svd_subw_worker_gone(s->subw, p->key); /* its sub-workers too */
+	/* Its activity region goes too: no stale stack is ever shown. */
+	svd_activity_end(s->act, p->act);
+	p->act = NULL;
+	sup_run_effects(s);
+}
+
+/* proc_timer_cb and seat_timer_cb hand a fired timer to the core. */
+void
+proc_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_proc *p = t->arg;
+	uint64_t  g = p->guard;
+
+	(void) loop;
+	p->guard = 0;
+	sv_core_timer(p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms());
+	sup_run_effects(p->s);
+}
+
+void
+seat_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_gsh *g       = t->arg;
+	size_t   ordinal = (size_t) (t - g->seat_timers);
+	sv_wkey  key     = {g->id, (uint32_t) ordinal, 0};
+	uint64_t guard   = g->seat_guards[ordinal];
+
+	(void) loop;
+	g->seat_guards[ordinal] = 0;
+	sv_core_timer(g->s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms());
+	sup_run_effects(g->s);
+}
+
+void
+plan_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	svd_sup *s     = t->arg;
+	sv_wkey  key   = {0, 0, 0};
+	uint64_t guard = s->plan_guard;
+
+	(void) loop;
+	s->plan_guard = 0;
+	sv_core_timer(s->core, SV_TIMER_PLAN, key, guard, sv_loop_now_ms());
+	sup_run_effects(s);
+}
+
+/* sup_run_effects carries out queued effects, then up to one batch of
+ * spawns (each of which may queue more effects). Returns with spawns
+ * possibly left for the next loop iteration (sup_spawns_left). */
+void
+sup_run_effects(svd_sup *s)
+{
+	sv_spawn_ticket t;
+
+	sup_drain_effects(s);
+	for (int i = 0; i < SUP_SPAWN_BATCH
+	     && sv_core_next_spawn(s->core, sv_loop_now_ms(), &t);
+	     i++) {
+		sup_spawn(s, t);
+		sup_drain_effects(s);
+	}
+}

@@ -1,0 +1,305 @@
+/*
+ * sup_takeover.c — taking over a predecessor's state: the journal read back,
+ * workers adopted or killed, runtime groups recreated.
+ */
+#include "sup_internal.h"
+
+/* ---- taking over a predecessor's state ------------------------------------
+ *
+ * A supervisor that finds a journal (state.h) replays it, then, before it
+ * spawns anything: recreates the groups created at runtime, restores each
+ * group's size unless the config changed it since, and goes seat by seat:
+ * a process still alive with the same pid and kernel start time is
+ * adopted (pidfd, no spawn), every other seat spawns with its generation
+ * continued. The new journal (a snapshot of all that) replaces the old one
+ * in one rename, so a crash during the takeover loses nothing either.
+ */
+
+/* to_kill ends a process left by the predecessor that nothing will adopt:
+ * SIGKILL to it and its process group (its pidfd proves it is the same
+ * process, so the group id is still its own). */
+static void
+to_kill(
+    int pidfd, pid_t pid, const char *why, const char *group, uint32_t ordinal)
+{
+	svd_log("%s[%" PRIu32 "]: killing pid %d left by the previous "
+	        "supervisor: %s",
+	    group, ordinal, (int) pid, why);
+	(void) sv_signal_group(pid, SIGKILL);
+	(void) sv_signal(pidfd, SIGKILL);
+	close(pidfd);
+}
+
+/* to_adopt makes a verified process of the predecessor the current one of
+ * seat (g, ordinal). */
+static void
+to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
+    int pidfd, uint64_t floor)
+{
+	svd_proc  *p   = proc_slot(g, ordinal);
+	sv_adoptee a   = {jp->generation, jp->pid, jp->ready, jp->stopping};
+	sv_wkey    key = {g->id, ordinal, jp->generation};
+
+	if (p == NULL
+	    || sv_pidmap_put(&s->pids, (pid_t) jp->pid, key) != SV_OK) {
+		to_kill(pidfd, (pid_t) jp->pid, "no room to track it",
+		    g->cfg->name, ordinal);
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		return;
+	}
+	p->key        = key;
+	p->pid        = (pid_t) jp->pid;
+	p->pidfd      = pidfd;
+	p->guard      = 0;
+	p->cg         = NULL;
+	p->adopted    = true;
+	p->start_time = jp->start_time;
+	p->io         = (sv_io) {pidfd, proc_exit_cb, p};
+	/* The region the predecessor made for it, if any (activity.h). */
+	p->act = svd_activity_adopt(
+	    s->act, g->cfg->name, ordinal, jp->generation);
+	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
+	    || sv_core_restore(
+	           s->core, g->id, ordinal, floor, &a, sv_loop_now_ms())
+	        != SV_OK) {
+		sv_loop_del_io(s->loop, &p->io);
+		(void) sv_pidmap_del(&s->pids, p->pid);
+		p->pidfd = -1;
+		svd_activity_end(s->act, p->act);
+		p->act = NULL;
+		to_kill(pidfd, (pid_t) jp->pid, "cannot watch it",
+		    g->cfg->name, ordinal);
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		return;
+	}
+	svd_subw_attach(s->subw, key, jp->pid, g->cfg->max_subworkers);
+}
+
+/* to_seat takes over one seat of a journaled group (g NULL: the group is
+ * gone from the config; its processes are killed). */
+/* to_unrecorded looks for the process of a spawn the predecessor began
+ * but did not record (S without P): by its environment, which names the
+ * predecessor, the group, the ordinal and the generation. On success it
+ * fills *jp as if the P record had been written. */
+static bool
+to_unrecorded(const char *prev_id, const char *name, uint32_t ordinal,
+    uint64_t gen, sv_jproc *jp)
+{
+	char        v_id[96], v_group[300], v_ord[48], v_gen[64];
+	const char *want[4] = {v_id, v_group, v_ord, v_gen};
+	pid_t       pid;
+	uint64_t    start;
+
+	snprintf(v_id, sizeof(v_id), "SUPERVISE_SUPERVISOR_ID=%s", prev_id);
+	snprintf(v_group, sizeof(v_group), "SUPERVISE_GROUP=%s", name);
+	snprintf(v_ord, sizeof(v_ord), "SUPERVISE_ORDINAL=%" PRIu32, ordinal);
+	snprintf(v_gen, sizeof(v_gen), "SUPERVISE_GENERATION=%" PRIu64, gen);
+	if (sv_proc_find_env(want, 4, &pid) != SV_OK
+	    || sv_proc_start_time(pid, &start) != SV_OK) {
+		return false;
+	}
+	*jp = (sv_jproc) {gen, pid, start, false, false};
+	svd_log("%s[%" PRIu32 "]: found pid %d, spawned by the previous "
+	        "supervisor just before it died",
+	    name, ordinal, (int) pid);
+	return true;
+}
+
+static void
+to_seat(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
+    const sv_jseat *js, bool same_boot, const char *prev_id)
+{
+	const sv_jproc *best    = NULL;
+	int             bestfd  = -1;
+	uint64_t        floor   = js->next_generation;
+	bool            in_core = g != NULL && ordinal < g->cfg->max_count;
+	sv_jproc        found[SV_JOURNAL_SEAT_PROCS + 1];
+	uint32_t        nfound = js->nprocs;
+
+	memcpy(found, js->procs, js->nprocs * sizeof(found[0]));
+	if (same_boot && js->spawning
+	    && to_unrecorded(prev_id, name, ordinal, js->spawning_generation,
+	        &found[nfound])) {
+		nfound++;
+	}
+	for (uint32_t k = 0; k < nfound; k++) {
+		const sv_jproc *jp = &found[k];
+		int             fd;
+		if (!same_boot
+		    || sv_proc_claim((pid_t) jp->pid, jp->start_time, &fd)
+		        != SV_OK) {
+			if (same_boot) {
+				svd_log("%s[%" PRIu32 "]: pid %" PRId64
+				        " generation %" PRIu64
+				        " of the previous supervisor is gone",
+				    name, ordinal, jp->pid, jp->generation);
+			}
+			continue;
+		}
+		if (!in_core) {
+			to_kill(fd, (pid_t) jp->pid,
+			    g == NULL ? "its group is no longer configured"
+			              : "its ordinal is beyond max_count",
+			    name, ordinal);
+		} else if (g->cfg->die_with_supervisor) {
+			to_kill(fd, (pid_t) jp->pid,
+			    "its group has die_with_supervisor", name,
+			    ordinal);
+		} else if (best == NULL || jp->generation > best->generation) {
+			if (best != NULL) {
+				to_kill(bestfd, (pid_t) best->pid,
+				    "a newer generation holds the seat", name,
+				    ordinal);
+			}
+			best   = jp;
+			bestfd = fd;
+		} else {
+			to_kill(fd, (pid_t) jp->pid,
+			    "a newer generation holds the seat", name,
+			    ordinal);
+		}
+	}
+	if (!in_core) {
+		return;
+	}
+	if (best != NULL) {
+		to_adopt(s, g, ordinal, best, bestfd, floor);
+	} else if (floor > 0) {
+		(void) sv_core_restore(
+		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+	}
+}
+
+/* to_runtime_groups recreates the groups the predecessor had created at
+ * runtime (from their journaled text) unless the config now has one of
+ * that name. */
+static void
+to_runtime_groups(svd_sup *s, const sv_jstate *prev)
+{
+	for (size_t i = 0; i < prev->ngroups; i++) {
+		const sv_jgroup *jg = &prev->groups[i];
+		svd_config      *cfg;
+		char             msg[512], *spec;
+		if (jg->spec == NULL
+		    || sv_core_group_named(s->core, jg->name) != NULL) {
+			continue;
+		}
+		if (svd_config_load_text(
+		        "journal", jg->spec, &cfg, msg, sizeof(msg))
+		    != SV_OK) {
+			svd_log("%s: cannot recreate the runtime group: %s",
+			    jg->name, msg);
+			continue;
+		}
+		if ((spec = strdup(jg->spec)) == NULL
+		    || gsh_add(s, &cfg->groups[0], cfg, spec) != SV_OK) {
+			svd_log(
+			    "%s: cannot recreate the runtime group", jg->name);
+			free(spec);
+			svd_config_free(cfg);
+			continue;
+		}
+		svd_log(
+		    "%s: runtime group recreated from the journal", jg->name);
+	}
+}
+
+sv_err
+svd_sup_take_over(
+    svd_sup *s, svd_state *st, const sv_jstate *prev, char *err, size_t errlen)
+{
+	bool     same_boot;
+	size_t   adopted_before = sv_core_live(s->core);
+	uint64_t now            = sv_loop_now_ms();
+
+	s->state  = st;
+	s->epoch  = prev->epoch + 1;
+	same_boot = prev->boot_id[0] != '\0'
+	    && strcmp(prev->boot_id, svd_state_boot_id(st)) == 0;
+	if (prev->epoch > 0 && !same_boot) {
+		svd_log("the journal is from another boot: none of its "
+		        "processes can be alive");
+	}
+	svd_state_record(st,
+	    &(sv_jrec) {
+	        .kind = SV_J_EPOCH, .name = s->id, .generation = s->epoch});
+	to_runtime_groups(s, prev);
+	/* Sizes first (a scale emits its own record), then every group's
+	 * record, then the seats. */
+	for (size_t i = 0; i < s->ngsh; i++) {
+		svd_gsh         *g  = s->gsh[i];
+		const sv_jgroup *jg = sv_jstate_group(prev, g->cfg->name);
+		uint32_t         previous;
+		if (jg != NULL && jg->config_count == g->cfg->count
+		    && jg->count != g->cfg->count
+		    && jg->count <= g->cfg->max_count) {
+			(void) sv_core_scale(
+			    s->core, g->id, jg->count, &previous, now);
+			svd_log("%s: size %" PRIu32
+			        " restored from the journal (the config says "
+			        "%" PRIu32 ")",
+			    g->cfg->name, jg->count, g->cfg->count);
+		}
+		svd_state_record(st,
+		    &(sv_jrec) {.kind = SV_J_GROUP,
+		        .name         = g->cfg->name,
+		        .spec         = g->spec,
+		        .count = sv_core_group(s->core, g->id)->ords.limit,
+		        .config_count = g->cfg->count});
+	}
+	sup_drain_effects(s);
+	for (size_t i = 0; i < prev->ngroups; i++) {
+		const sv_jgroup *jg = &prev->groups[i];
+		svd_gsh         *g  = NULL;
+		const sv_cgroup *cg = sv_core_group_named(s->core, jg->name);
+		if (cg != NULL) {
+			g = gsh_find(s, cg->id);
+		}
+		for (uint32_t o = 0; o < jg->nseats; o++) {
+			const sv_jseat *js = &jg->seats[o];
+			if (g != NULL && o < g->cfg->max_count
+			    && js->next_generation > 0) {
+				svd_state_record(st,
+				    &(sv_jrec) {.kind = SV_J_FLOOR,
+				        .name         = g->cfg->name,
+				        .ordinal      = o,
+				        .generation   = js->next_generation});
+			}
+			/* A released ordinal stays released: a process
+			 * adopted on it is stopped, not replaced. */
+			bool freed = g != NULL && o < g->cfg->max_count
+			    && js->released
+			    && sv_core_restore_release(s->core, g->id, o)
+			        == SV_OK;
+			if (js->nprocs > 0 || js->spawning || g != NULL) {
+				to_seat(s, g, jg->name, o, js, same_boot,
+				    prev->supervisor_id);
+			}
+			if (freed) {
+				svd_state_record(st,
+				    &(sv_jrec) {.kind = SV_J_FREED,
+				        .name         = g->cfg->name,
+				        .ordinal      = o,
+				        .generation   = js->next_generation});
+			}
+		}
+	}
+	/* The adoptions' events record them in the journal's mirror. */
+	sup_drain_effects(s);
+	if (prev->epoch > 0) {
+		svd_log("took over from supervisor %s (epoch %" PRIu64
+		        "): %zu worker%s adopted",
+		    prev->supervisor_id[0] != '\0' ? prev->supervisor_id : "?",
+		    prev->epoch, sv_core_live(s->core) - adopted_before,
+		    sv_core_live(s->core) - adopted_before == 1 ? "" : "s");
+	}
+	/* Leases: a core of the new epoch, then the predecessor's leases,
+	 * unclaimed until their holders claim them (docs/leases.md). */
+	if (sup_leases_create(s, err, errlen) != SV_OK) {
+		return SV_ESYSTEM;
+	}
+	svd_leases_restore(s->leases, prev);
+	return svd_state_begin(st, err, errlen);
+}
