@@ -1,0 +1,290 @@
+/*
+ * seat.c — groups, seats and process records of the supervision core: finding
+ * a group, marking a seat pending, scheduling and cancelling its restart,
+ * resting and releasing it, and arming, stopping and forgetting the process
+ * records on it. Decisions about what happens next live in plan.c.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/supervision_internal.h"
+
+/* ---- groups and seats ----------------------------------------------------
+ */
+
+/* svs_group_find returns the group with id, and its position in *posp. */
+sv_cgroup *
+svs_group_find(const sv_core *c, uint32_t id, size_t *posp)
+{
+	for (size_t i = 0; i < c->ngroups; i++) {
+		if (c->groups[i]->id == id) {
+			if (posp != NULL) {
+				*posp = i;
+			}
+			return c->groups[i];
+		}
+	}
+	return NULL;
+}
+
+/* svs_group_pos returns the position of g in start order. */
+size_t
+svs_group_pos(const sv_core *c, const sv_cgroup *g)
+{
+	size_t pos = 0;
+	(void) svs_group_find(c, g->id, &pos);
+	return pos;
+}
+
+/* svs_seat_set_pending marks (or unmarks) a seat as waiting for a spawn. */
+void
+svs_seat_set_pending(sv_cgroup *g, sv_seat *s, bool on)
+{
+	if (s->pending == on) {
+		return;
+	}
+	s->pending = on;
+	if (on) {
+		g->npending++;
+		if (s->ordinal < g->cursor) {
+			g->cursor = s->ordinal;
+		}
+	} else {
+		g->npending--;
+	}
+}
+
+/* svs_seat_renew gives the seat the next generation if the current one has
+ * already been spawned. */
+void
+svs_seat_renew(sv_cgroup *g, sv_seat *s)
+{
+	if (s->used) {
+		(void) sv_ordinals_renew(&g->ords, &s->tok);
+		s->used = false;
+	}
+}
+
+/* svs_seat_cancel_backoff disarms a scheduled restart. */
+void
+svs_seat_cancel_backoff(sv_core *c, sv_cgroup *g, sv_seat *s)
+{
+	if (s->backoff) {
+		s->backoff = false;
+		s->guard   = 0;
+		svs_timer_cancel(c, SV_TIMER_SEAT, svs_key_of(g, s, NULL));
+	}
+}
+
+/* svs_seat_can_start tells whether a seat may get a process at all. */
+bool
+svs_seat_can_start(const sv_core *c, const sv_cgroup *g, const sv_seat *s)
+{
+	return s->wanted && !c->shutting_down && !g->failed && !g->deleting;
+}
+
+/* svs_seat_schedule makes a seat start after delay_ms (0: at the next
+ * sv_core_next_spawn), with a fresh generation. */
+void
+svs_seat_schedule(
+    sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t delay_ms, uint64_t now_ms)
+{
+	svs_seat_cancel_backoff(c, g, s);
+	svs_seat_set_pending(g, s, false);
+	if (!svs_seat_can_start(c, g, s)) {
+		return;
+	}
+	svs_seat_renew(g, s);
+	if (delay_ms == 0) {
+		svs_seat_set_pending(g, s, true);
+		return;
+	}
+	s->backoff = true;
+	s->due_ms  = now_ms + delay_ms;
+	s->guard = svs_timer_arm(c, SV_TIMER_SEAT, svs_key_of(g, s, NULL), s->due_ms);
+}
+
+/* svs_seat_release gives the ordinal back (the worker is no longer wanted). */
+void
+svs_seat_release(sv_cgroup *g, sv_seat *s)
+{
+	if (s->wanted) {
+		(void) sv_ordinals_release(&g->ords, s->tok);
+		s->wanted = false;
+	}
+}
+
+/* svs_seat_rest settles a seat that has no process and will not restart:
+ * nothing scheduled, the ordinal released unless still wanted. */
+void
+svs_seat_rest(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, bool release)
+{
+	sv_event ev = {.kind = SV_EV_STOPPED, .why = why};
+
+	svs_seat_cancel_backoff(c, g, s);
+	svs_seat_set_pending(g, s, false);
+	s->in_plan = false;
+	if (release) {
+		svs_seat_release(g, s);
+	}
+	svs_emit(c, g, s, NULL, ev);
+}
+
+/* svs_group_free frees a group's memory. NULL is ignored. */
+void
+svs_group_free(sv_cgroup *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	sv_ordinals_fini(&g->ords);
+	sv_intensity_fini(&g->intensity);
+	free(g->seats);
+	free(g->name);
+	free(g);
+}
+
+/* svs_group_maybe_delete removes a group being deleted once nothing is alive.
+ * Returns true when it was removed (g is then gone). */
+bool
+svs_group_maybe_delete(sv_core *c, sv_cgroup *g)
+{
+	size_t   pos = 0;
+	sv_event ev  = {.kind = SV_EV_GROUP_DELETED};
+
+	if (!g->deleting || g->live > 0) {
+		return false;
+	}
+	(void) svs_group_find(c, g->id, &pos);
+	svs_emit(c, g, NULL, NULL, ev);
+	memmove(&c->groups[pos], &c->groups[pos + 1],
+	    (c->ngroups - pos - 1) * sizeof(sv_cgroup *));
+	c->ngroups--;
+	/* Positions after pos moved down by one: keep the plan's range. */
+	if (c->plan.phase != PLAN_IDLE && c->plan.first.group > pos) {
+		c->plan.first.group--;
+	} else if (c->plan.phase != PLAN_IDLE && c->plan.first.group == pos) {
+		c->plan.first.ordinal = 0;
+	}
+	svs_group_free(g);
+	return true;
+}
+
+/* ---- process records -----------------------------------------------------
+ */
+
+/* svs_proc_find returns the process of a seat with the given generation. */
+sv_proc *
+svs_proc_find(sv_seat *s, uint64_t generation)
+{
+	if (s->cur.state != SV_PROC_NONE && s->cur.generation == generation) {
+		return &s->cur;
+	}
+	if (s->old.state != SV_PROC_NONE && s->old.generation == generation) {
+		return &s->old;
+	}
+	return NULL;
+}
+
+/* svs_proc_arm arms the timer of a process at due_ms. */
+void
+svs_proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
+    uint64_t due_ms)
+{
+	p->due_ms = due_ms;
+	p->guard  = svs_timer_arm(c, SV_TIMER_PROC, svs_key_of(g, s, p), due_ms);
+}
+
+/* svs_proc_await sets whether an ordered start still waits for p. */
+void
+svs_proc_await(sv_cgroup *g, sv_proc *p, bool on)
+{
+	if (p->awaited != on) {
+		p->awaited = on;
+		if (on) {
+			g->unready++;
+		} else {
+			g->unready--;
+		}
+	}
+}
+
+/* svs_proc_forget clears a process record after its reap. */
+void
+svs_proc_forget(sv_core *c, sv_cgroup *g, sv_proc *p)
+{
+	svs_proc_await(g, p, false);
+	*p = (sv_proc) {0};
+	g->live--;
+	c->live--;
+}
+
+/* svs_proc_stop asks a live process to stop: the group's stop signal (SIGKILL
+ * if the stop timeout is 0), then the stop timer. A process already
+ * stopping keeps its first reason, except that an operator restart, a
+ * shutdown or a failure overrides a reason that would restart it
+ * differently. */
+void
+svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
+    uint64_t now_ms)
+{
+	sv_event ev = {.kind = SV_EV_STOPPING, .why = why};
+	int      sig;
+
+	switch (p->state) {
+	case SV_PROC_STARTING:
+	case SV_PROC_RUNNING:
+		break;
+	case SV_PROC_STOPPING:
+		if (p->draining) {
+			return; /* its deadline stands; it is not restarted */
+		}
+		if (why == SV_WHY_RESTART || why == SV_WHY_SHUTDOWN
+		    || why == SV_WHY_FAILED || why == SV_WHY_UNWANTED
+		    || why == SV_WHY_DELETED) {
+			p->why = why;
+		}
+		return;
+	default:
+		return;
+	}
+	svs_proc_await(g, p, false);
+	p->state  = SV_PROC_STOPPING;
+	p->why    = why;
+	sig       = g->pol.stop_timeout_ms == 0 ? SIGKILL : g->pol.stop_signal;
+	p->killed = sig == SIGKILL;
+	svs_emit(c, g, s, p, ev);
+	svs_signal_proc(c, g, s, p, sig);
+	if (g->pol.stop_timeout_ms > 0) {
+		svs_proc_arm(c, g, s, p, now_ms + g->pol.stop_timeout_ms);
+	} else {
+		p->guard = 0;
+		svs_timer_cancel(c, SV_TIMER_PROC, svs_key_of(g, s, p));
+	}
+}
+
+/* svs_seat_stop stops whatever runs on a seat, or settles it if nothing does.
+ * release: the ordinal is given back once the seat is at rest. */
+void
+svs_seat_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
+{
+	if (s->rolling) {
+		/* Neither generation of a roll overlap stays. */
+		svs_old_stop(c, g, s, why, now_ms);
+	}
+	if (s->cur.state == SV_PROC_STARTING || s->cur.state == SV_PROC_RUNNING
+	    || s->cur.state == SV_PROC_STOPPING) {
+		svs_seat_cancel_backoff(c, g, s);
+		svs_seat_set_pending(g, s, false);
+		s->in_plan = false;
+		svs_proc_stop(c, g, s, &s->cur, why, now_ms);
+		return;
+	}
+	if (s->pending || s->backoff || s->in_plan) {
+		svs_seat_rest(c, g, s, why, !s->wanted);
+	} else if (!s->wanted) {
+		svs_seat_release(g, s);
+	}
+}

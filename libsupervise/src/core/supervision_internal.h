@@ -1,0 +1,232 @@
+/*
+ * supervision_internal.h — the private record of the supervision core and
+ * the helpers its files share (not part of the API; only core files that
+ * implement supervision.h include it).
+ *
+ * The core is split by concept: supervision.c (the record, the effect
+ * queue, queries), seat.c (groups, seats, process records), plan.c (what
+ * follows an exit: restart type, intensity, backoff, the strategy plan),
+ * lifecycle.c (spawning, readiness, watchdog and process timers),
+ * requests.c (operator requests and shutdown), roll.c (drain and rolling
+ * restart).
+ *
+ * Every function that changes a seat keeps three derived things right:
+ * the group's npending/cursor (which seats wait for a spawn), live (the
+ * processes not yet reaped) and unready (processes whose readiness an
+ * ordered start waits for). They are what make sv_core_next_spawn cheap.
+ */
+#ifndef SV_CORE_SUPERVISION_INTERNAL_H
+#define SV_CORE_SUPERVISION_INTERNAL_H
+
+#include "core/fxring.h"
+#include "core/supervision.h"
+
+typedef enum plan_phase {
+	PLAN_IDLE     = 0,
+	PLAN_STOPPING = 1, /* siblings stop one by one, reverse start order */
+	PLAN_DELAY    = 2, /* all stopped; the plan timer is armed */
+} plan_phase;
+
+struct sv_core {
+	sv_strategy strategy;
+	sv_cgroup **groups; /* [ngroups], start order */
+	size_t      ngroups;
+	uint32_t    next_id;
+	bool        shutting_down;
+	size_t      live;
+	uint64_t    guards; /* source of timer guards */
+	struct {
+		plan_phase  phase;
+		sv_position first; /* range: every position >= first */
+		uint64_t    delay_ms;
+		uint64_t    guard;
+	} plan;
+	sv_drains drains; /* reports of drains and rolls */
+	sv_fxring fx; /* pending effects (core/fxring.h) */
+};
+
+/* ---- supervision.c (the core record: create/destroy, the effect queue, queries and names) ---- */
+
+/* key_of names a process of a seat. */
+sv_wkey
+svs_key_of(const sv_cgroup *g, const sv_seat *s, const sv_proc *p);
+
+/* emit queues an event about seat s (may be NULL) of group g. */
+void
+svs_emit(sv_core *c, const sv_cgroup *g, const sv_seat *s, const sv_proc *p,
+    sv_event ev);
+
+/* timer_arm queues an SV_FX_TIMER effect and returns its guard. */
+uint64_t
+svs_timer_arm(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t due_ms);
+
+/* timer_cancel queues an SV_FX_CANCEL effect. */
+void
+svs_timer_cancel(sv_core *c, sv_timer_kind kind, sv_wkey key);
+
+/* signal_proc queues a signal to a process's group. */
+void
+svs_signal_proc(sv_core *c, const sv_cgroup *g, const sv_seat *s, const sv_proc *p,
+    int signo);
+
+/* ---- seat.c (groups, seats and process records) ---- */
+
+/* group_find returns the group with id, and its position in *posp. */
+sv_cgroup *
+svs_group_find(const sv_core *c, uint32_t id, size_t *posp);
+
+/* group_pos returns the position of g in start order. */
+size_t
+svs_group_pos(const sv_core *c, const sv_cgroup *g);
+
+/* seat_set_pending marks (or unmarks) a seat as waiting for a spawn. */
+void
+svs_seat_set_pending(sv_cgroup *g, sv_seat *s, bool on);
+
+/* seat_renew gives the seat the next generation if the current one has
+ * already been spawned. */
+void
+svs_seat_renew(sv_cgroup *g, sv_seat *s);
+
+/* seat_cancel_backoff disarms a scheduled restart. */
+void
+svs_seat_cancel_backoff(sv_core *c, sv_cgroup *g, sv_seat *s);
+
+/* seat_can_start tells whether a seat may get a process at all. */
+bool
+svs_seat_can_start(const sv_core *c, const sv_cgroup *g, const sv_seat *s);
+
+/* seat_schedule makes a seat start after delay_ms (0: at the next
+ * sv_core_next_spawn), with a fresh generation. */
+void
+svs_seat_schedule(
+    sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t delay_ms, uint64_t now_ms);
+
+/* seat_release gives the ordinal back (the worker is no longer wanted). */
+void
+svs_seat_release(sv_cgroup *g, sv_seat *s);
+
+/* seat_rest settles a seat that has no process and will not restart:
+ * nothing scheduled, the ordinal released unless still wanted. */
+void
+svs_seat_rest(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, bool release);
+
+/* group_free frees a group's memory. NULL is ignored. */
+void
+svs_group_free(sv_cgroup *g);
+
+/* group_maybe_delete removes a group being deleted once nothing is alive.
+ * Returns true when it was removed (g is then gone). */
+bool
+svs_group_maybe_delete(sv_core *c, sv_cgroup *g);
+
+/* proc_find returns the process of a seat with the given generation. */
+sv_proc *
+svs_proc_find(sv_seat *s, uint64_t generation);
+
+/* proc_arm arms the timer of a process at due_ms. */
+void
+svs_proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
+    uint64_t due_ms);
+
+/* proc_await sets whether an ordered start still waits for p. */
+void
+svs_proc_await(sv_cgroup *g, sv_proc *p, bool on);
+
+/* proc_forget clears a process record after its reap. */
+void
+svs_proc_forget(sv_core *c, sv_cgroup *g, sv_proc *p);
+
+/* proc_stop asks a live process to stop: the group's stop signal (SIGKILL
+ * if the stop timeout is 0), then the stop timer. A process already
+ * stopping keeps its first reason, except that an operator restart, a
+ * shutdown or a failure overrides a reason that would restart it
+ * differently. */
+void
+svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
+    uint64_t now_ms);
+
+/* seat_stop stops whatever runs on a seat, or settles it if nothing does.
+ * release: the ordinal is given back once the seat is at rest. */
+void
+svs_seat_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms);
+
+/* ---- plan.c (what follows an exit, and the strategy plan) ---- */
+
+/* seat_after_exit decides what follows the end of the seat's current
+ * process (exit or failed spawn); the record is already cleared.
+ * min_delay_ms bounds the restart delay from below. */
+void
+svs_seat_after_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why,
+    const sv_exit *x, uint64_t uptime_ms, uint64_t min_delay_ms,
+    uint64_t now_ms);
+
+/* plan_start ends a plan: every wanted seat of the range becomes pending;
+ * sv_core_next_spawn starts them in start order. */
+void
+svs_plan_start(sv_core *c, uint64_t now_ms);
+
+/* plan_step advances a plan in its stopping phase: waits while a seat of
+ * the range is stopping, else stops the live seat with the highest
+ * position, else moves to the delay (or starts at once). */
+void
+svs_plan_step(sv_core *c, uint64_t now_ms);
+
+/* ---- lifecycle.c (spawning, readiness, watchdog and process timers) ---- */
+
+/* live_proc finds the live process named by key. */
+sv_proc *
+svs_live_proc(sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp);
+
+/* ---- requests.c (operator requests and shutdown) ---- */
+
+/* group_for_request finds a group an operator may change. */
+sv_err
+svs_group_for_request(sv_core *c, uint32_t id, sv_cgroup **gp);
+
+/* ---- roll.c (drain and rolling restart) ---- */
+
+/* drain_exited records the reap of process p (about to be forgotten). */
+void
+svs_drain_exited(sv_core *c, const sv_cgroup *g, const sv_seat *s,
+    const sv_proc *p, sv_exit x, uint64_t now_ms);
+
+/* proc_drain tells live process p of seat s to drain under report d: a
+ * notice, the drain signal, the deadline timer. deadline_ms 0: the
+ * group's. A process already draining stays in its first drain. */
+void
+svs_proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_drain *d,
+    uint64_t deadline_ms, sv_why why, uint64_t now_ms);
+
+/* drain_deadline: a draining process reached its deadline: SIGKILL. */
+void
+svs_drain_deadline(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_event ev);
+
+/* old_stop stops the live old generation of a roll overlap (the seat's
+ * process will not come back to it). */
+void
+svs_old_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms);
+
+/* roll_end ends group g's roll (reason: why it stopped early, NULL: it is
+ * complete). */
+void
+svs_roll_end(sv_core *c, sv_cgroup *g, const char *reason);
+
+/* roll_step starts the overlap of the next ordinal to roll, or ends the
+ * roll when none is left. Waits while a seat is rolling. */
+void
+svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms);
+
+/* roll_advance: the new generation of rolling seat s is ready: the old
+ * one is drained, the roll goes on with the next ordinal. */
+void
+svs_roll_advance(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms);
+
+/* roll_back: the new generation of rolling seat s is gone before it was
+ * ready: the old process becomes the seat's again and the roll stops.
+ * Returns false when there is no old process left (the seat then goes on
+ * as after any exit). */
+bool
+svs_roll_back(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms);
+
+#endif
