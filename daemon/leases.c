@@ -1424,6 +1424,7 @@ ls_pool_info(svd_leases *l, const ls_pool *p, Supervise__V1__PoolInfo *pi)
 	pi->name       = (char *) p->name;
 	pi->slots      = p->slots;
 	pi->held       = sv_lease_pool_held(l->core, p->id);
+	pi->waiting    = sv_lease_pool_waiting(l->core, p->id);
 	pi->ttl_ms     = p->ttl_ms;
 	pi->grace_ms   = p->grace_ms;
 	pi->path       = p->path != NULL ? p->path : (char *) "";

@@ -349,8 +349,12 @@ test_wait_fifo_and_deadline(void **state)
 	wd     = acq_wait(&sh, &d, p, -1, 50, &g);
 	assert_true(wb != 0 && wc != 0 && wd != 0);
 	assert_true(wb != wc && wc != wd);
+	/* The pool tells how many wait (ListPools shows it). */
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 3);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p + 1), 0);
 	/* Asking again while queued: the same waiter. */
 	assert_int_equal(acq_wait(&sh, &b, p, -1, 1000, &g), wb);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 3);
 
 	/* d's deadline: not a millisecond early, exactly at 50. A shell
 	 * whose timer fires early gets it armed again. */
@@ -372,6 +376,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->err, SV_ETIMEDOUT);
 	assert_int_equal(count_ev(&sh, 0, SV_LEV_WAIT_TIMEOUT, 0), 1);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 2);
 
 	/* Release: b (first in line) gets the slot at once, c still waits. */
 	sh_advance(&sh, 60);
@@ -385,6 +390,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_true(r->lease.token > ga.token);
 	assert_null(reply_to(&sh, wc));
 	assert_null(sh_timer(&sh, SV_LTIMER_WAITER, wb)); /* cancelled */
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 1);
 	g = r->lease;
 	assert_int_equal(sv_lease_release(sh.c, &b, g.id, sh.now), SV_OK);
 	sh_drain(&sh);
@@ -392,6 +398,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->err, SV_OK);
 	assert_true(r->lease.token > g.token);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 0);
 	/* c's timer is gone: no timeout ever follows its grant. */
 	sh_advance(&sh, 5000);
 	assert_int_equal(count_fx(&sh, 0, SV_LFX_REPLY_WAITER), 3);

@@ -1007,6 +1007,14 @@ sv_lease_pool_held(const sv_lease_core *c, uint32_t id)
 	return p != NULL ? p->nheld : 0;
 }
 
+uint32_t
+sv_lease_pool_waiting(const sv_lease_core *c, uint32_t id)
+{
+	const lpool *p = pool_get(c, id);
+
+	return p != NULL ? p->nw : 0;
+}
+
 size_t
 sv_lease_count(const sv_lease_core *c)
 {

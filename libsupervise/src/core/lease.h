@@ -242,6 +242,10 @@ const char *sv_lease_pool_name(const sv_lease_core *c, uint32_t id);
  * or unclaimed (0 if there is no such pool). */
 uint32_t sv_lease_pool_held(const sv_lease_core *c, uint32_t id);
 
+/* sv_lease_pool_waiting returns the number of acquires queued on pool id
+ * (0 if there is no such pool). */
+uint32_t sv_lease_pool_waiting(const sv_lease_core *c, uint32_t id);
+
 /*
  * sv_lease_session_open opens a session for a non-worker client whose
  * kernel-verified uid is uid. It lives ttl_ms unless renewed; at its end
