@@ -45,15 +45,23 @@
 /* Longest rendered resource path. */
 #define LS_PATH_MAX 1100u
 
-/* A pool as the shell knows it: what the core does not hold. */
+/* What the shell keeps of a pool: only what the core does not hold, the
+ * description of its per-slot resource. */
+typedef struct ls_res {
+	char *path; /* template, or NULL: no resource */
+	bool  directory;
+} ls_res;
+
+/* A pool as the shell sees it, composed on demand (ls_pool_view) from the
+ * core's record and the shell's ls_res: a view, never stored. */
 typedef struct ls_pool {
-	uint32_t        id; /* the core's; 0: unused */
-	char            name[SV_LEASE_NAME_MAX + 1];
+	uint32_t        id;
+	const char     *name; /* the core's */
 	uint32_t        slots;
 	uint64_t        ttl_ms, grace_ms;
 	sv_lease_policy policy;
 	bool            directory;
-	char           *path; /* template, or NULL: no resource */
+	const char     *path; /* template, or NULL: no resource */
 } ls_pool;
 
 typedef struct ls_timer {
@@ -75,12 +83,6 @@ typedef struct ls_deferred {
 	uint64_t    wait_ms;
 } ls_deferred;
 
-typedef struct ls_session {
-	uint64_t id; /* 0: unused */
-	uint32_t uid;
-	uint64_t ttl_ms;
-} ls_session;
-
 typedef struct ls_pipe {
 	uint32_t pipe; /* 0: unused */
 	sv_wkey  key; /* the worker that opened it */
@@ -90,10 +92,9 @@ struct svd_leases {
 	sv_lease_core *core;
 	sv_loop       *loop;
 	svd_lease_host h;
-	ls_pool        pools[SV_LEASE_MAX_POOLS];
+	ls_res         res[SV_LEASE_MAX_POOLS]; /* of pool id at id - 1 */
 	ls_timer      *timers[LS_TIMER_BUCKETS];
 	ls_deferred    deferred[SVD_LEASE_MAX_DEFERRED];
-	ls_session     sessions[SV_LEASE_MAX_SESSIONS];
 	ls_pipe       *pipes; /* [SVD_LEASE_MAX_PIPES] */
 	uint64_t       aborted[LS_ABORTED_MAX];
 	unsigned       naborted;
@@ -105,14 +106,20 @@ static void ls_effects(svd_leases *l);
 /* ---- tables ---------------------------------------------------------------
  */
 
-/* ls_pool_get returns the shell's record of pool id, or NULL. */
+/* ls_pool_view composes pool id into *buf from the core's record and the
+ * shell's resource, and returns buf; NULL if the core has no such pool. */
 static ls_pool *
-ls_pool_get(svd_leases *l, uint32_t id)
+ls_pool_view(svd_leases *l, uint32_t id, ls_pool *buf)
 {
-	if (id == 0 || id > SV_LEASE_MAX_POOLS || l->pools[id - 1].id != id) {
+	sv_lease_pool_info pi;
+
+	if (id == 0 || id > SV_LEASE_MAX_POOLS
+	    || !sv_lease_pool_get(l->core, id, &pi)) {
 		return NULL;
 	}
-	return &l->pools[id - 1];
+	*buf = (ls_pool) {pi.id, pi.name, pi.slots, pi.ttl_ms, pi.grace_ms,
+	    pi.policy, l->res[id - 1].directory, l->res[id - 1].path};
+	return buf;
 }
 
 /* ls_timer_bucket hashes (kind, key). */
@@ -195,35 +202,6 @@ ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 	    != SV_OK) {
 		svd_log("leases: cannot arm a timer; firing it now");
 		sv_lease_timer(l->core, fx->timer, fx->key, fx->guard, now);
-	}
-}
-
-/* ls_session_find returns the shell's record of session id, or NULL. */
-static ls_session *
-ls_session_find(svd_leases *l, uint64_t id)
-{
-	for (size_t i = 0; id != 0 && i < SV_LEASE_MAX_SESSIONS; i++) {
-		if (l->sessions[i].id == id) {
-			return &l->sessions[i];
-		}
-	}
-	return NULL;
-}
-
-/* ls_session_put records session id of uid (the core bounds their
- * number by the same constant, so a free entry exists). */
-static void
-ls_session_put(svd_leases *l, uint64_t id, uint32_t uid, uint64_t ttl_ms)
-{
-	ls_session *s = ls_session_find(l, id);
-
-	for (size_t i = 0; s == NULL && i < SV_LEASE_MAX_SESSIONS; i++) {
-		if (l->sessions[i].id == 0) {
-			s = &l->sessions[i];
-		}
-	}
-	if (s != NULL) {
-		*s = (ls_session) {id, uid, ttl_ms};
 	}
 }
 
@@ -438,7 +416,8 @@ typedef struct ls_lease_msg {
 static void
 ls_lease_fill(svd_leases *l, const sv_lease_info *li, ls_lease_msg *lm)
 {
-	const ls_pool *p   = ls_pool_get(l, li->pool_id);
+	ls_pool        pv;
+	const ls_pool *p   = ls_pool_view(l, li->pool_id, &pv);
 	uint64_t       now = sv_loop_now_ms();
 
 	supervise__v1__lease__init(&lm->m);
@@ -524,7 +503,8 @@ ls_publish(svd_leases *l, sv_lease_event_kind kind, sv_lease_reason why,
 static void
 ls_journal_lease(svd_leases *l, const sv_lease_info *li, bool live)
 {
-	const ls_pool *p = ls_pool_get(l, li->pool_id);
+	ls_pool        pv;
+	const ls_pool *p = ls_pool_view(l, li->pool_id, &pv);
 	sv_jrec        r = {.kind = live ? SV_J_LEASE : SV_J_UNLEASE};
 	const char    *g = NULL;
 
@@ -546,11 +526,12 @@ ls_journal_lease(svd_leases *l, const sv_lease_info *li, bool live)
 			r.holder_ordinal = li->holder.worker.ordinal;
 			r.generation     = li->holder.worker.generation;
 		} else {
-			const ls_session *s
-			    = ls_session_find(l, li->holder.session);
+			sv_lease_session_info s = {0};
+			(void) sv_lease_session_get(
+			    l->core, li->holder.session, &s);
 			r.session     = li->holder.session;
-			r.session_uid = s != NULL ? s->uid : 0;
-			r.session_ttl = s != NULL ? s->ttl_ms : 0;
+			r.session_uid = s.uid;
+			r.session_ttl = s.ttl_ms;
 		}
 	}
 	l->h.journal(l->h.arg, &r);
@@ -610,7 +591,8 @@ ls_answer(svd_leases *l, ls_deferred *d, sv_err err, const sv_lease_info *li)
 			rep = NULL;
 		}
 	} else if (err != SV_ECLOSED) {
-		const ls_pool *p = ls_pool_get(l, d->pool_id);
+		ls_pool        pv;
+		const ls_pool *p = ls_pool_view(l, d->pool_id, &pv);
 		if (err == SV_ETIMEDOUT) {
 			err = SV_EDEADLINE;
 			snprintf(msg, sizeof(msg),
@@ -636,7 +618,8 @@ ls_effects(svd_leases *l)
 	sv_lease_fx fx;
 
 	while (sv_lease_pop_effect(l->core, &fx)) {
-		ls_pool *p = ls_pool_get(l, fx.lease.pool_id);
+		ls_pool  pv;
+		ls_pool *p = ls_pool_view(l, fx.lease.pool_id, &pv);
 		switch (fx.kind) {
 		case SV_LFX_REPLY_WAITER: {
 			ls_deferred *d = ls_deferred_find(l, fx.waiter);
@@ -651,15 +634,8 @@ ls_effects(svd_leases *l)
 			break;
 		case SV_LFX_EVENT:
 			if (fx.event == SV_LEV_SESSION_OPENED
+			    || fx.event == SV_LEV_SESSION_ENDED
 			    || fx.event == SV_LEV_WAIT_TIMEOUT) {
-				break;
-			}
-			if (fx.event == SV_LEV_SESSION_ENDED) {
-				ls_session *s = ls_session_find(
-				    l, fx.lease.holder.session);
-				if (s != NULL) {
-					s->id = 0;
-				}
 				break;
 			}
 			if (fx.event == SV_LEV_GRANTED
@@ -714,7 +690,8 @@ ls_effects(svd_leases *l)
 /* ---- creation -------------------------------------------------------------
  */
 
-/* ls_pool_add declares a pool in the core and the shell. */
+/* ls_pool_add declares a pool in the core and records its resource in
+ * the shell. */
 static sv_err
 ls_pool_add(svd_leases *l, const char *name, uint32_t slots, uint64_t ttl_ms,
     uint64_t grace_ms, const char *path, sv_lease_policy policy,
@@ -722,19 +699,17 @@ ls_pool_add(svd_leases *l, const char *name, uint32_t slots, uint64_t ttl_ms,
 {
 	uint32_t id;
 	sv_err   err;
-	ls_pool *p;
+	ls_res  *r;
 
 	err = sv_lease_pool_add(l->core, name, slots, ttl_ms, grace_ms, policy,
 	    path != NULL && path[0] != '\0', &id);
 	if (err != SV_OK) {
 		return err;
 	}
-	p  = &l->pools[id - 1];
-	*p = (ls_pool) {
-	    id, "", slots, ttl_ms, grace_ms, policy, directory, NULL};
-	snprintf(p->name, sizeof(p->name), "%s", name);
+	r  = &l->res[id - 1];
+	*r = (ls_res) {NULL, directory};
 	if (path != NULL && path[0] != '\0'
-	    && (p->path = strdup(path)) == NULL) {
+	    && (r->path = strdup(path)) == NULL) {
 		return SV_ENOMEM;
 	}
 	if (idp != NULL) {
@@ -822,7 +797,7 @@ svd_leases_destroy(svd_leases *l)
 		}
 	}
 	for (size_t i = 0; i < SV_LEASE_MAX_POOLS; i++) {
-		free(l->pools[i].path);
+		free(l->res[i].path);
 	}
 	sv_lease_core_destroy(l->core);
 	free(l->pipes);
@@ -865,6 +840,7 @@ ls_restore_pools(svd_leases *l, const sv_jstate *prev)
 	for (size_t i = 0; i < prev->npools; i++) {
 		const sv_jpool *jp = &prev->pools[i];
 		uint32_t        id = 0;
+		ls_pool         pv;
 		sv_err          err;
 		if (sv_lease_pool_find(l->core, jp->name) != 0) {
 			svd_log("pool %s: the config declares it; the runtime "
@@ -883,7 +859,7 @@ ls_restore_pools(svd_leases *l, const sv_jstate *prev)
 			    jp->name, sv_strerror(err));
 			continue;
 		}
-		ls_journal_pool(l, ls_pool_get(l, id));
+		ls_journal_pool(l, ls_pool_view(l, id, &pv));
 	}
 }
 
@@ -917,8 +893,6 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 			r->holder.session = jl->session;
 			r->session_uid    = jl->session_uid;
 			r->session_ttl_ms = jl->session_ttl_ms;
-			ls_session_put(l, jl->session, jl->session_uid,
-			    jl->session_ttl_ms);
 		} else {
 			uint32_t gid = l->h.group_id(
 			    l->h.arg, sv_jlease_group(prev, jl));
@@ -985,18 +959,18 @@ ls_holder(svd_leases *l, const svd_lease_caller *c, uint64_t session,
     sv_lease_holder *h)
 {
 	if (session != 0) {
-		const ls_session *s = ls_session_find(l, session);
-		if (s == NULL) {
+		sv_lease_session_info si;
+		if (!sv_lease_session_get(l->core, session, &si)) {
 			return ls_fail(c, SV_ENOTFOUND,
 			    "no lease session %" PRIu64 " (it expired or was "
 			    "closed)",
 			    session);
 		}
-		if ((uint64_t) s->uid != c->uid) {
+		if ((uint64_t) si.uid != c->uid) {
 			return ls_fail(c, SV_EPERM,
 			    "lease session %" PRIu64
 			    " belongs to uid %" PRIu32,
-			    session, s->uid);
+			    session, si.uid);
 		}
 		*h = (sv_lease_holder) {SV_HOLDER_SESSION, {0, 0, 0}, session};
 		return SV_OK;
@@ -1010,10 +984,11 @@ ls_holder(svd_leases *l, const svd_lease_caller *c, uint64_t session,
 	return SV_OK;
 }
 
-/* ls_pool_named finds a pool by name or fails with NOT_FOUND. */
+/* ls_pool_named finds a pool by name (its view in *buf, *pp = buf) or
+ * fails with NOT_FOUND. */
 static sv_err
-ls_pool_named(
-    svd_leases *l, const svd_lease_caller *c, const char *name, ls_pool **pp)
+ls_pool_named(svd_leases *l, const svd_lease_caller *c, const char *name,
+    ls_pool *buf, ls_pool **pp)
 {
 	uint32_t id;
 
@@ -1028,7 +1003,7 @@ ls_pool_named(
 		return SV_ETOOLARGE;
 	}
 	if ((id = sv_lease_pool_find(l->core, name)) == 0
-	    || (*pp = ls_pool_get(l, id)) == NULL) {
+	    || (*pp = ls_pool_view(l, id, buf)) == NULL) {
 		(void) ls_fail(c, SV_ENOTFOUND, "no pool named \"%s\"", name);
 		return SV_ENOTFOUND;
 	}
@@ -1108,7 +1083,7 @@ ls_acquire(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
     svd_lease_defer *d, svw_env *rep, void **arena)
 {
 	const Supervise__V1__AcquireLease *a = req->acquire_lease;
-	ls_pool                           *p = NULL;
+	ls_pool                            pv, *p = NULL;
 	sv_lease_holder                    h;
 	sv_lease_req                       lr;
 	sv_lease_info                      li;
@@ -1116,7 +1091,7 @@ ls_acquire(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	ls_deferred                       *slot = NULL;
 	sv_err                             err;
 
-	if ((err = ls_pool_named(l, c, a->pool, &p)) != SV_OK
+	if ((err = ls_pool_named(l, c, a->pool, &pv, &p)) != SV_OK
 	    || (err = ls_holder(l, c, a->session, &h)) != SV_OK) {
 		return err;
 	}
@@ -1180,17 +1155,17 @@ ls_acquire(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	return ls_reply_lease(l, c, &li, rep, arena);
 }
 
-/* ls_lease_pool finds the pool of lease id by walking the leases of the
- * holder (for error messages), or NULL. */
+/* ls_lease_pool finds the pool of lease id by walking the leases (for
+ * error messages): its view in *buf and buf, or NULL. */
 static const ls_pool *
-ls_lease_pool(svd_leases *l, uint64_t id)
+ls_lease_pool(svd_leases *l, uint64_t id, ls_pool *buf)
 {
 	sv_lease_iter it = SV_LEASE_ITER_INIT;
 	sv_lease_info li;
 
 	while (sv_lease_next(l->core, &it, NULL, &li, NULL)) {
 		if (li.id == id) {
-			return ls_pool_get(l, li.pool_id);
+			return ls_pool_view(l, li.pool_id, buf);
 		}
 	}
 	return NULL;
@@ -1203,6 +1178,7 @@ ls_renew(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	const Supervise__V1__RenewLease *r = req->renew_lease;
 	sv_lease_holder                  h;
 	sv_lease_info                    li;
+	ls_pool                          pv;
 	sv_err                           err;
 
 	if ((err = ls_holder(l, c, r->session, &h)) != SV_OK) {
@@ -1211,7 +1187,8 @@ ls_renew(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	err = sv_lease_renew(l->core, &h, r->id, sv_loop_now_ms(), &li);
 	ls_effects(l);
 	if (err != SV_OK) {
-		return ls_core_err(c, err, ls_lease_pool(l, r->id), "renew");
+		return ls_core_err(
+		    c, err, ls_lease_pool(l, r->id, &pv), "renew");
 	}
 	return ls_reply_lease(l, c, &li, rep, arena);
 }
@@ -1222,7 +1199,8 @@ ls_release(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 {
 	const Supervise__V1__ReleaseLease *r = req->release_lease;
 	sv_lease_holder                    h;
-	const ls_pool                     *p = ls_lease_pool(l, r->id);
+	ls_pool                            pv;
+	const ls_pool                     *p = ls_lease_pool(l, r->id, &pv);
 	Supervise__V1__Ack                *ack;
 	sv_err                             err;
 
@@ -1266,8 +1244,8 @@ ls_list(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	sv_err                           err;
 
 	if (r->pool[0] != '\0') {
-		ls_pool *p = NULL;
-		if ((err = ls_pool_named(l, c, r->pool, &p)) != SV_OK) {
+		ls_pool pv, *p = NULL;
+		if ((err = ls_pool_named(l, c, r->pool, &pv, &p)) != SV_OK) {
 			return err;
 		}
 		pool = p->id;
@@ -1311,12 +1289,12 @@ ls_claim(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
     svw_env *rep, void **arena)
 {
 	const Supervise__V1__ClaimLease *r = req->claim_lease;
-	ls_pool                         *p = NULL;
+	ls_pool                          pv, *p = NULL;
 	sv_lease_holder                  h;
 	sv_lease_info                    li;
 	sv_err                           err;
 
-	if ((err = ls_pool_named(l, c, r->pool, &p)) != SV_OK
+	if ((err = ls_pool_named(l, c, r->pool, &pv, &p)) != SV_OK
 	    || (err = ls_holder(l, c, r->session, &h)) != SV_OK) {
 		return err;
 	}
@@ -1358,9 +1336,9 @@ static sv_err
 ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
     svw_env *rep, void **arena)
 {
-	uint64_t    now = sv_loop_now_ms(), id = 0;
-	ls_session *s;
-	sv_err      err;
+	uint64_t              now = sv_loop_now_ms(), id = 0;
+	sv_lease_session_info si = {0};
+	sv_err                err;
 
 	if (c->uid > UINT32_MAX) {
 		return ls_fail(c, SV_EPERM, "the caller's uid is not known");
@@ -1380,8 +1358,6 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 			return ls_fail(c, err, "cannot open a session: %s",
 			    sv_strerror(err));
 		}
-		ls_session_put(
-		    l, id, (uint32_t) c->uid, req->open_session->ttl_ms);
 		return ls_reply_session(
 		    c, id, req->open_session->ttl_ms, rep, arena);
 	case SUPERVISE__V1__ENVELOPE__BODY_RENEW_SESSION:
@@ -1397,9 +1373,8 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 			return ls_fail(c, err,
 			    "lease session %" PRIu64 " is another uid's", id);
 		}
-		s = ls_session_find(l, id);
-		return ls_reply_session(
-		    c, id, s != NULL ? s->ttl_ms : 0, rep, arena);
+		(void) sv_lease_session_get(l->core, id, &si);
+		return ls_reply_session(c, id, si.ttl_ms, rep, arena);
 	default: /* CLOSE_SESSION */
 		id  = req->close_session->id;
 		err = sv_lease_session_close(
@@ -1408,9 +1383,6 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 		if (err == SV_EPERM) {
 			return ls_fail(c, err,
 			    "lease session %" PRIu64 " is another uid's", id);
-		}
-		if ((s = ls_session_find(l, id)) != NULL) {
-			s->id = 0;
 		}
 		return ls_reply_session(c, id, 0, rep, arena);
 	}
@@ -1427,7 +1399,7 @@ ls_pool_info(svd_leases *l, const ls_pool *p, Supervise__V1__PoolInfo *pi)
 	pi->waiting    = sv_lease_pool_waiting(l->core, p->id);
 	pi->ttl_ms     = p->ttl_ms;
 	pi->grace_ms   = p->grace_ms;
-	pi->path       = p->path != NULL ? p->path : (char *) "";
+	pi->path       = p->path != NULL ? (char *) p->path : (char *) "";
 	pi->on_release = (char *) sv_lease_policy_name(p->policy);
 	pi->kind       = p->directory ? (char *) "directory" : (char *) "file";
 }
@@ -1456,6 +1428,7 @@ ls_create_pool(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	sv_lease_policy                  pol;
 	Supervise__V1__PoolInfo         *pi;
 	uint32_t                         id;
+	ls_pool                          pv;
 	bool                             dir;
 	sv_err                           err;
 
@@ -1501,12 +1474,12 @@ ls_create_pool(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 		    c, err, "cannot create pool: %s", sv_strerror(err));
 	}
 	svd_log("pool %s: created (%" PRIu32 " slots)", r->name, r->slots);
-	ls_journal_pool(l, ls_pool_get(l, id));
+	ls_journal_pool(l, ls_pool_view(l, id, &pv));
 	if ((pi = malloc(sizeof(*pi))) == NULL) {
 		return ls_fail(c, SV_ENOMEM, "out of memory");
 	}
 	arena[0] = pi;
-	ls_pool_info(l, ls_pool_get(l, id), pi);
+	ls_pool_info(l, ls_pool_view(l, id, &pv), pi);
 	rep->body_case = SUPERVISE__V1__ENVELOPE__BODY_POOL_INFO;
 	rep->pool_info = pi;
 	return SV_OK;
@@ -1531,9 +1504,10 @@ ls_list_pools(
 		return ls_fail(c, SV_ENOMEM, "out of memory");
 	}
 	supervise__v1__pool_list__init(pl);
-	for (size_t i = 0; i < SV_LEASE_MAX_POOLS; i++) {
-		if (l->pools[i].id != 0) {
-			ls_pool_info(l, &l->pools[i], &items[n]);
+	for (uint32_t id = 1; id <= sv_lease_pool_count(l->core); id++) {
+		ls_pool pv;
+		if (ls_pool_view(l, id, &pv) != NULL) {
+			ls_pool_info(l, &pv, &items[n]);
 			ptrs[n] = &items[n];
 			n++;
 		}

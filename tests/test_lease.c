@@ -321,6 +321,32 @@ test_exhausted(void **state)
 	}
 	assert_int_equal(sv_lease_pool_held(sh.c, p), 2);
 	assert_int_equal(sv_lease_count(sh.c), 2);
+	/* The core is where the shell reads a pool's declaration. */
+	{
+		sv_lease_pool_info pi;
+		uint32_t           q = 0;
+		assert_int_equal(sv_lease_pool_add(sh.c, "files", 3, 500, 70,
+		                     SV_LEASE_REMOVE, true, &q),
+		    SV_OK);
+		assert_int_equal(sv_lease_pool_count(sh.c), 2);
+		assert_true(sv_lease_pool_get(sh.c, p, &pi));
+		assert_int_equal(pi.id, p);
+		assert_string_equal(pi.name, "metrics");
+		assert_int_equal(pi.slots, 2);
+		assert_int_equal(pi.held, 2);
+		assert_int_equal(pi.waiting, 0);
+		assert_true(sv_lease_pool_get(sh.c, q, &pi));
+		assert_int_equal(pi.id, q);
+		assert_string_equal(pi.name, "files");
+		assert_int_equal(pi.slots, 3);
+		assert_int_equal(pi.ttl_ms, 500);
+		assert_int_equal(pi.grace_ms, 70);
+		assert_int_equal(pi.policy, SV_LEASE_REMOVE);
+		assert_true(pi.has_resource);
+		assert_int_equal(pi.held, 0);
+		assert_false(sv_lease_pool_get(sh.c, 0, &pi));
+		assert_false(sv_lease_pool_get(sh.c, q + 1, &pi));
+	}
 	/* Asking for a specific free slot gets exactly that slot. */
 	assert_int_equal(sv_lease_release(sh.c, &a, ga.id, sh.now), SV_OK);
 	assert_int_equal(acq(&sh, &c, p, 0, &gc), SV_OK);
@@ -830,6 +856,17 @@ test_sessions(void **state)
 	    sv_lease_session_open(sh.c, 1000, 100, sh.now, &id), SV_OK);
 	sh_drain(&sh);
 	assert_int_not_equal(id, 0);
+	/* The core is where the shell reads a session's owner and TTL. */
+	{
+		sv_lease_session_info si = {0};
+		assert_true(sv_lease_session_get(sh.c, id, &si));
+		assert_int_equal(si.id, id);
+		assert_int_equal(si.uid, 1000);
+		assert_int_equal(si.ttl_ms, 100);
+		assert_int_equal(si.expiry_ms, sh.now + 100);
+		assert_false(sv_lease_session_get(sh.c, id + 1, &si));
+		assert_false(sv_lease_session_get(sh.c, 0, &si));
+	}
 	s.session = id;
 	assert_int_equal(acq(&sh, &s, p, -1, &g), SV_OK);
 	sh_advance(&sh, 80);
@@ -838,6 +875,11 @@ test_sessions(void **state)
 	assert_int_equal(
 	    sv_lease_session_renew(sh.c, id, 1000, sh.now), SV_OK);
 	sh_drain(&sh);
+	{
+		sv_lease_session_info si = {0};
+		assert_true(sv_lease_session_get(sh.c, id, &si));
+		assert_int_equal(si.expiry_ms, 180);
+	}
 	sh_advance(&sh, 179);
 	assert_int_equal(slot_state(&sh, p, g.slot, NULL), SV_LEASE_HELD);
 	mark = sh.nlog;
@@ -848,6 +890,10 @@ test_sessions(void **state)
 	    1);
 	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
 	assert_int_equal(acq(&sh, &s, p, -1, &g), SV_ENOTFOUND);
+	{
+		sv_lease_session_info si;
+		assert_false(sv_lease_session_get(sh.c, id, &si));
+	}
 	/* Closing releases (no notice); closing again is fine. */
 	assert_int_equal(
 	    sv_lease_session_open(sh.c, 1000, 100, sh.now, &id), SV_OK);
@@ -866,6 +912,10 @@ test_sessions(void **state)
 	    1);
 	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 0);
 	assert_null(sh_timer(&sh, SV_LTIMER_SESSION, id));
+	{
+		sv_lease_session_info si;
+		assert_false(sv_lease_session_get(sh.c, id, &si));
+	}
 	sh_fini(&sh);
 }
 

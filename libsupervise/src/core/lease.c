@@ -839,6 +839,20 @@ sv_lease_session_open(sv_lease_core *c, uint32_t uid, uint64_t ttl_ms,
 	return SV_OK;
 }
 
+bool
+sv_lease_session_get(
+    const sv_lease_core *c, uint64_t id, sv_lease_session_info *out)
+{
+	const lsession *s = session_get(c, id);
+
+	if (s == NULL || id == 0) {
+		return false;
+	}
+	*out
+	    = (sv_lease_session_info) {s->id, s->uid, s->ttl_ms, s->expiry_ms};
+	return true;
+}
+
 sv_err
 sv_lease_session_renew(
     sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t now_ms)
@@ -1005,6 +1019,32 @@ sv_lease_pool_held(const sv_lease_core *c, uint32_t id)
 	const lpool *p = pool_get(c, id);
 
 	return p != NULL ? p->nheld : 0;
+}
+
+uint32_t
+sv_lease_pool_count(const sv_lease_core *c)
+{
+	return c->npools;
+}
+
+bool
+sv_lease_pool_get(const sv_lease_core *c, uint32_t id, sv_lease_pool_info *out)
+{
+	const lpool *p = pool_get(c, id);
+
+	if (p == NULL) {
+		return false;
+	}
+	*out = (sv_lease_pool_info) {.id = p->id,
+	    .name                        = p->name,
+	    .slots                       = p->nslots,
+	    .ttl_ms                      = p->ttl_ms,
+	    .grace_ms                    = p->grace_ms,
+	    .policy                      = p->policy,
+	    .has_resource                = p->has_resource,
+	    .held                        = p->nheld,
+	    .waiting                     = p->nw};
+	return true;
 }
 
 uint32_t
