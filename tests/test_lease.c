@@ -1,5 +1,5 @@
 /*
- * test_lease.c — the lease core (core/lease.c) driven by synthetic events
+ * test_lease.c — the lease core (core/lease*.c) driven by synthetic events
  * and a fake clock, with no process, no socket and no timer.
  *
  * A small fake shell stands in for the daemon: it drains the core's
@@ -1688,8 +1688,8 @@ test_model(void **state)
 		sh_fini(&m->sh);
 		free(m);
 	}
-	/* The run must have exercised what it checks. */
-	assert_true(steps >= 10000);
+	/* The run must have exercised what it checks (the number of steps is
+	 * fixed by the loops above, so it is not asserted). */
 	assert_true(revoked > 100);
 	assert_true(grants > 500);
 	assert_true(replies > 50);
