@@ -1,5 +1,5 @@
 /*
- * test_lease.c — the lease core (core/lease.c) driven by synthetic events
+ * test_lease.c — the lease core (core/lease*.c) driven by synthetic events
  * and a fake clock, with no process, no socket and no timer.
  *
  * A small fake shell stands in for the daemon: it drains the core's
@@ -321,6 +321,32 @@ test_exhausted(void **state)
 	}
 	assert_int_equal(sv_lease_pool_held(sh.c, p), 2);
 	assert_int_equal(sv_lease_count(sh.c), 2);
+	/* The core is where the shell reads a pool's declaration. */
+	{
+		sv_lease_pool_info pi;
+		uint32_t           q = 0;
+		assert_int_equal(sv_lease_pool_add(sh.c, "files", 3, 500, 70,
+		                     SV_LEASE_REMOVE, true, &q),
+		    SV_OK);
+		assert_int_equal(sv_lease_pool_count(sh.c), 2);
+		assert_true(sv_lease_pool_get(sh.c, p, &pi));
+		assert_int_equal(pi.id, p);
+		assert_string_equal(pi.name, "metrics");
+		assert_int_equal(pi.slots, 2);
+		assert_int_equal(pi.held, 2);
+		assert_int_equal(pi.waiting, 0);
+		assert_true(sv_lease_pool_get(sh.c, q, &pi));
+		assert_int_equal(pi.id, q);
+		assert_string_equal(pi.name, "files");
+		assert_int_equal(pi.slots, 3);
+		assert_int_equal(pi.ttl_ms, 500);
+		assert_int_equal(pi.grace_ms, 70);
+		assert_int_equal(pi.policy, SV_LEASE_REMOVE);
+		assert_true(pi.has_resource);
+		assert_int_equal(pi.held, 0);
+		assert_false(sv_lease_pool_get(sh.c, 0, &pi));
+		assert_false(sv_lease_pool_get(sh.c, q + 1, &pi));
+	}
 	/* Asking for a specific free slot gets exactly that slot. */
 	assert_int_equal(sv_lease_release(sh.c, &a, ga.id, sh.now), SV_OK);
 	assert_int_equal(acq(&sh, &c, p, 0, &gc), SV_OK);
@@ -349,8 +375,12 @@ test_wait_fifo_and_deadline(void **state)
 	wd     = acq_wait(&sh, &d, p, -1, 50, &g);
 	assert_true(wb != 0 && wc != 0 && wd != 0);
 	assert_true(wb != wc && wc != wd);
+	/* The pool tells how many wait (ListPools shows it). */
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 3);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p + 1), 0);
 	/* Asking again while queued: the same waiter. */
 	assert_int_equal(acq_wait(&sh, &b, p, -1, 1000, &g), wb);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 3);
 
 	/* d's deadline: not a millisecond early, exactly at 50. A shell
 	 * whose timer fires early gets it armed again. */
@@ -372,6 +402,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->err, SV_ETIMEDOUT);
 	assert_int_equal(count_ev(&sh, 0, SV_LEV_WAIT_TIMEOUT, 0), 1);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 2);
 
 	/* Release: b (first in line) gets the slot at once, c still waits. */
 	sh_advance(&sh, 60);
@@ -385,6 +416,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_true(r->lease.token > ga.token);
 	assert_null(reply_to(&sh, wc));
 	assert_null(sh_timer(&sh, SV_LTIMER_WAITER, wb)); /* cancelled */
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 1);
 	g = r->lease;
 	assert_int_equal(sv_lease_release(sh.c, &b, g.id, sh.now), SV_OK);
 	sh_drain(&sh);
@@ -392,6 +424,7 @@ test_wait_fifo_and_deadline(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->err, SV_OK);
 	assert_true(r->lease.token > g.token);
+	assert_int_equal(sv_lease_pool_waiting(sh.c, p), 0);
 	/* c's timer is gone: no timeout ever follows its grant. */
 	sh_advance(&sh, 5000);
 	assert_int_equal(count_fx(&sh, 0, SV_LFX_REPLY_WAITER), 3);
@@ -823,6 +856,17 @@ test_sessions(void **state)
 	    sv_lease_session_open(sh.c, 1000, 100, sh.now, &id), SV_OK);
 	sh_drain(&sh);
 	assert_int_not_equal(id, 0);
+	/* The core is where the shell reads a session's owner and TTL. */
+	{
+		sv_lease_session_info si = {0};
+		assert_true(sv_lease_session_get(sh.c, id, &si));
+		assert_int_equal(si.id, id);
+		assert_int_equal(si.uid, 1000);
+		assert_int_equal(si.ttl_ms, 100);
+		assert_int_equal(si.expiry_ms, sh.now + 100);
+		assert_false(sv_lease_session_get(sh.c, id + 1, &si));
+		assert_false(sv_lease_session_get(sh.c, 0, &si));
+	}
 	s.session = id;
 	assert_int_equal(acq(&sh, &s, p, -1, &g), SV_OK);
 	sh_advance(&sh, 80);
@@ -831,6 +875,11 @@ test_sessions(void **state)
 	assert_int_equal(
 	    sv_lease_session_renew(sh.c, id, 1000, sh.now), SV_OK);
 	sh_drain(&sh);
+	{
+		sv_lease_session_info si = {0};
+		assert_true(sv_lease_session_get(sh.c, id, &si));
+		assert_int_equal(si.expiry_ms, 180);
+	}
 	sh_advance(&sh, 179);
 	assert_int_equal(slot_state(&sh, p, g.slot, NULL), SV_LEASE_HELD);
 	mark = sh.nlog;
@@ -841,6 +890,10 @@ test_sessions(void **state)
 	    1);
 	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
 	assert_int_equal(acq(&sh, &s, p, -1, &g), SV_ENOTFOUND);
+	{
+		sv_lease_session_info si;
+		assert_false(sv_lease_session_get(sh.c, id, &si));
+	}
 	/* Closing releases (no notice); closing again is fine. */
 	assert_int_equal(
 	    sv_lease_session_open(sh.c, 1000, 100, sh.now, &id), SV_OK);
@@ -859,6 +912,10 @@ test_sessions(void **state)
 	    1);
 	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 0);
 	assert_null(sh_timer(&sh, SV_LTIMER_SESSION, id));
+	{
+		sv_lease_session_info si;
+		assert_false(sv_lease_session_get(sh.c, id, &si));
+	}
 	sh_fini(&sh);
 }
 
@@ -1631,8 +1688,8 @@ test_model(void **state)
 		sh_fini(&m->sh);
 		free(m);
 	}
-	/* The run must have exercised what it checks. */
-	assert_true(steps >= 10000);
+	/* The run must have exercised what it checks (the number of steps is
+	 * fixed by the loops above, so it is not asserted). */
 	assert_true(revoked > 100);
 	assert_true(grants > 500);
 	assert_true(replies > 50);

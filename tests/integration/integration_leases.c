@@ -7,9 +7,12 @@
  * as the kernel-verified worker and reports over nng PUSH), or uses the
  * test itself as a session holder (the test is not a worker). Cases:
  *   - exhaustion: EXHAUSTED at once; a wait that ends in DEADLINE after
- *     its wait_ms; a waiting acquire does not block other requests; a
- *     release hands the slot to the waiter with a higher token;
- *   - kill -9 of the holding worker: the waiting worker gets the slot with
+ *     its wait_ms; a waiting acquire (seen parked in ListPools'
+ *     PoolInfo.waiting, not assumed after a sleep) does not block other
+ *     requests; a release hands the slot to the waiter with a higher
+ *     token;
+ *   - kill -9 of the holding worker: the waiting worker (counted in
+ *     PoolInfo.waiting before the kill) gets the slot with
  *     a higher token within 50 ms of the kill (the reap is later than the
  *     kill, so this bounds the time from the reap too), and the revocation
  *     is published on the holder's topic with reason holder_gone (the pool
@@ -45,6 +48,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <nng/protocol/reqrep0/req.h>
+
+#include "supervise/v1/supervise.pb-c.h"
 
 #define CALL IT_CALL_MS
 
@@ -219,6 +226,70 @@ wait_count(it_ctx *ctx, const char *pool, int n, int ms)
 	return -1;
 }
 
+/* pool_waiting asks ListPools, raw over nng REQ (the C client does not
+ * show PoolInfo.waiting), how many acquires wait on pool: -1 if the call
+ * fails or there is no such pool. */
+static int
+pool_waiting(it_ctx *ctx, const char *pool)
+{
+	Supervise__V1__Envelope  req = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ListPools lp  = SUPERVISE__V1__LIST_POOLS__INIT;
+	Supervise__V1__Envelope *rep = NULL;
+	nng_socket               sock;
+	nng_msg                 *m = NULL;
+	uint8_t                  buf[64];
+	size_t                   n;
+	int                      waiting = -1;
+
+	req.version    = 1;
+	req.request_id = 7;
+	req.body_case  = SUPERVISE__V1__ENVELOPE__BODY_LIST_POOLS;
+	req.list_pools = &lp;
+	n              = supervise__v1__envelope__pack(&req, buf);
+	if (nng_req0_open(&sock) != 0) {
+		return -1;
+	}
+	if (nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, CALL) == 0
+	    && nng_dial(sock, ctx->url, NULL, 0) == 0
+	    && nng_send(sock, buf, n, 0) == 0
+	    && nng_recvmsg(sock, &m, 0) == 0) {
+		rep = supervise__v1__envelope__unpack(
+		    NULL, nng_msg_len(m), nng_msg_body(m));
+		nng_msg_free(m);
+	}
+	nng_close(sock);
+	if (rep == NULL) {
+		return -1;
+	}
+	if (rep->body_case == SUPERVISE__V1__ENVELOPE__BODY_POOL_LIST) {
+		for (size_t i = 0; i < rep->pool_list->n_pools; i++) {
+			if (strcmp(rep->pool_list->pools[i]->name, pool)
+			    == 0) {
+				waiting
+				    = (int) rep->pool_list->pools[i]->waiting;
+			}
+		}
+	}
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	return waiting;
+}
+
+/* wait_waiting polls until n acquires wait on pool or ms passes: 0 when
+ * they do, -1 at the deadline. */
+static int
+wait_waiting(it_ctx *ctx, const char *pool, int n, int ms)
+{
+	int64_t end = it_now_ms() + ms;
+
+	do {
+		if (pool_waiting(ctx, pool) == n) {
+			return 0;
+		}
+		usleep(5000);
+	} while (it_now_ms() < end);
+	return -1;
+}
+
 /* ---- exhaustion, waits, sessions, non-holders -----------------------------
  */
 
@@ -300,8 +371,11 @@ test_exhaustion_and_waits(void **state)
 	assert_true(it_now_ms() - t0 < 2000);
 	/* A wait in a thread; meanwhile other requests are served. */
 	wa = (waiter_arg) {ctx->url, s2, 3000, SV_EINVAL, 0, 0, c2};
+	assert_int_equal(
+	    pool_waiting(ctx, "p1"), 0); /* the DEADLINE one left */
 	assert_int_equal(pthread_create(&th, NULL, waiter_main, &wa), 0);
-	usleep(100000);
+	/* Parked: the pool counts one waiter. */
+	assert_int_equal(wait_waiting(ctx, "p1", 1, 2000), 0);
 	t0 = it_now_ms();
 	IT_PASS(ctx, sv_client_pools(ctx->client, 500, &pools));
 	assert_true(it_now_ms() - t0 < 200);
@@ -317,6 +391,7 @@ test_exhaustion_and_waits(void **state)
 	assert_int_equal(wa.rc, SV_OK);
 	assert_true(wa.token > sv_lease_token(l1));
 	assert_true(wa.done_ms - t0 < 200);
+	assert_int_equal(pool_waiting(ctx, "p1"), 0);
 	/* Releasing again is a no-op. */
 	IT_PASS(ctx,
 	    sv_client_lease_release(ctx->client, sv_lease_id(l1), s1, CALL));
@@ -351,8 +426,9 @@ test_kill9_hands_over(void **state)
 		assert_int_equal(
 		    sv_events_open(&ev, evurl, topic, CALL), SV_OK);
 	}
-	/* The other one waits: nothing comes yet. */
+	/* The other one waits: the pool counts it, nothing comes yet. */
 	assert_int_equal(wait_count(ctx, "k1", 1, 1000), 0);
+	assert_int_equal(wait_waiting(ctx, "k1", 1, 3000), 0);
 	usleep(200000); /* let the subscription settle (PUB drops before) */
 	t_kill = it_now_ms();
 	assert_int_equal(kill((pid_t) a.pid, SIGKILL), 0);

@@ -238,9 +238,35 @@ uint32_t sv_lease_pool_find(const sv_lease_core *c, const char *name);
  * long as the core. */
 const char *sv_lease_pool_name(const sv_lease_core *c, uint32_t id);
 
+/* A pool as the core holds it (sv_lease_pool_get): a snapshot. */
+typedef struct sv_lease_pool_info {
+	uint32_t        id;
+	const char     *name; /* the core's copy: valid as long as the core */
+	uint32_t        slots;
+	uint64_t        ttl_ms;
+	uint64_t        grace_ms;
+	sv_lease_policy policy;
+	bool            has_resource;
+	uint32_t        held; /* as sv_lease_pool_held */
+	uint32_t        waiting; /* as sv_lease_pool_waiting */
+} sv_lease_pool_info;
+
+/* sv_lease_pool_count returns the number of pools: their ids are 1 to
+ * that number (pools are never removed). */
+uint32_t sv_lease_pool_count(const sv_lease_core *c);
+
+/* sv_lease_pool_get fills *out (not NULL) with pool id and returns true,
+ * or returns false when there is no such pool. */
+bool sv_lease_pool_get(
+    const sv_lease_core *c, uint32_t id, sv_lease_pool_info *out);
+
 /* sv_lease_pool_held returns the number of slots of pool id that are held
  * or unclaimed (0 if there is no such pool). */
 uint32_t sv_lease_pool_held(const sv_lease_core *c, uint32_t id);
+
+/* sv_lease_pool_waiting returns the number of acquires queued on pool id
+ * (0 if there is no such pool). */
+uint32_t sv_lease_pool_waiting(const sv_lease_core *c, uint32_t id);
 
 /*
  * sv_lease_session_open opens a session for a non-worker client whose
@@ -251,6 +277,19 @@ uint32_t sv_lease_pool_held(const sv_lease_core *c, uint32_t id);
  */
 sv_err sv_lease_session_open(sv_lease_core *c, uint32_t uid, uint64_t ttl_ms,
     uint64_t now_ms, uint64_t *idp);
+
+/* An open session as the core holds it (sv_lease_session_get). */
+typedef struct sv_lease_session_info {
+	uint64_t id;
+	uint32_t uid; /* its owner */
+	uint64_t ttl_ms;
+	uint64_t expiry_ms; /* in the now_ms clock */
+} sv_lease_session_info;
+
+/* sv_lease_session_get fills *out (not NULL) with open session id and
+ * returns true, or returns false when no such session is open. */
+bool sv_lease_session_get(
+    const sv_lease_core *c, uint64_t id, sv_lease_session_info *out);
 
 /*
  * sv_lease_session_renew gives session id a fresh TTL. It is also how a

@@ -1,0 +1,182 @@
+/*
+ * lease_internal.h — the lease core's records and the functions its files
+ * share (private to core/lease*.c; the API is core/lease.h).
+ *
+ * Layout. A pool owns an array of slots; a slot record is the lease on it
+ * (at most one: the "one live lease per slot" invariant is structural) and
+ * keeps the slot's token counter between leases. A slot record is 72 bytes
+ * (x86-64), leased or not: the holder is kept unpacked into its fields and
+ * one deadline serves the claim (UNCLAIMED) and the grace (disconnected).
+ * A hash index of lease ids finds a lease from its id (lease_index.c); a
+ * bucket is 4 bytes, (pool id << 12) | slot, and the lease id it stands for
+ * is read from that slot. Each pool has a FIFO of waiters; a waiter id
+ * carries the pool's index in its low 8 bits so that a timer finds it
+ * without a search.
+ *
+ * Every change of a slot goes through svl_lease_grant or svl_lease_end
+ * (lease_slots.c), which keep the derived counts (pool nheld, core
+ * nleases), the index and the slot's timer right, and emit the events.
+ * svl_lease_end hands the freed slot to the waiters before it returns.
+ *
+ * The files, one concept each:
+ *   lease_pools.c     the core and its pools: creation, declaration, lookups
+ *   lease_effects.c   the effect queue and the effects transitions emit
+ *   lease_index.c     the lease id index
+ *   lease_slots.c     a slot's lease: its holder, its timer, grant and end
+ *   lease_waiters.c   the FIFO of acquires waiting on a pool
+ *   lease_sessions.c  sessions of non-worker holders
+ *   lease.c           requests from holders: acquire, renew, release, abort
+ *   lease_reclaim.c   leases ended by the supervisor: reap, disconnect,
+ *                     deadlines (the timer entry point)
+ *   lease_restore.c   across a restart: records out (sv_lease_next), back
+ *                     in (restore) and re-claimed (claim)
+ *   lease_names.c     names of states, events, reasons and policies
+ */
+#ifndef SV_CORE_LEASE_INTERNAL_H
+#define SV_CORE_LEASE_INTERNAL_H
+
+#include "core/fxring.h"
+#include "core/lease.h"
+
+typedef struct lslot {
+	uint64_t id;
+	uint64_t token; /* of the current (or last) lease */
+	uint64_t expiry_ms; /* HELD, pool with TTL; else 0 */
+	uint64_t end_ms; /* UNCLAIMED: claim deadline; HELD and
+	                  * disconnected: end of the grace; else 0 */
+	uint64_t guard; /* of the slot timer, 0: none armed */
+	uint64_t due_ms; /* of that timer */
+	uint64_t hgen; /* holder: the worker's generation, or the session */
+	uint32_t hgroup, hordinal; /* holder: the worker's group, ordinal */
+	uint32_t counter; /* last token counter used in this epoch */
+	uint8_t  state; /* sv_lease_state */
+	uint8_t  hkind; /* sv_holder_kind of the holder; 0: none */
+	bool     disconnected; /* HELD: grace running */
+} lslot;
+
+/* The slot tables' size rests on this (docs/leases.md, "Bounds"). */
+_Static_assert(sizeof(lslot) <= 72, "a slot record stays compact");
+
+/* The lease id index (see the layout above). */
+typedef struct lindex {
+	uint32_t *b; /* [cap]; 0: empty */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n;
+} lindex;
+
+/* Bits of the slot in an index bucket: SV_LEASE_MAX_SLOTS must fit. */
+#define LINDEX_SLOT_BITS 12u
+_Static_assert(SV_LEASE_MAX_SLOTS <= (1u << LINDEX_SLOT_BITS),
+    "a slot number must fit an index bucket");
+_Static_assert(SV_LEASE_MAX_POOLS < (1u << (32u - LINDEX_SLOT_BITS)),
+    "a pool id must fit an index bucket");
+
+typedef struct lwaiter {
+	uint64_t        id;
+	sv_lease_holder holder;
+	bool            has_slot;
+	uint32_t        slot;
+	uint64_t        deadline_ms;
+	uint64_t        guard;
+} lwaiter;
+
+typedef struct lpool {
+	uint32_t        id; /* index + 1 */
+	char            name[SV_LEASE_NAME_MAX + 1];
+	uint32_t        nslots;
+	uint64_t        ttl_ms;
+	uint64_t        grace_ms;
+	sv_lease_policy policy;
+	bool            has_resource;
+	uint32_t        nheld;
+	lslot          *slots; /* [nslots] */
+	lwaiter        *w; /* FIFO, oldest first */
+	uint32_t        nw, capw;
+} lpool;
+
+typedef struct lsession {
+	uint64_t id;
+	uint32_t uid;
+	uint64_t ttl_ms;
+	uint64_t expiry_ms;
+	uint64_t guard;
+} lsession;
+
+struct sv_lease_core {
+	uint32_t  epoch;
+	lpool    *pools[SV_LEASE_MAX_POOLS];
+	uint32_t  npools;
+	lsession *sessions;
+	uint32_t  nsessions, capsessions;
+	uint32_t  next_lease; /* counters of ids within this epoch */
+	uint32_t  next_session;
+	uint64_t  next_waiter;
+	uint64_t  guards; /* source of timer guards */
+	lindex    index; /* lease id -> (pool id, slot) */
+	size_t    nleases;
+	sv_fxring fx; /* pending effects (core/fxring.h) */
+};
+
+/* Functions shared between the core's files, by the file that defines
+ * them (each is described there). */
+
+/* lease_effects.c */
+void svl_fx_push(sv_lease_core *c, const sv_lease_fx *fx);
+void svl_emit(sv_lease_core *c, sv_lease_event_kind ev, sv_lease_reason why,
+    const sv_lease_info *lease);
+uint64_t svl_timer_arm(
+    sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key, uint64_t due_ms);
+void svl_timer_cancel(
+    sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key);
+void svl_reply(
+    sv_lease_core *c, uint64_t id, sv_err err, const sv_lease_info *lease);
+
+/* lease_index.c */
+uint32_t svl_index_get(const sv_lease_core *c, uint64_t id);
+sv_err   svl_index_reserve(sv_lease_core *c);
+void     svl_index_put(sv_lease_core *c, const lpool *p, uint32_t i);
+void     svl_index_del(sv_lease_core *c, uint64_t id);
+bool     svl_lease_find(
+        const sv_lease_core *c, uint64_t id, lpool **pp, uint32_t *ip);
+
+/* lease_slots.c */
+sv_lease_holder svl_slot_holder(const lslot *s);
+void            svl_slot_set_holder(lslot *s, const sv_lease_holder *h);
+bool            svl_slot_held_by(const lslot *s, const sv_lease_holder *h);
+int64_t         svl_holder_slot(const lpool *p, const sv_lease_holder *h);
+sv_lease_info   svl_info_of(const lpool *p, uint32_t i);
+void            svl_slot_timer(sv_lease_core *c, lpool *p, uint32_t i);
+sv_err          svl_lease_grant(sv_lease_core *c, lpool *p, uint32_t i,
+             const sv_lease_holder *h, uint64_t now_ms, sv_lease_info *g);
+void svl_lease_end(sv_lease_core *c, lpool *p, uint32_t i, sv_lease_reason why,
+    uint64_t now_ms);
+
+/* lease_waiters.c */
+bool svl_waiter_find(
+    const sv_lease_core *c, uint64_t id, lpool **pp, uint32_t *kp);
+int64_t svl_waiter_of(const lpool *p, const sv_lease_holder *h);
+int64_t svl_waiter_fit(const lpool *p, const lwaiter *w);
+sv_err  svl_waiter_add(sv_lease_core *c, lpool *p, const sv_lease_holder *h,
+     const sv_lease_req *req, uint64_t *waiterp);
+void    svl_grant_waiters(sv_lease_core *c, lpool *p, uint64_t now_ms);
+void    svl_waiters_drop(sv_lease_core *c, const sv_lease_holder *h);
+void svl_waiter_timer(sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms);
+
+/* lease_sessions.c */
+lsession *svl_session_get(const sv_lease_core *c, uint64_t id);
+sv_err    svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid,
+       uint64_t ttl_ms, uint64_t now_ms);
+void      svl_session_timer(
+         sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms);
+
+/* lease_pools.c */
+lpool *svl_pool_get(const sv_lease_core *c, uint32_t id);
+
+/* lease.c */
+sv_err svl_holder_check(const sv_lease_core *c, const sv_lease_holder *h);
+
+/* lease_reclaim.c */
+void svl_holder_end(sv_lease_core *c, const sv_lease_holder *h,
+    sv_lease_reason why, uint64_t now_ms);
+
+#endif /* SV_CORE_LEASE_INTERNAL_H */

@@ -1,0 +1,147 @@
+/*
+ * lease_reclaim.c — leases ended by the supervisor rather than by their
+ * holder: a reaped worker (holder gone), a holder whose connections are
+ * gone (disconnect grace), and deadlines (TTL, grace, claim), which reach
+ * the core through sv_lease_timer, the entry point of every timer.
+ */
+#include "core/lease_internal.h"
+
+/* svl_holder_end ends every lease of h for why (waiters first, so that a slot
+ * freed here never goes to h itself). */
+void
+svl_holder_end(sv_lease_core *c, const sv_lease_holder *h, sv_lease_reason why,
+    uint64_t now_ms)
+{
+	svl_waiters_drop(c, h);
+	for (uint32_t pi = 0; pi < c->npools; pi++) {
+		lpool  *p = c->pools[pi];
+		int64_t i = svl_holder_slot(p, h);
+		if (i >= 0) {
+			svl_lease_end(c, p, (uint32_t) i, why, now_ms);
+		}
+	}
+}
+
+/* sv_lease_holder_gone: see core/lease.h. */
+void
+sv_lease_holder_gone(sv_lease_core *c, sv_wkey key, uint64_t now_ms)
+{
+	sv_lease_holder h = {.kind = SV_HOLDER_WORKER, .worker = key};
+
+	svl_holder_end(c, &h, SV_LREASON_HOLDER_GONE, now_ms);
+}
+
+/* sv_lease_holder_disconnected: see core/lease.h. */
+void
+sv_lease_holder_disconnected(
+    sv_lease_core *c, const sv_lease_holder *h, uint64_t now_ms)
+{
+	if (h == NULL) {
+		return;
+	}
+	svl_waiters_drop(c, h);
+	for (uint32_t pi = 0; pi < c->npools; pi++) {
+		lpool  *p = c->pools[pi];
+		int64_t i = svl_holder_slot(p, h);
+		lslot  *s;
+
+		if (i < 0) {
+			continue;
+		}
+		s = &p->slots[i];
+		if (s->state != SV_LEASE_HELD || s->disconnected) {
+			continue; /* unclaimed: its claim deadline rules */
+		}
+		if (p->grace_ms == 0) {
+			svl_lease_end(c, p, (uint32_t) i,
+			    SV_LREASON_DISCONNECTED, now_ms);
+			continue;
+		}
+		s->disconnected = true;
+		s->end_ms       = now_ms + p->grace_ms;
+		{
+			sv_lease_info info = svl_info_of(p, (uint32_t) i);
+			svl_emit(
+			    c, SV_LEV_DISCONNECTED, SV_LREASON_NONE, &info);
+		}
+		svl_slot_timer(c, p, (uint32_t) i);
+	}
+}
+
+/* sv_lease_holder_reconnected: see core/lease.h. */
+void
+sv_lease_holder_reconnected(
+    sv_lease_core *c, const sv_lease_holder *h, uint64_t now_ms)
+{
+	(void) now_ms;
+	for (uint32_t pi = 0; h != NULL && pi < c->npools; pi++) {
+		lpool  *p = c->pools[pi];
+		int64_t i = svl_holder_slot(p, h);
+		lslot  *s;
+
+		if (i < 0 || !p->slots[i].disconnected) {
+			continue;
+		}
+		s               = &p->slots[i];
+		s->disconnected = false;
+		s->end_ms       = 0;
+		{
+			sv_lease_info info = svl_info_of(p, (uint32_t) i);
+			svl_emit(
+			    c, SV_LEV_RECONNECTED, SV_LREASON_NONE, &info);
+		}
+		svl_slot_timer(c, p, (uint32_t) i);
+	}
+}
+
+/* slot_fire: the timer of slot i of p fired; end the lease if a deadline
+ * has come (claim, then grace, then TTL), else arm it again. */
+static void
+slot_fire(sv_lease_core *c, lpool *p, uint32_t i, uint64_t now_ms)
+{
+	lslot *s = &p->slots[i];
+
+	s->guard = 0;
+	if (s->state == SV_LEASE_UNCLAIMED && now_ms >= s->end_ms) {
+		svl_lease_end(c, p, i, SV_LREASON_UNCLAIMED, now_ms);
+	} else if (s->state == SV_LEASE_HELD && s->disconnected
+	    && now_ms >= s->end_ms) {
+		svl_lease_end(c, p, i, SV_LREASON_DISCONNECTED, now_ms);
+	} else if (s->state == SV_LEASE_HELD && s->expiry_ms != 0
+	    && now_ms >= s->expiry_ms) {
+		svl_lease_end(c, p, i, SV_LREASON_EXPIRED, now_ms);
+	} else {
+		svl_slot_timer(c, p, i);
+	}
+}
+
+/* sv_lease_timer: see core/lease.h. */
+void
+sv_lease_timer(sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key,
+    uint64_t guard, uint64_t now_ms)
+{
+	lpool   *p = NULL;
+	uint32_t k = 0;
+
+	if (guard == 0) {
+		return;
+	}
+	switch (kind) {
+	case SV_LTIMER_SLOT:
+		p = svl_pool_get(c, (uint32_t) (key >> 32));
+		k = (uint32_t) key;
+		if (p != NULL && k < p->nslots && p->slots[k].guard == guard) {
+			slot_fire(c, p, k, now_ms);
+		}
+		return;
+	case SV_LTIMER_WAITER:
+		if (svl_waiter_find(c, key, &p, &k)
+		    && p->w[k].guard == guard) {
+			svl_waiter_timer(c, p, k, now_ms);
+		}
+		return;
+	case SV_LTIMER_SESSION:
+		svl_session_timer(c, key, guard, now_ms);
+		return;
+	}
+}
