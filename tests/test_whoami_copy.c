@@ -414,6 +414,110 @@ test_errors_leave_out_untouched(void **state)
 	fk_stop(f);
 }
 
+/*
+ * sv_client_error_detail on a handle: the supervisor's message after a
+ * typed error, cut to a small buffer, "" after a success.
+ */
+static void
+test_error_detail_copies(void **state)
+{
+	struct fake      *f = fk_start();
+	sv_client        *c = open_client(f);
+	sv_whoami_result *r = new_result();
+	char              buf[SV_ERROR_DETAIL_SIZE];
+	char              small[7];
+
+	(void) state;
+	pthread_mutex_lock(&f->mtx);
+	f->error = SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_A_WORKER;
+	pthread_mutex_unlock(&f->mtx);
+	assert_int_equal(
+	    sv_client_whoami_copy(c, WC_CALL_MS, r), SV_ENOTWORKER);
+	assert_int_equal(sv_client_error_detail(c, buf, sizeof(buf)), SV_OK);
+	assert_string_equal(buf, "not a worker (fake)");
+	assert_int_equal(
+	    sv_client_error_detail(c, small, sizeof(small)), SV_ETOOLARGE);
+	assert_string_equal(small, "not a ");
+	assert_int_equal(sv_client_error_detail(c, NULL, 8), SV_EINVAL);
+
+	pthread_mutex_lock(&f->mtx);
+	f->error = 0;
+	pthread_mutex_unlock(&f->mtx);
+	assert_int_equal(sv_client_whoami_copy(c, WC_CALL_MS, r), SV_OK);
+	assert_int_equal(sv_client_error_detail(c, buf, sizeof(buf)), SV_OK);
+	assert_string_equal(buf, "");
+	free(r);
+	sv_client_close(c);
+	fk_stop(f);
+}
+
+/* The two details the sharing test alternates between. */
+#define WC_BAD_GROUP "group name must be 1..64 characters of [A-Za-z0-9_.-]"
+#define WC_ROUNDS    300
+
+/* Set by wc_caller when it has made its last call. */
+static atomic_int wc_done;
+
+/* wc_caller makes failing calls on the shared handle: a typed error from
+ * the fake (its message) and a bad group name (a local detail). */
+static void *
+wc_caller(void *arg)
+{
+	sv_client  *c   = arg;
+	sv_workers *w   = NULL;
+	void       *ret = NULL;
+
+	for (int i = 0; i < WC_ROUNDS && ret == NULL; i++) {
+		sv_identity *id = NULL;
+		if (sv_client_whoami(c, WC_CALL_MS, &id) != SV_ENOTWORKER
+		    || sv_client_list(c, "bad name!", WC_CALL_MS, &w)
+		        != SV_EINVAL) {
+			ret = (void *) 1;
+		}
+	}
+	atomic_store(&wc_done, 1);
+	return ret;
+}
+
+/*
+ * A handle shared by two threads: while one makes calls that rewrite the
+ * detail, the other's copies are always one whole message, never a mix.
+ */
+static void
+test_error_detail_shared_handle(void **state)
+{
+	struct fake *f = fk_start();
+	sv_client   *c = open_client(f);
+	pthread_t    t;
+	void        *bad = (void *) 2;
+	char         buf[SV_ERROR_DETAIL_SIZE];
+	unsigned     copies = 0;
+
+	(void) state;
+	pthread_mutex_lock(&f->mtx);
+	f->error = SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_A_WORKER;
+	pthread_mutex_unlock(&f->mtx);
+	atomic_store(&wc_done, 0);
+	assert_int_equal(pthread_create(&t, NULL, wc_caller, c), 0);
+	/* Copy until the caller is done; every copy is one whole message. */
+	while (!atomic_load(&wc_done)) {
+		assert_int_equal(
+		    sv_client_error_detail(c, buf, sizeof(buf)), SV_OK);
+		if (strcmp(buf, "") != 0 && strcmp(buf, WC_BAD_GROUP) != 0) {
+			assert_string_equal(buf, "not a worker (fake)");
+		}
+		copies++;
+	}
+	assert_int_equal(pthread_join(t, &bad), 0);
+	assert_null(bad);
+	assert_true(copies > 0);
+	/* The caller's last call was the bad group name. */
+	assert_int_equal(sv_client_error_detail(c, buf, sizeof(buf)), SV_OK);
+	assert_string_equal(buf, WC_BAD_GROUP);
+	sv_client_close(c);
+	fk_stop(f);
+}
+
 int
 main(void)
 {
@@ -421,6 +525,8 @@ main(void)
 	    cmocka_unit_test(test_copy_equals_handle_and_unchanged),
 	    cmocka_unit_test(test_frames_bounded),
 	    cmocka_unit_test(test_errors_leave_out_untouched),
+	    cmocka_unit_test(test_error_detail_copies),
+	    cmocka_unit_test(test_error_detail_shared_handle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

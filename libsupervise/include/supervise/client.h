@@ -3,13 +3,15 @@
  * control socket.
  *
  * A worker uses it to ask "which worker am I"; supervisectl uses it for
- * administration; the Ruby, Python and Lua bindings wrap exactly this header.
+ * administration; the Ruby, Python and Lua bindings wrap this header (and
+ * activity.h).
  *
- * Transport: the supervisor listens with an nng REP socket on ipc://PATH.
- * The client speaks that wire protocol (SP REQ v0 over the ipc transport)
- * itself, on one AF_UNIX stream socket per handle: it starts no thread and
- * does not call nng, so nothing in it breaks in a child after fork().
- * Descriptors are close-on-exec and no write raises SIGPIPE.
+ * Transport: the supervisor serves SP REQ/REP v0 over an AF_UNIX stream at
+ * ipc://PATH (the wire format of nng's ipc transport, so a stock nng REQ
+ * socket is served too). The client speaks that protocol itself, on one
+ * AF_UNIX stream socket per handle: it starts no thread and does not call
+ * nng, so nothing in it breaks in a child after fork(). Descriptors are
+ * close-on-exec and no write raises SIGPIPE.
  *
  * fork(): a handle may be used in a child at once, as prefork servers
  * (Unicorn, Puma, gunicorn) do after loading the application. The handle
@@ -39,13 +41,26 @@
  *     after the supervisor closed it); waiting for a supervisor that does
  *     not listen ends in SV_ETIMEDOUT, a socket that cannot be reached at
  *     all in SV_ECONNECT. When the connection is lost after the request was
- *     sent, a request that is safe to repeat (all but sv_client_restart) is
- *     sent again within the same deadline; sv_client_restart reports
- *     SV_ECLOSED instead, since the worker may have been restarted.
+ *     sent, a request that is safe to repeat is sent again within the same
+ *     deadline; one that is not reports SV_ECLOSED instead, since it may
+ *     have taken effect. Not repeated: sv_client_restart (without its
+ *     compare-and-swap), sv_client_start_worker,
+ *     sv_client_terminate_worker, sv_client_create_group, sv_client_drain,
+ *     sv_client_rolling_restart, sv_client_session_open and
+ *     sv_client_pool_create; each function's comment says so too.
  *   - Errors are sv_err values (supervise.h). A typed error sent by the
  *     supervisor comes back as the same code (SV_ENOTFOUND, SV_ENOTWORKER...),
  *     and the supervisor's one-line message is kept in the client until its
- *     next call: sv_client_error_message().
+ *     next call: sv_client_error_detail() copies it (safe on a shared
+ *     handle), sv_client_error_message() points at it.
+ *   - NULL handles: every accessor of a result handle (sv_hello_*,
+ *     sv_identity_*, sv_workers_*, sv_groups_*, sv_event_*, sv_lease_*,
+ *     sv_leases_*, sv_pools_*, sv_drain_report_*) given NULL returns what
+ *     it returns for an index out of range: 0, "" (NULL for
+ *     sv_hello_feature and sv_leases_at), -1 for sv_workers_last_exit_code,
+ *     the UNSPECIFIED value of an enum; those that return sv_err return
+ *     SV_EINVAL. Every call given a NULL client returns SV_EINVAL, and
+ *     every free or close function ignores NULL. None of them crashes.
  *   - Ownership: a function that returns a handle through an out-parameter
  *     gives it to the caller, who frees it with the free function named in the
  *     comment. Strings returned by accessors belong to the handle and live
@@ -106,14 +121,13 @@ typedef enum sv_state {
  * until then for the supervisor to answer the connection; a supervisor that
  * accepted it but has not answered by the deadline (stopped, or still
  * starting) still gives a handle, whose first call waits for the answer
- * under its own deadline (hanging up half-way would trip nng bug #1518 in
- * the supervisor). On SV_OK *clientp is a new handle that the caller closes
- * with sv_client_close().
- * Errors: SV_EINVAL (no url, url too long, or not an ipc:// URL: the
- * supervisor listens only on ipc://), SV_ECONNECT (nobody listening before
- * the deadline, or the socket is not a supervisor's), SV_ENOMEM,
- * SV_ESYSTEM. As there is no handle then, the reason is read with
- * sv_client_error_message(NULL).
+ * under its own deadline (hanging up half-way would trip nng bug #1518 in a
+ * supervisor built on nng's REP socket). On SV_OK *clientp is a new handle
+ * that the caller closes with sv_client_close(). Errors: SV_EINVAL (no url,
+ * url too long, or not an ipc:// URL: the supervisor listens only on ipc://),
+ * SV_ECONNECT (nobody listening before the deadline, or the socket is not a
+ * supervisor's), SV_ENOMEM, SV_ESYSTEM. As there is no handle then, the reason
+ * is read with sv_client_error_message(NULL).
  */
 SV_API sv_err sv_client_open(
     sv_client **clientp, const char *url, int timeout_ms);
@@ -137,8 +151,29 @@ SV_API void sv_client_close(sv_client *client);
  * call; it is "" after a successful call. With client NULL it returns why
  * the calling thread's last sv_client_open failed ("" if it succeeded),
  * valid until that thread's next sv_client_open.
+ * On a handle shared by threads, another thread's call may rewrite the
+ * string while it is read: use sv_client_error_detail there.
  */
 SV_API const char *sv_client_error_message(const sv_client *client);
+
+/* A buffer of this many bytes always holds a whole error detail. */
+#define SV_ERROR_DETAIL_SIZE 1280
+
+/*
+ * sv_client_error_detail copies what sv_client_error_message(client) reads
+ * into buf (size bytes), always NUL-terminated, cut to fit. The copy is
+ * made under the handle's lock, the one every call holds while it writes
+ * the detail, so on a handle shared by threads it is never torn; it is the
+ * detail of whichever call finished last. With client NULL it copies why
+ * the calling thread's last sv_client_open failed (no lock needed: that
+ * one is per thread). Like a call, in a forked child it first adopts the
+ * handle (the detail inherited from the parent is still copied).
+ * Returns SV_OK, SV_ETOOLARGE when the detail was cut (buf holds its
+ * first size - 1 bytes; SV_ERROR_DETAIL_SIZE bytes never cut), SV_EINVAL
+ * when buf is NULL or size 0 (buf untouched).
+ */
+SV_API sv_err sv_client_error_detail(
+    sv_client *client, char *buf, size_t size);
 
 /*
  * sv_client_hello exchanges Hello with the supervisor: the protocol version
@@ -149,6 +184,7 @@ SV_API const char *sv_client_error_message(const sv_client *client);
 SV_API sv_err sv_client_hello(
     sv_client *client, int timeout_ms, sv_hello **hellop);
 
+/* Accessors of a Hello answer; strings belong to h. */
 SV_API uint32_t    sv_hello_version(const sv_hello *h);
 SV_API uint32_t    sv_hello_minor_version(const sv_hello *h);
 SV_API const char *sv_hello_server_name(const sv_hello *h);
@@ -188,13 +224,13 @@ SV_API uint64_t sv_identity_drain_deadline_in_ms(const sv_identity *id);
 SV_API size_t sv_identity_frame_count(const sv_identity *id);
 /*
  * sv_identity_frame reads frame i into the non-NULL out-parameters; *namep
- * belongs to id. Errors: SV_EINVAL when i is out of range.
+ * belongs to id. Errors: SV_EINVAL (id NULL, or i out of range).
  */
 SV_API sv_err sv_identity_frame(const sv_identity *id, size_t i,
     sv_kind *kindp, uint32_t *ordinalp, const char **namep);
 /*
- * sv_identity_parent reads the frame above the worker. Errors: SV_ENOTFOUND
- * for a top-level process, which has no parent.
+ * sv_identity_parent reads the frame above the worker. Errors: SV_EINVAL
+ * (id NULL), SV_ENOTFOUND for a top-level process, which has no parent.
  */
 SV_API sv_err sv_identity_parent(const sv_identity *id, sv_kind *kindp,
     uint32_t *ordinalp, const char **namep);
@@ -202,7 +238,8 @@ SV_API sv_err sv_identity_parent(const sv_identity *id, sv_kind *kindp,
 SV_API void sv_identity_free(sv_identity *id);
 /*
  * v1.4: sv_identity_frame_generation stores the generation of frame i in
- * *genp (0 from servers before v1.4). Errors: SV_EINVAL (i out of range).
+ * *genp (0 from servers before v1.4). Errors: SV_EINVAL (NULL argument, or
+ * i out of range).
  */
 SV_API sv_err sv_identity_frame_generation(
     const sv_identity *id, size_t i, uint64_t *genp);
@@ -314,7 +351,8 @@ SV_API sv_err sv_client_status(sv_client *client, const char *group,
     uint32_t ordinal, int timeout_ms, sv_workers **workersp);
 
 SV_API size_t sv_workers_count(const sv_workers *w);
-/* Accessors for entry i (0 <= i < count); out of range gives 0 / "". */
+/* Accessors for entry i (0 <= i < count); out of range or a NULL w gives
+ * 0 / "" (last_exit_code -1, state SV_STATE_UNSPECIFIED). */
 SV_API const char *sv_workers_group(const sv_workers *w, size_t i);
 SV_API uint32_t    sv_workers_ordinal(const sv_workers *w, size_t i);
 SV_API uint64_t    sv_workers_generation(const sv_workers *w, size_t i);
@@ -347,7 +385,8 @@ SV_API uint64_t    sv_workers_activity_age_ms(const sv_workers *w, size_t i);
 SV_API void sv_workers_free(sv_workers *w);
 
 /* sv_state_name returns "running", "stopping", "backoff", "starting",
- * "failed", "waiting", "idle" or "unknown" (a state from a newer server). */
+ * "failed", "waiting", "idle", "draining" or "unknown" (a state from a
+ * newer server, or SV_STATE_UNSPECIFIED). The string is static. */
 SV_API const char *sv_state_name(sv_state state);
 
 /*
@@ -372,8 +411,10 @@ SV_API sv_err sv_client_stop(
 /*
  * sv_client_restart stops the worker at ordinal of group; the supervisor
  * starts its replacement with the same ordinal and the next generation.
- * Errors: SV_ENOTFOUND (no such group, or no worker at ordinal), SV_EBUSY,
- * plus transport errors.
+ * Not resent after a lost connection (SV_ECLOSED: it may have restarted
+ * the worker already; sv_client_restart_if can be resent). Errors:
+ * SV_ENOTFOUND (no such group, or no worker at ordinal), SV_EBUSY, plus
+ * transport errors.
  */
 SV_API sv_err sv_client_restart(
     sv_client *client, const char *group, uint32_t ordinal, int timeout_ms);
@@ -423,7 +464,8 @@ SV_API sv_err sv_client_groups(
     sv_client *client, const char *group, int timeout_ms, sv_groups **groupsp);
 
 SV_API size_t sv_groups_count(const sv_groups *g);
-/* Accessors for entry i (0 <= i < count); out of range gives 0 / "". */
+/* Accessors for entry i (0 <= i < count); out of range or a NULL g gives
+ * 0 / "". */
 SV_API const char *sv_groups_name(const sv_groups *g, size_t i);
 SV_API uint32_t    sv_groups_count_wanted(const sv_groups *g, size_t i);
 SV_API uint32_t    sv_groups_max_count(const sv_groups *g, size_t i);
@@ -528,15 +570,17 @@ SV_API const char *sv_events_error_message(const sv_events *ev);
 /* sv_events_close closes ev. NULL is ignored. */
 SV_API void sv_events_close(sv_events *ev);
 
-/* Accessors of an event; strings belong to the event. */
+/* Accessors of an event; strings belong to the event. A NULL e reads as
+ * 0 / "". */
 SV_API uint64_t sv_event_seq(const sv_event *e);
 /* "started", "ready", "exited", "restart_scheduled", "unresponsive",
  * "escalated", "stopping", "stopped", "spawn_failed", "status_text",
  * "adopted" (taken over from a crashed supervisor), "lease" (details:
  * "what=revoked reason=holder_gone id=.. pool=.. slot=.. token=..
  * holder=.."; on the holder's topic, docs/protocol.md section 11),
- * "group_failed", "group_reset", "group_scaled", "group_created",
- * "group_deleted", or "unknown" (a kind from a newer server). */
+ * "drain" (a drain or rolling restart progressed), "group_failed",
+ * "group_reset", "group_scaled", "group_created", "group_deleted", or
+ * "unknown" (a kind from a newer server). */
 SV_API const char *sv_event_kind(const sv_event *e);
 SV_API const char *sv_event_group(const sv_event *e);
 /* 1 for worker events (ordinal, generation and pid are set). */
@@ -629,7 +673,8 @@ SV_API const sv_lease *sv_leases_at(const sv_leases *list, size_t i);
 /* sv_leases_free frees a list. NULL is ignored. */
 SV_API void sv_leases_free(sv_leases *list);
 
-/* Accessors of a lease; strings belong to the lease. */
+/* Accessors of a lease; strings belong to the lease. A NULL l reads as
+ * 0 / "". */
 SV_API uint64_t    sv_lease_id(const sv_lease *l);
 SV_API const char *sv_lease_pool(const sv_lease *l);
 SV_API uint32_t    sv_lease_slot(const sv_lease *l);
@@ -674,7 +719,8 @@ SV_API sv_err sv_client_pool_create(sv_client *client, const char *name,
     const char *on_release, const char *kind, int timeout_ms);
 
 /* sv_client_pools lists the pools. On SV_OK *poolsp is the caller's
- * (sv_pools_free). */
+ * (sv_pools_free). Accessors of pool i: out of range or a NULL p gives
+ * 0 / "". */
 SV_API sv_err sv_client_pools(
     sv_client *client, int timeout_ms, sv_pools **poolsp);
 SV_API size_t      sv_pools_count(const sv_pools *p);
@@ -750,7 +796,7 @@ SV_API sv_err sv_client_drain_ack(
     sv_client *client, uint64_t served, int timeout_ms);
 
 /* Report accessors: strings live as long as the report; an index out of
- * range gives 0 or "". */
+ * range, or a NULL r, gives 0 or "". */
 SV_API uint64_t    sv_drain_report_id(const sv_drain_report *r);
 SV_API int         sv_drain_report_done(const sv_drain_report *r);
 SV_API int         sv_drain_report_rolling(const sv_drain_report *r);
@@ -778,7 +824,7 @@ SV_API uint64_t sv_drain_report_served(const sv_drain_report *r, size_t i);
 SV_API void sv_drain_report_free(sv_drain_report *r);
 
 /* ---- Sub-workers: threads and forked children (docs/subworkers.md) -------
- * Feature "subworkers" (v1.4). Implemented in client/subworker.c. */
+ * Feature "subworkers" (v1.4). */
 
 /*
  * sv_client_subworker_register makes a sub-worker of the caller and stores

@@ -1,7 +1,9 @@
 /*
- * client_call.h — what client.c shares with the other files of the C
- * client (lease.c): one request/reply call on a client handle, and the
- * handle's error detail. Internal; not installed.
+ * client_call.h — what client.c shares with the request files of the C
+ * client (identity.c, workers.c, admin.c, groupspec.c, readiness.c,
+ * lease.c, drain.c, subworker.c): one request/reply call on a client
+ * handle, the handle's error detail, and the checks and handles more than
+ * one of them uses. Internal; not installed.
  */
 #ifndef SV_CLIENT_CALL_H
 #define SV_CLIENT_CALL_H
@@ -21,8 +23,26 @@
 sv_err svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
     int timeout_ms, svw_env **replyp);
 
-/* svc_fail keeps detail as c's error message and returns err. */
+/*
+ * svc_send is svc_call for a request whose reply carries nothing the
+ * caller needs: the reply (of body kind expect) is checked and freed.
+ */
+sv_err svc_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
+    int timeout_ms);
+
+/*
+ * svc_fail keeps detail as c's error message and returns err. It takes c's
+ * lock (so sv_client_error_detail never sees a torn message): call it
+ * outside svc_call, never from within.
+ */
 sv_err svc_fail(sv_client *c, sv_err err, const char *detail);
+
+/*
+ * svc_check_group checks a group name argument (1..64 characters of
+ * [A-Za-z0-9_.-]); with optional set, NULL and "" pass too (every group).
+ * Errors: SV_EINVAL, with the rule kept as c's error message.
+ */
+sv_err svc_check_group(sv_client *c, const char *group, int optional);
 
 /*
  * svc_identity wraps env, whose body must be an Identity, into a new

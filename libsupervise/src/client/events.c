@@ -301,27 +301,38 @@ sv_events_close(sv_events *ev)
 	free(ev);
 }
 
-uint64_t
-sv_event_seq(const sv_event *e)
-{
-	return e->e->seq;
-}
+/*
+ * EV_FIELD defines sv_event_NAME(e): field FIELD of the decoded Event kept
+ * in e, or DFLT when e is NULL.
+ */
+#define EV_FIELD(type, name, field, dflt)                       \
+	type sv_event_##name(const sv_event *e)                 \
+	{                                                       \
+		return e != NULL ? (type) e->e->field : (dflt); \
+	}
 
+EV_FIELD(uint64_t, seq, seq, 0)
+EV_FIELD(const char *, group, group, "")
+EV_FIELD(uint32_t, ordinal, ordinal, 0)
+EV_FIELD(uint64_t, generation, generation, 0)
+EV_FIELD(int64_t, pid, pid, 0)
+EV_FIELD(uint64_t, time_unix_ms, time_unix_ms, 0)
+EV_FIELD(const char *, supervisor_id, supervisor_id, "")
+
+/* sv_event_kind names e's kind (ev_kind_name); "" for a NULL e. */
 const char *
 sv_event_kind(const sv_event *e)
 {
-	return ev_kind_name(e->e);
+	return e != NULL ? ev_kind_name(e->e) : "";
 }
 
-const char *
-sv_event_group(const sv_event *e)
-{
-	return e->e->group;
-}
-
+/* sv_event_is_worker: 1 unless e is a group event (or NULL: 0). */
 int
 sv_event_is_worker(const sv_event *e)
 {
+	if (e == NULL) {
+		return 0;
+	}
 	switch (e->e->kind_case) {
 	case SUPERVISE__V1__EVENT__KIND_GROUP_FAILED:
 	case SUPERVISE__V1__EVENT__KIND_GROUP_RESET:
@@ -334,40 +345,11 @@ sv_event_is_worker(const sv_event *e)
 	}
 }
 
-uint32_t
-sv_event_ordinal(const sv_event *e)
-{
-	return e->e->ordinal;
-}
-
-uint64_t
-sv_event_generation(const sv_event *e)
-{
-	return e->e->generation;
-}
-
-int64_t
-sv_event_pid(const sv_event *e)
-{
-	return e->e->pid;
-}
-
-uint64_t
-sv_event_time_unix_ms(const sv_event *e)
-{
-	return e->e->time_unix_ms;
-}
-
-const char *
-sv_event_supervisor_id(const sv_event *e)
-{
-	return e->e->supervisor_id;
-}
-
+/* sv_event_details: the text ev_describe wrote; "" for a NULL e. */
 const char *
 sv_event_details(const sv_event *e)
 {
-	return e->text;
+	return e != NULL ? e->text : "";
 }
 
 void

@@ -274,59 +274,25 @@ sv_leases_free(sv_leases *list)
 	}
 }
 
-uint64_t
-sv_lease_id(const sv_lease *l)
-{
-	return l->id;
-}
+/*
+ * LC_FIELD defines sv_lease_NAME(l): field FIELD of the lease, or DFLT
+ * when l is NULL.
+ */
+#define LC_FIELD(type, name, field, dflt)                    \
+	type sv_lease_##name(const sv_lease *l)              \
+	{                                                    \
+		return l != NULL ? (type) l->field : (dflt); \
+	}
 
-const char *
-sv_lease_pool(const sv_lease *l)
-{
-	return l->pool;
-}
-
-uint32_t
-sv_lease_slot(const sv_lease *l)
-{
-	return l->slot;
-}
-
-uint64_t
-sv_lease_token(const sv_lease *l)
-{
-	return l->token;
-}
-
-uint64_t
-sv_lease_expires_in_ms(const sv_lease *l)
-{
-	return l->expires_in_ms;
-}
-
-const char *
-sv_lease_resource(const sv_lease *l)
-{
-	return l->resource;
-}
-
-const char *
-sv_lease_holder_name(const sv_lease *l)
-{
-	return l->holder;
-}
-
-int
-sv_lease_unclaimed(const sv_lease *l)
-{
-	return l->unclaimed;
-}
-
-uint64_t
-sv_lease_epoch(const sv_lease *l)
-{
-	return l->epoch;
-}
+LC_FIELD(uint64_t, id, id, 0)
+LC_FIELD(const char *, pool, pool, "")
+LC_FIELD(uint32_t, slot, slot, 0)
+LC_FIELD(uint64_t, token, token, 0)
+LC_FIELD(uint64_t, expires_in_ms, expires_in_ms, 0)
+LC_FIELD(const char *, resource, resource, "")
+LC_FIELD(const char *, holder_name, holder, "")
+LC_FIELD(int, unclaimed, unclaimed, 0)
+LC_FIELD(uint64_t, epoch, epoch, 0)
 
 void
 sv_lease_free(sv_lease *l)
@@ -495,14 +461,14 @@ sv_pools_count(const sv_pools *p)
 		return p->env->pool_list->pools[i]->field;          \
 	}
 
-LC_POOL(const char *, name, name, NULL)
+LC_POOL(const char *, name, name, "")
 LC_POOL(uint32_t, slots, slots, 0)
 LC_POOL(uint32_t, held, held, 0)
 LC_POOL(uint64_t, ttl_ms, ttl_ms, 0)
 LC_POOL(uint64_t, grace_ms, grace_ms, 0)
-LC_POOL(const char *, path, path, NULL)
-LC_POOL(const char *, on_release, on_release, NULL)
-LC_POOL(const char *, kind, kind, NULL)
+LC_POOL(const char *, path, path, "")
+LC_POOL(const char *, on_release, on_release, "")
+LC_POOL(const char *, kind, kind, "")
 
 void
 sv_pools_free(sv_pools *p)
