@@ -8,11 +8,13 @@
  * sends one CreateGroup. Only the shape of the command line is checked
  * here (exit 100): NAME is a valid group name and the only word before
  * "--", the program comes after it, --count and --purpose are given,
- * numbers are numbers, --env and --set have the NAME=VALUE form, and no
+ * numbers are numbers, --env and --set have the NAME=VALUE form, each
+ * --set KEY is a key of a config group that GroupSpec gives as an option
+ * (restart, max_restarts, ready, stop_signal, ...: the OPTION rows of
+ * libsupervise/src/config_keys.def, the daemon's own key table), and no
  * list is longer than the supervisor's 256 entries. Everything else — the
- * ranges, the meaning of each --set key (any key of a config group:
- * restart, max_restarts, ready, stop_signal, ...), a name already taken —
- * is the supervisor's decision, taken by the very rules of the config file;
+ * ranges, the meaning of each value, a name already taken — is the
+ * supervisor's decision, taken by the very rules of the config file;
  * its refusal is printed with the one-line message it sends
  * ("spec:LINE: groups[0].KEY: what") and exits 1. On success spawn prints
  * "NAME: created (count N)" ({"group","count"} in JSON); the workers start
@@ -21,7 +23,8 @@
  * delete stops every worker of the group and removes it once they are
  * reaped; it prints "GROUP: deleting" ({"group"}).
  *
- * Layout: spawn_pair (NAME=VALUE check), spawn_spec (options to spec),
+ * Layout: spawn_keys (the option rows), spawn_pair (NAME=VALUE check),
+ * spawn_set_key (--set KEY check), spawn_spec (options to spec),
  * cmd_spawn, cmd_delete.
  */
 #include "cli.h"
@@ -34,6 +37,50 @@
 #define SPAWN_LIST_MAX 256
 /* Longest --set KEY accepted (config keys are short words). */
 #define SPAWN_KEY_MAX 64
+
+/* The group keys a GroupSpec carries as options (--set), from the rows of
+ * the daemon's key table; the FIELD rows are spawn's own options. */
+static const struct {
+	const char *name;
+	int         option;
+} spawn_keys[] = {
+#define FIELD                                       0
+#define OPTION                                      1
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d) {#n, sp},
+#define SV_TOP_KEY(n, t, d)
+#include "../libsupervise/src/config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+#undef FIELD
+#undef OPTION
+};
+
+/*
+ * spawn_set_key checks that the KEY of "--set KEY=VALUE" s (klen bytes)
+ * is an option row of the key table. Returns 1, or 0 after printing a
+ * usage error.
+ */
+static int
+spawn_set_key(const char *s, size_t klen)
+{
+	for (size_t i = 0; i < sizeof(spawn_keys) / sizeof(spawn_keys[0]);
+	     i++) {
+		if (strlen(spawn_keys[i].name) == klen
+		    && strncmp(spawn_keys[i].name, s, klen) == 0) {
+			if (spawn_keys[i].option)
+				return 1;
+			cli_usage_error("spawn",
+			    "--set %.*s: give it as spawn's own option or "
+			    "argument, not with --set",
+			    (int) klen, s);
+			return 0;
+		}
+	}
+	cli_usage_error("spawn",
+	    "--set %.*s: not a key of a group (docs/config.md)", (int) klen,
+	    s);
+	return 0;
+}
 
 /*
  * spawn_pair checks that s has the form NAME=VALUE with a non-empty NAME
@@ -100,7 +147,8 @@ spawn_spec(const struct cli *cli, const char *name, char **prog, int nprog,
 				return CLI_EXIT_USAGE;
 			nenv++;
 		} else if (strcmp(o, "set") == 0) {
-			if (spawn_pair(o, v, SPAWN_KEY_MAX) == 0)
+			size_t klen = spawn_pair(o, v, SPAWN_KEY_MAX);
+			if (klen == 0 || !spawn_set_key(v, klen))
 				return CLI_EXIT_USAGE;
 			nset++;
 		}

@@ -1,18 +1,23 @@
 /*
  * config.c — load and check supervised's configuration (see config.h).
  *
- * libconfig does the parsing; this file walks the resulting tree and checks
- * every setting against a table of known keys, so a typo is an error with a
- * line number rather than a silently ignored setting. Each check names the
- * key by its path ("groups[1].count").
+ * libconfig does the parsing; this file walks the resulting tree and reads
+ * every setting through one table of known keys, built from the rows of
+ * config_keys.def (shared with supervisectl spawn and the docs check): a
+ * row names the key, its type, range, the member of svd_group_config it
+ * sets and the reader of its value. One loop looks each setting up in the
+ * table and calls the row's reader; a key without a row is an error with a
+ * line number ("unknown key") and sets nothing. Each check names the key
+ * by its path ("groups[1].count").
  *
- * Divisions: error reporting; scalar readers; the group; the top level.
+ * Divisions: the key table and its readers; sockets and credentials; the
+ * group; the top level; loading and freeing.
  */
 #include <errno.h>
 #include <libconfig.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,543 +27,309 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_read.h"
+#include "core/intensity.h"
 #include "core/ordinal.h"
 #include "core/subworker.h"
 #include "paths.h"
 #include "wire/wire.h"
 
-typedef struct cfg_ctx {
-	const char *path;
-	char       *err;
-	size_t      errlen;
-} cfg_ctx;
-
-/* ---- error reporting ------------------------------------------------------
+/* ---- the key table and its readers ----------------------------------------
  */
 
-/* cfg_fail writes "FILE:LINE: KEY: message" and returns SV_EINVAL. */
-static sv_err
-cfg_fail(cfg_ctx *c, const config_setting_t *s, const char *key,
-    const char *fmt, ...)
-{
-	char    msg[512];
-	va_list ap;
+typedef struct cfg_key cfg_key;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(c->err, c->errlen, "%s:%d: %s: %s", c->path,
-	    s != NULL ? config_setting_source_line(s) : 0, key, msg);
-	/* One line, whatever the file's strings hold (a value may contain a
-	 * newline or an escape sequence). */
-	for (char *p = c->err; *p != '\0'; p++) {
-		if ((unsigned char) *p < 0x20 || *p == 0x7f) {
-			*p = '?';
-		}
-	}
-	return SV_EINVAL;
-}
-
-/* cfg_oom reports an allocation failure. */
-static sv_err
-cfg_oom(cfg_ctx *c)
-{
-	snprintf(c->err, c->errlen, "%s: out of memory", c->path);
-	return SV_ENOMEM;
-}
-
-/* ---- scalar readers -------------------------------------------------------
+/*
+ * A reader of one group key: checks setting e (named key in messages)
+ * against row k and stores it at field, the row's member of g. Special
+ * readers (argv, env, sockets) also set g's companion members.
  */
+typedef sv_err     cfg_parse(cfg_ctx *c, const config_setting_t *e,
+        const char *key, const cfg_key *k, void *field, svd_group_config *g);
+typedef cfg_parse *cfg_parse_fn;
 
-/* cfg_int reads an integer setting within [lo, hi]. */
-static sv_err
-cfg_int(cfg_ctx *c, const config_setting_t *s, const char *key, int64_t lo,
-    int64_t hi, int64_t *out)
+/* One row of the group key table (config_keys.def). */
+struct cfg_key {
+	const char        *name;
+	const char        *type; /* as docs/config.md writes it */
+	int64_t            min, max; /* integer range, or length bounds */
+	size_t             off; /* of the member in svd_group_config */
+	size_t             size; /* of that member */
+	cfg_parse_fn       parse;
+	const char *const *choices; /* NULL-terminated, or NULL */
+	bool               option; /* a GroupSpec option, not a field */
+	const char        *doc;
+};
+
+static cfg_parse cfg_p_name, cfg_p_argv, cfg_p_int, cfg_p_str, cfg_p_env,
+    cfg_p_cwd, cfg_p_choice, cfg_p_signal, cfg_p_seconds, cfg_p_factor,
+    cfg_p_bool, cfg_p_ident, cfg_p_drain_signal, cfg_p_sockets;
+
+/* Row indices, in table order. */
+enum {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d) CFG_K_##n,
+#define SV_TOP_KEY(n, t, d)
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+	CFG_NKEYS
+};
+
+#define CFG_SPEC_FIELD   false
+#define CFG_SPEC_OPTION  true
+#define CFG_CHOICES(...) ((const char *const[]) {__VA_ARGS__, NULL})
+
+/* The keys of a group: the one list of what a group may set. */
+static const cfg_key cfg_group_keys[CFG_NKEYS] = {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d) \
+	{#n, t, (int64_t) (lo), (int64_t) (hi),     \
+	    offsetof(svd_group_config, m),          \
+	    sizeof(((svd_group_config *) 0)->m), p, ch, CFG_SPEC_##sp, d},
+#define SV_TOP_KEY(n, t, d)
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+};
+
+/* Top-level row indices, in table order. */
+enum {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d)
+#define SV_TOP_KEY(n, t, d) CFG_T_##n,
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+	CFG_NTOP
+};
+
+/* The top-level keys (read by cfg_top, one case each). */
+static const char *const cfg_top_keys[CFG_NTOP] = {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d)
+#define SV_TOP_KEY(n, t, d) #n,
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+};
+
+/* cfg_group_key finds name's row of the group table, or returns NULL. */
+static const cfg_key *
+cfg_group_key(const char *name)
 {
-	int64_t v;
-	int     t = config_setting_type(s);
-
-	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) {
-		return cfg_fail(c, s, key, "must be an integer in %lld..%lld",
-		    (long long) lo, (long long) hi);
-	}
-	v = config_setting_get_int64(s);
-	if (v < lo || v > hi) {
-		return cfg_fail(c, s, key,
-		    "must be an integer in %lld..%lld (got %lld)",
-		    (long long) lo, (long long) hi, (long long) v);
-	}
-	*out = v;
-	return SV_OK;
-}
-
-/* cfg_str reads a string setting of 1..max bytes into a new copy. */
-static sv_err
-cfg_str(cfg_ctx *c, const config_setting_t *s, const char *key, size_t max,
-    char **out)
-{
-	const char *v;
-
-	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		return cfg_fail(c, s, key, "must be a string");
-	}
-	v = config_setting_get_string(s);
-	if (v[0] == '\0') {
-		return cfg_fail(c, s, key, "must not be empty");
-	}
-	if (strlen(v) > max) {
-		return cfg_fail(c, s, key, "longer than %zu bytes", max);
-	}
-	if ((*out = strdup(v)) == NULL) {
-		return cfg_oom(c);
-	}
-	return SV_OK;
-}
-
-/* cfg_strv reads an array of 1..max strings (min may be 0) into a new
- * NULL-terminated vector. */
-static sv_err
-cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key, size_t min,
-    size_t max, char ***out, size_t *np)
-{
-	int    t = config_setting_type(s);
-	size_t n;
-	char **v;
-	char   ekey[128];
-
-	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) {
-		return cfg_fail(c, s, key, "must be an array of strings");
-	}
-	n = (size_t) config_setting_length(s);
-	if (n < min || n > max) {
-		return cfg_fail(c, s, key,
-		    "must have %zu..%zu entries (got %zu)", min, max, n);
-	}
-	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
-		return cfg_oom(c);
-	}
-	*out = v; /* freed by the caller on error too */
-	*np  = n;
-	for (size_t i = 0; i < n; i++) {
-		snprintf(ekey, sizeof(ekey), "%s[%zu]", key, i);
-		sv_err err
-		    = cfg_str(c, config_setting_get_elem(s, (unsigned) i),
-		        ekey, SVD_MAX_STRING, &v[i]);
-		if (err != SV_OK) {
-			return err;
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		if (strcmp(cfg_group_keys[i].name, name) == 0) {
+			return &cfg_group_keys[i];
 		}
 	}
-	return SV_OK;
+	return NULL;
 }
 
+/* svd_config_spec_option: a group key a GroupSpec gives as an option. */
 bool
-svd_env_reserved(const char *e)
+svd_config_spec_option(const char *key)
 {
-	static const char *const names[] = {"SUPERVISE_URL", "SUPERVISE_GROUP",
-	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
-	    "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_FDS", "NOTIFY_SOCKET",
-	    "SUPERVISE_ACTIVITY"};
+	const cfg_key *k = key != NULL ? cfg_group_key(key) : NULL;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		size_t n = strlen(names[i]);
-		if (strncmp(e, names[i], n) == 0
-		    && (e[n] == '=' || e[n] == '\0')) {
-			return true;
-		}
-	}
-	return false;
+	return k != NULL && k->option;
 }
 
-/* cfg_env_name_ok checks that an env entry is NAME=value with a sane NAME. */
-static bool
-cfg_env_ok(const char *e)
+/* cfg_top_key finds name's index in the top-level table, or -1. */
+static int
+cfg_top_key(const char *name)
 {
-	const char *eq = strchr(e, '=');
-
-	if (eq == NULL || eq == e) {
-		return false;
-	}
-	for (const char *p = e; p < eq; p++) {
-		char ch = *p;
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z')
-		        || ch == '_' || (p > e && ch >= '0' && ch <= '9'))) {
-			return false;
+	for (int i = 0; i < CFG_NTOP; i++) {
+		if (strcmp(cfg_top_keys[i], name) == 0) {
+			return i;
 		}
 	}
-	return !svd_env_reserved(e);
+	return -1;
 }
 
-/* ---- the group ------------------------------------------------------------
- */
-
-static const char *const cfg_group_keys[] = {"name", "argv", "count",
-    "purpose", "env", "cwd", "max_count", "stop_timeout_ms", "min_uptime_ms",
-    "backoff_initial_ms", "backoff_max_ms", "backoff_factor", "restart",
-    "max_restarts", "max_seconds", "stop_signal", "on_unresponsive", "ready",
-    "sequential_start", "start_timeout_ms", "on_start_timeout", "watchdog_ms",
-    "admin", "notify_access", "user", "group", "die_with_supervisor",
-    "sockets", "drain_timeout_ms", "drain_extend_max_ms", "drain_signal",
-    "max_subworkers", "activity", NULL};
-
-static const char *const cfg_top_keys[] = {"socket_dir", "state_dir",
-    "stop_timeout_ms", "log_file", "strategy", "groups", "pools", NULL};
-
-/* Signals a group may name as its stop signal. */
-static const struct {
-	const char *name;
-	int         signo;
-} cfg_signals[] = {{"TERM", SIGTERM}, {"INT", SIGINT}, {"QUIT", SIGQUIT},
-    {"HUP", SIGHUP}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"KILL", SIGKILL},
-    {"WINCH", SIGWINCH}};
-
-/* cfg_choice reads a string setting that must be one of choices (a
- * NULL-terminated list); *idx receives its index. */
+/* cfg_p_int reads an integer in the row's range into a uint32_t or a
+ * uint64_t member. */
 static sv_err
-cfg_choice(cfg_ctx *c, const config_setting_t *s, const char *key,
-    const char *const *choices, int *idx)
+cfg_p_int(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
 {
-	const char *v         = config_setting_get_string(s);
-	char        list[160] = "";
+	int64_t v   = 0;
+	sv_err  err = cfg_int(c, e, key, k->min, k->max, &v);
 
-	for (int i = 0; v != NULL && choices[i] != NULL; i++) {
-		if (strcmp(v, choices[i]) == 0) {
-			*idx = i;
-			return SV_OK;
+	(void) g;
+	if (err == SV_OK && k->size == sizeof(uint32_t)) {
+		*(uint32_t *) field = (uint32_t) v;
+	} else if (err == SV_OK) {
+		*(uint64_t *) field = (uint64_t) v;
+	}
+	return err;
+}
+
+/* cfg_p_seconds reads a number of seconds in the row's range into a
+ * uint64_t member in milliseconds. */
+static sv_err
+cfg_p_seconds(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	int64_t v   = 0;
+	sv_err  err = cfg_int(c, e, key, k->min, k->max, &v);
+
+	(void) g;
+	if (err == SV_OK) {
+		*(uint64_t *) field = (uint64_t) v * 1000;
+	}
+	return err;
+}
+
+/* cfg_p_bool reads a boolean member. */
+static sv_err
+cfg_p_bool(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	(void) k;
+	(void) g;
+	return cfg_bool(c, e, key, (bool *) field);
+}
+
+/* cfg_p_choice reads one of the row's words; its index goes into an enum
+ * member (int-sized), or into a bool member (index 1 is true). */
+static sv_err
+cfg_p_choice(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	int    idx = 0;
+	sv_err err = cfg_choice(c, e, key, k->choices, &idx);
+
+	(void) g;
+	if (err == SV_OK && k->size == sizeof(bool)) {
+		*(bool *) field = idx == 1;
+	} else if (err == SV_OK) {
+		*(int *) field = idx;
+	}
+	return err;
+}
+
+/* cfg_p_signal reads a signal name into an int member. */
+static sv_err
+cfg_p_signal(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	(void) k;
+	(void) g;
+	return cfg_signal(c, e, key, (int *) field);
+}
+
+/* cfg_p_drain_signal reads a signal name, or "none" or "" (the notice
+ * only, no signal: 0). */
+static sv_err
+cfg_p_drain_signal(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	const char *dv = config_setting_get_string(e);
+
+	if (dv != NULL && (dv[0] == '\0' || strcmp(dv, "none") == 0)) {
+		*(int *) field = 0;
+		return SV_OK;
+	}
+	return cfg_p_signal(c, e, key, k, field, g);
+}
+
+/* cfg_p_factor reads the backoff factor into a double member. */
+static sv_err
+cfg_p_factor(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	(void) k;
+	(void) g;
+	return cfg_factor(c, e, key, (double *) field);
+}
+
+/* cfg_p_str reads a string of at most max bytes into a char * member (a
+ * copy g owns). */
+static sv_err
+cfg_p_str(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	(void) g;
+	return cfg_str(c, e, key, (size_t) k->max, (char **) field);
+}
+
+/* cfg_p_name reads the group's name, which must be a valid group name. */
+static sv_err
+cfg_p_name(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	sv_err err = cfg_str(c, e, key, SVW_MAX_NAME, (char **) field);
+
+	(void) k;
+	if (err == SV_OK && svw_check_name(g->name) != SV_OK) {
+		err = cfg_fail(
+		    c, e, key, "must be 1..64 characters of [A-Za-z0-9_.-]");
+	}
+	return err;
+}
+
+/* cfg_p_argv reads argv (and argc) and checks that its program can be
+ * executed. */
+static sv_err
+cfg_p_argv(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	sv_err err = cfg_strv(c, e, key, (size_t) k->min, (size_t) k->max,
+	    (char ***) field, &g->argc);
+
+	if (err == SV_OK && g->argv != NULL && g->argc > 0) {
+		err = cfg_program(c, e, key, g->argv[0]);
+	}
+	return err;
+}
+
+/* cfg_p_env reads env (and nenv); every entry must be NAME=value with a
+ * name the daemon does not reserve. */
+static sv_err
+cfg_p_env(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	sv_err err = cfg_strv(c, e, key, (size_t) k->min, (size_t) k->max,
+	    (char ***) field, &g->nenv);
+
+	for (size_t i = 0; err == SV_OK && i < g->nenv; i++) {
+		if (!cfg_env_ok(g->env[i])) {
+			err = cfg_fail(c, e, key,
+			    "entry \"%s\" is not NAME=value (the SUPERVISE_ "
+			    "names the daemon sets are reserved)",
+			    g->env[i]);
 		}
 	}
-	for (int i = 0; choices[i] != NULL; i++) {
-		size_t n = strlen(list);
-		snprintf(list + n, sizeof(list) - n, "%s\"%s\"",
-		    i > 0 ? ", " : "", choices[i]);
-	}
-	return cfg_fail(c, s, key, "must be one of %s", list);
+	return err;
 }
 
-/* cfg_signal reads a signal name ("TERM" or "SIGTERM"). */
+/* cfg_p_cwd reads cwd, which must be an existing directory. */
 static sv_err
-cfg_signal(cfg_ctx *c, const config_setting_t *s, const char *key, int *sig)
-{
-	const char *v = config_setting_get_string(s);
-
-	if (v != NULL && strncmp(v, "SIG", 3) == 0) {
-		v += 3;
-	}
-	for (size_t i = 0;
-	     v != NULL && i < sizeof(cfg_signals) / sizeof(cfg_signals[0]);
-	     i++) {
-		if (strcmp(v, cfg_signals[i].name) == 0) {
-			*sig = cfg_signals[i].signo;
-			return SV_OK;
-		}
-	}
-	return cfg_fail(c, s, key,
-	    "must be a signal name: TERM, INT, QUIT, HUP, USR1, USR2, KILL "
-	    "or WINCH");
-}
-
-/* cfg_bool reads a boolean setting. */
-static sv_err
-cfg_bool(cfg_ctx *c, const config_setting_t *s, const char *key, bool *b)
-{
-	if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
-		return cfg_fail(c, s, key, "must be true or false");
-	}
-	*b = config_setting_get_bool(s) != 0;
-	return SV_OK;
-}
-
-/* cfg_factor reads the backoff factor, a number in 1.0..16.0. */
-static sv_err
-cfg_factor(cfg_ctx *c, const config_setting_t *s, const char *key, double *f)
-{
-	int    t = config_setting_type(s);
-	double v;
-
-	if (t == CONFIG_TYPE_FLOAT) {
-		v = config_setting_get_float(s);
-	} else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
-		v = (double) config_setting_get_int64(s);
-	} else {
-		return cfg_fail(c, s, key, "must be a number in 1.0..16.0");
-	}
-	if (!(v >= 1.0 && v <= SV_BACKOFF_MAX_FACTOR)) {
-		return cfg_fail(c, s, key, "must be a number in 1.0..16.0");
-	}
-	*f = v;
-	return SV_OK;
-}
-
-/* svd_default_policy fills the documented defaults (docs/config.md). */
-void
-svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms)
-{
-	*p = (sv_group_policy) {
-	    .restart             = SV_RESTART_PERMANENT,
-	    .backoff             = {1000, 100, 30000, 2.0},
-	    .max_restarts        = 0,
-	    .max_window_ms       = 60000,
-	    .stop_signal         = SIGTERM,
-	    .stop_timeout_ms     = stop_timeout_ms,
-	    .on_unresponsive     = SV_UNRESPONSIVE_ESCALATE,
-	    .need_ready          = false,
-	    .sequential          = false,
-	    .start_timeout_ms    = 0,
-	    .on_start_timeout    = SV_START_TIMEOUT_KILL,
-	    .watchdog_ms         = 0,
-	    .drain_timeout_ms    = 30000,
-	    .drain_extend_max_ms = 60000,
-	    .drain_signal        = -1, /* the stop signal */
-	};
-}
-
-/* cfg_known tells whether name is in the NULL-terminated table keys. */
-static bool
-cfg_known(const char *const *keys, const char *name)
-{
-	for (size_t i = 0; keys[i] != NULL; i++) {
-		if (strcmp(keys[i], name) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* cfg_executable tells whether path is a regular file we may execute. */
-static bool
-cfg_executable(const char *path)
+cfg_p_cwd(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
 {
 	struct stat st;
+	sv_err      err = cfg_str(c, e, key, (size_t) k->max, (char **) field);
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode)
-	    && access(path, X_OK) == 0;
-}
-
-/* cfg_program checks that argv[0] can be executed: a path with a '/' must
- * be an executable file; a bare name must be found in the daemon's PATH
- * (where the daemon will look for it). */
-static sv_err
-cfg_program(
-    cfg_ctx *c, const config_setting_t *e, const char *key, const char *prog)
-{
-	const char *path = getenv("PATH");
-	char        buf[SVD_MAX_STRING + 256];
-
-	if (strchr(prog, '/') != NULL) {
-		if (cfg_executable(prog)) {
-			return SV_OK;
-		}
-		return cfg_fail(c, e, key,
-		    "program \"%s\" is not an executable file", prog);
-	}
-	if (path == NULL) {
-		path = "/usr/local/bin:/usr/bin:/bin";
-	}
-	while (*path != '\0') {
-		const char *end = strchr(path, ':');
-		size_t n = end != NULL ? (size_t) (end - path) : strlen(path);
-		if (n > 0 && n < SVD_MAX_STRING) {
-			snprintf(
-			    buf, sizeof(buf), "%.*s/%s", (int) n, path, prog);
-			if (cfg_executable(buf)) {
-				return SV_OK;
-			}
-		}
-		path += n;
-		if (*path == ':') {
-			path++;
-		}
-	}
-	return cfg_fail(
-	    c, e, key, "program \"%s\" not found in the daemon's PATH", prog);
-}
-
-/* cfg_group_policy reads one supervision key of a group into p. */
-static sv_err
-cfg_group_policy(cfg_ctx *c, const config_setting_t *e, const char *name,
-    const char *key, sv_group_policy *p)
-{
-	static const char *const restarts[]
-	    = {"permanent", "transient", "temporary", NULL};
-	static const char *const unresp[]   = {"escalate", "abandon", NULL};
-	static const char *const start_to[] = {"kill", "abandon", NULL};
-	int64_t                  v          = 0;
-	int                      idx        = 0;
-	sv_err                   err;
-
-	if (strcmp(name, "restart") == 0) {
-		err        = cfg_choice(c, e, key, restarts, &idx);
-		p->restart = (sv_restart_type) idx;
-	} else if (strcmp(name, "on_unresponsive") == 0) {
-		err                = cfg_choice(c, e, key, unresp, &idx);
-		p->on_unresponsive = (sv_on_unresponsive) idx;
-	} else if (strcmp(name, "on_start_timeout") == 0) {
-		err                 = cfg_choice(c, e, key, start_to, &idx);
-		p->on_start_timeout = (sv_on_start_timeout) idx;
-	} else if (strcmp(name, "stop_signal") == 0) {
-		err = cfg_signal(c, e, key, &p->stop_signal);
-	} else if (strcmp(name, "drain_signal") == 0) {
-		const char *dv = config_setting_get_string(e);
-		/* "none" or "": the notice only, no signal */
-		if (dv != NULL && (dv[0] == '\0' || strcmp(dv, "none") == 0)) {
-			p->drain_signal = 0;
-			err             = SV_OK;
-		} else {
-			err = cfg_signal(c, e, key, &p->drain_signal);
-		}
-	} else if (strcmp(name, "ready") == 0) {
-		err = cfg_bool(c, e, key, &p->need_ready);
-	} else if (strcmp(name, "sequential_start") == 0) {
-		err = cfg_bool(c, e, key, &p->sequential);
-	} else if (strcmp(name, "backoff_factor") == 0) {
-		err = cfg_factor(c, e, key, &p->backoff.factor);
-	} else if (strcmp(name, "max_restarts") == 0) {
-		err             = cfg_int(c, e, key, 0, SV_INTENSITY_MAX, &v);
-		p->max_restarts = (uint32_t) v;
-	} else if (strcmp(name, "max_seconds") == 0) {
-		err              = cfg_int(c, e, key, 1, 86400, &v);
-		p->max_window_ms = (uint64_t) v * 1000;
-	} else {
-		err = cfg_int(c, e, key, 0, SVD_MAX_TIMEOUT_MS, &v);
-		if (strcmp(name, "stop_timeout_ms") == 0) {
-			p->stop_timeout_ms = (uint64_t) v;
-		} else if (strcmp(name, "min_uptime_ms") == 0) {
-			p->backoff.healthy_ms = (uint64_t) v;
-		} else if (strcmp(name, "backoff_initial_ms") == 0) {
-			p->backoff.initial_ms = (uint64_t) v;
-		} else if (strcmp(name, "backoff_max_ms") == 0) {
-			p->backoff.max_ms = (uint64_t) v;
-		} else if (strcmp(name, "start_timeout_ms") == 0) {
-			p->start_timeout_ms = (uint64_t) v;
-		} else if (strcmp(name, "drain_timeout_ms") == 0) {
-			p->drain_timeout_ms = (uint64_t) v;
-		} else if (strcmp(name, "drain_extend_max_ms") == 0) {
-			p->drain_extend_max_ms = (uint64_t) v;
-		} else {
-			p->watchdog_ms = (uint64_t) v;
-		}
+	if (err == SV_OK && g->cwd == NULL) {
+		err = cfg_fail(c, e, key, "must be a string");
+	} else if (err == SV_OK && stat(g->cwd, &st) != 0) {
+		err = cfg_fail(c, e, key, "cannot use \"%s\": %s", g->cwd,
+		    strerror(errno));
+	} else if (err == SV_OK && !S_ISDIR(st.st_mode)) {
+		err = cfg_fail(c, e, key, "\"%s\" is not a directory", g->cwd);
 	}
 	return err;
 }
 
-/* cfg_ident reads user or group: a name, or a number given as a string or
- * an integer (0..4294967294). */
-/* cfg_socket reads one entry of a group's `sockets` list into sc. */
+/* cfg_p_ident reads user or group: a name, or a number given as a string
+ * or an integer (0..4294967294), kept as written. */
 static sv_err
-cfg_socket(cfg_ctx *c, const config_setting_t *e, const char *base,
-    svd_socket_config *sc)
+cfg_p_ident(cfg_ctx *c, const config_setting_t *s, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
 {
-	static const char *const types[]
-	    = {"dgram", "stream", "seqpacket", NULL};
-	static const int socktypes[]
-	    = {SOCK_DGRAM, SOCK_STREAM, SOCK_SEQPACKET};
-	char   key[400];
-	int    idx = 0;
-	sv_err err = SV_OK;
+	int    t   = config_setting_type(s);
+	char **out = field;
 
-	sc->type = SOCK_DGRAM;
-	sc->mode = 0600;
-	if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
-		return cfg_fail(c, e, base, "must be a group { name; path; }");
-	}
-	for (int i = 0; err == SV_OK && i < config_setting_length(e); i++) {
-		const config_setting_t *f
-		    = config_setting_get_elem(e, (unsigned) i);
-		const char *name = config_setting_name(f);
-		snprintf(key, sizeof(key), "%s.%s", base, name);
-		if (strcmp(name, "name") == 0) {
-			err = cfg_str(
-			    c, f, key, SVD_SOCKET_NAME_MAX, &sc->name);
-			if (err == SV_OK
-			    && (sc->name[0] == '\0'
-			        || strspn(sc->name,
-			               "abcdefghijklmnopqrstuvwxyz"
-			               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-			               "-")
-			            != strlen(sc->name))) {
-				err = cfg_fail(c, f, key,
-				    "letters, digits, '_' and '-' only");
-			}
-		} else if (strcmp(name, "path") == 0) {
-			err = cfg_str(c, f, key,
-			    sizeof(((struct sockaddr_un *) 0)->sun_path) - 1,
-			    &sc->path);
-			if (err == SV_OK && sc->path[0] != '/') {
-				err = cfg_fail(
-				    c, f, key, "must be an absolute path");
-			}
-		} else if (strcmp(name, "type") == 0) {
-			err      = cfg_choice(c, f, key, types, &idx);
-			sc->type = socktypes[idx];
-		} else if (strcmp(name, "mode") == 0) {
-			/* A string: libconfig has no octal numbers. */
-			char         *m = NULL, *end = NULL;
-			unsigned long mv = 0;
-			err              = cfg_str(c, f, key, 4, &m);
-			if (err == SV_OK && m != NULL) {
-				mv = strtoul(m, &end, 8);
-				if (m[0] == '\0' || *end != '\0'
-				    || mv > 0777) {
-					err = cfg_fail(c, f, key,
-					    "must be an octal mode such as "
-					    "\"0660\"");
-				}
-			}
-			free(m);
-			sc->mode = (uint32_t) mv;
-		} else {
-			err = cfg_fail(c, f, key, "unknown key");
-		}
-	}
-	if (err == SV_OK && (sc->name == NULL || sc->path == NULL)) {
-		err = cfg_fail(c, e, base, "needs a name and a path");
-	}
-	return err;
-}
-
-/* cfg_sockets reads a group's `sockets` list. */
-static sv_err
-cfg_sockets(cfg_ctx *c, const config_setting_t *s, const char *key,
-    svd_group_config *g)
-{
-	int  n = config_setting_length(s);
-	char base[300];
-
-	if (config_setting_type(s) != CONFIG_TYPE_LIST || n < 1
-	    || n > SVD_MAX_SOCKETS) {
-		return cfg_fail(c, s, key, "must be a list of 1..%d groups",
-		    SVD_MAX_SOCKETS);
-	}
-	if ((g->sockets = calloc((size_t) n, sizeof(*g->sockets))) == NULL) {
-		return cfg_oom(c);
-	}
-	for (int i = 0; i < n; i++) {
-		sv_err err;
-		snprintf(base, sizeof(base), "%s[%d]", key, i);
-		g->nsockets = (size_t) i + 1;
-		err = cfg_socket(c, config_setting_get_elem(s, (unsigned) i),
-		    base, &g->sockets[i]);
-		if (err != SV_OK) {
-			return err;
-		}
-		for (int j = 0; j < i; j++) {
-			if (strcmp(g->sockets[j].name, g->sockets[i].name)
-			    == 0) {
-				return cfg_fail(c,
-				    config_setting_get_elem(s, (unsigned) i),
-				    base,
-				    "a socket named \"%s\" is listed twice",
-				    g->sockets[i].name);
-			}
-		}
-	}
-	return SV_OK;
-}
-
-static sv_err
-cfg_ident(cfg_ctx *c, const config_setting_t *s, const char *key, char **out)
-{
-	int t = config_setting_type(s);
-
+	(void) k;
+	(void) g;
 	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
 		int64_t v = 0;
 		char    num[24];
@@ -573,6 +344,19 @@ cfg_ident(cfg_ctx *c, const config_setting_t *s, const char *key, char **out)
 		return cfg_fail(c, s, key, "must be a name or a number");
 	}
 	return cfg_str(c, s, key, SV_CREDS_MAX_NAME, out);
+}
+
+/* ---- sockets and credentials ----------------------------------------------
+ */
+
+/* cfg_p_sockets reads the group's `sockets` list (and nsockets). */
+static sv_err
+cfg_p_sockets(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const cfg_key *k, void *field, svd_group_config *g)
+{
+	(void) k;
+	(void) field;
+	return cfg_sockets(c, e, key, g);
 }
 
 /* cfg_creds resolves a group's user and group (privileges.h) into
@@ -605,110 +389,39 @@ cfg_creds(cfg_ctx *c, const config_setting_t *us, const config_setting_t *gs,
 	return cfg_fail(c, us, key, "%s", msg);
 }
 
-/* cfg_group reads one group setting into g. */
-static sv_err
-cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
-    uint64_t stop_default, svd_group_config *g)
+/* ---- the group ------------------------------------------------------------
+ */
+
+/* svd_default_policy fills the documented defaults (docs/config.md). */
+void
+svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms)
 {
-	char                    key[160], base[32];
-	const config_setting_t *e, *us = NULL, *gs = NULL;
-	int64_t                 v = 0;
-	sv_err                  err;
-	bool                    have_count = false, have_max = false;
+	*p = (sv_group_policy) {
+	    .restart             = SV_RESTART_PERMANENT,
+	    .backoff             = {1000, 100, 30000, 2.0},
+	    .max_restarts        = 0,
+	    .max_window_ms       = 60000,
+	    .stop_signal         = SIGTERM,
+	    .stop_timeout_ms     = stop_timeout_ms,
+	    .on_unresponsive     = SV_UNRESPONSIVE_ESCALATE,
+	    .need_ready          = false,
+	    .sequential          = false,
+	    .start_timeout_ms    = 0,
+	    .on_start_timeout    = SV_START_TIMEOUT_KILL,
+	    .watchdog_ms         = 0,
+	    .drain_timeout_ms    = 30000,
+	    .drain_extend_max_ms = 60000,
+	    .drain_signal        = -1, /* the stop signal */
+	};
+}
 
-	snprintf(base, sizeof(base), "groups[%zu]", idx);
-	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
-		return cfg_fail(c, s, base, "must be a group { ... }");
-	}
-	g->max_count = SVD_DEFAULT_MAX;
-	g->activity  = true;
-	svd_default_policy(&g->pol, stop_default);
-
-	for (int i = 0; i < config_setting_length(s); i++) {
-		e                = config_setting_get_elem(s, (unsigned) i);
-		const char *name = config_setting_name(e);
-		snprintf(key, sizeof(key), "%s.%s", base, name);
-		if (!cfg_known(cfg_group_keys, name)) {
-			return cfg_fail(c, e, key, "unknown key");
-		}
-		if (strcmp(name, "name") == 0) {
-			err = cfg_str(c, e, key, SVW_MAX_NAME, &g->name);
-			if (err == SV_OK && svw_check_name(g->name) != SV_OK) {
-				err = cfg_fail(c, e, key,
-				    "must be 1..64 characters of "
-				    "[A-Za-z0-9_.-]");
-			}
-		} else if (strcmp(name, "argv") == 0) {
-			err = cfg_strv(
-			    c, e, key, 1, SVD_MAX_ARGV, &g->argv, &g->argc);
-			if (err == SV_OK && g->argv != NULL && g->argc > 0) {
-				err = cfg_program(c, e, key, g->argv[0]);
-			}
-		} else if (strcmp(name, "env") == 0) {
-			err = cfg_strv(
-			    c, e, key, 0, SVD_MAX_ENV, &g->env, &g->nenv);
-			for (size_t k = 0; err == SV_OK && k < g->nenv; k++) {
-				if (!cfg_env_ok(g->env[k])) {
-					err = cfg_fail(c, e, key,
-					    "entry \"%s\" is not NAME=value "
-					    "(the SUPERVISE_ names the "
-					    "daemon sets are reserved)",
-					    g->env[k]);
-				}
-			}
-		} else if (strcmp(name, "purpose") == 0) {
-			err = cfg_str(c, e, key, SVD_MAX_PURPOSE, &g->purpose);
-		} else if (strcmp(name, "cwd") == 0) {
-			struct stat st;
-			err = cfg_str(c, e, key, SVD_MAX_STRING, &g->cwd);
-			if (err == SV_OK && g->cwd == NULL) {
-				err = cfg_fail(c, e, key, "must be a string");
-			} else if (err == SV_OK && stat(g->cwd, &st) != 0) {
-				err = cfg_fail(c, e, key,
-				    "cannot use \"%s\": %s", g->cwd,
-				    strerror(errno));
-			} else if (err == SV_OK && !S_ISDIR(st.st_mode)) {
-				err = cfg_fail(c, e, key,
-				    "\"%s\" is not a directory", g->cwd);
-			}
-		} else if (strcmp(name, "count") == 0) {
-			err      = cfg_int(c, e, key, 0, SV_ORDINALS_MAX, &v);
-			g->count = (uint32_t) v;
-			have_count = true;
-		} else if (strcmp(name, "max_count") == 0) {
-			err = cfg_int(c, e, key, 1, SV_ORDINALS_MAX, &v);
-			g->max_count = (uint32_t) v;
-			have_max     = true;
-		} else if (strcmp(name, "max_subworkers") == 0) {
-			err = cfg_int(c, e, key, 1, SV_SUBW_MAX, &v);
-			g->max_subworkers = (uint32_t) v;
-		} else if (strcmp(name, "admin") == 0) {
-			err = cfg_bool(c, e, key, &g->admin);
-		} else if (strcmp(name, "die_with_supervisor") == 0) {
-			err = cfg_bool(c, e, key, &g->die_with_supervisor);
-		} else if (strcmp(name, "activity") == 0) {
-			err = cfg_bool(c, e, key, &g->activity);
-		} else if (strcmp(name, "sockets") == 0) {
-			err = cfg_sockets(c, e, key, g);
-		} else if (strcmp(name, "user") == 0) {
-			us  = e;
-			err = cfg_ident(c, e, key, &g->user);
-		} else if (strcmp(name, "group") == 0) {
-			gs  = e;
-			err = cfg_ident(c, e, key, &g->group);
-		} else if (strcmp(name, "notify_access") == 0) {
-			static const char *const access[]
-			    = {"main", "all", NULL};
-			int choice    = 0;
-			err           = cfg_choice(c, e, key, access, &choice);
-			g->notify_all = choice == 1;
-		} else {
-			err = cfg_group_policy(c, e, name, key, &g->pol);
-		}
-		if (err != SV_OK) {
-			return err;
-		}
-	}
+/* cfg_group_check checks what no single key can: the required keys (seen
+ * holds each row's setting, NULL when absent), count against max_count,
+ * the backoff bounds, and the credentials. */
+static sv_err
+cfg_group_check(cfg_ctx *c, const config_setting_t *s, const char *base,
+    const config_setting_t *const *seen, svd_group_config *g)
+{
 	if (g->name == NULL) {
 		return cfg_fail(c, s, base, "missing required key \"name\"");
 	}
@@ -720,11 +433,11 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		return cfg_fail(
 		    c, s, g->name, "missing required key \"purpose\"");
 	}
-	if (!have_count) {
+	if (seen[CFG_K_count] == NULL) {
 		return cfg_fail(
 		    c, s, g->name, "missing required key \"count\"");
 	}
-	if (!have_max && g->count > g->max_count) {
+	if (seen[CFG_K_max_count] == NULL && g->count > g->max_count) {
 		g->max_count = g->count;
 	}
 	if (g->count > g->max_count) {
@@ -735,10 +448,48 @@ cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
 		return cfg_fail(c, s, g->name,
 		    "backoff_max_ms is below backoff_initial_ms");
 	}
-	if (us != NULL || gs != NULL) {
-		return cfg_creds(c, us, gs, base, g);
+	if (seen[CFG_K_user] != NULL || seen[CFG_K_group] != NULL) {
+		return cfg_creds(
+		    c, seen[CFG_K_user], seen[CFG_K_group], base, g);
 	}
 	return SV_OK;
+}
+
+/* cfg_group reads one group setting into g: the defaults, then each key
+ * through its row of the table, then the checks across keys. */
+static sv_err
+cfg_group(cfg_ctx *c, const config_setting_t *s, size_t idx,
+    uint64_t stop_default, svd_group_config *g)
+{
+	const config_setting_t *seen[CFG_NKEYS] = {NULL};
+	char                    key[160], base[32];
+
+	snprintf(base, sizeof(base), "groups[%zu]", idx);
+	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
+		return cfg_fail(c, s, base, "must be a group { ... }");
+	}
+	g->max_count = SVD_DEFAULT_MAX;
+	g->activity  = true;
+	svd_default_policy(&g->pol, stop_default);
+
+	for (int i = 0; i < config_setting_length(s); i++) {
+		const config_setting_t *e
+		    = config_setting_get_elem(s, (unsigned) i);
+		const char    *name = config_setting_name(e);
+		const cfg_key *k    = cfg_group_key(name);
+		sv_err         err;
+
+		snprintf(key, sizeof(key), "%s.%s", base, name);
+		if (k == NULL) {
+			return cfg_fail(c, e, key, "unknown key");
+		}
+		seen[k - cfg_group_keys] = e;
+		err = k->parse(c, e, key, k, (char *) g + k->off, g);
+		if (err != SV_OK) {
+			return err;
+		}
+	}
+	return cfg_group_check(c, s, base, seen, g);
 }
 
 /* ---- the top level --------------------------------------------------------
@@ -784,58 +535,76 @@ cfg_groups(cfg_ctx *c, const config_setting_t *s, svd_config *cfg)
 	return SV_OK;
 }
 
-/* cfg_top reads the root setting. */
+/* cfg_top_one reads top-level setting e, row t of the top-level table,
+ * into cfg; *groups gets the groups list, read after the rest. */
+static sv_err
+cfg_top_one(cfg_ctx *c, const config_setting_t *e, int t, svd_config *cfg,
+    const config_setting_t **groups)
+{
+	static const char *const strategies[]
+	    = {"one_for_one", "one_for_all", "rest_for_one", NULL};
+	const char *name = cfg_top_keys[t];
+	int64_t     v    = 0;
+	int         idx  = 0;
+	sv_err      err  = SV_OK;
+
+	switch (t) {
+	case CFG_T_socket_dir:
+		err = cfg_str(
+		    c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
+		if (err == SV_OK && cfg->socket_dir[0] != '/') {
+			err = cfg_fail(c, e, name, "must be an absolute path");
+		}
+		break;
+	case CFG_T_state_dir:
+		err = cfg_str(c, e, name, SVD_MAX_STRING, &cfg->state_dir);
+		if (err == SV_OK && cfg->state_dir[0] != '/') {
+			err = cfg_fail(c, e, name, "must be an absolute path");
+		}
+		break;
+	case CFG_T_log_file:
+		err = cfg_str(c, e, name, SVD_MAX_STRING, &cfg->log_file);
+		break;
+	case CFG_T_stop_timeout_ms:
+		err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
+		cfg->stop_timeout_ms = (uint64_t) v;
+		break;
+	case CFG_T_strategy:
+		err           = cfg_choice(c, e, name, strategies, &idx);
+		cfg->strategy = (sv_strategy) idx;
+		break;
+	case CFG_T_pools:
+		err = svd_config_pools(c->path, e, cfg, c->err, c->errlen);
+		break;
+	case CFG_T_groups:
+		*groups = e;
+		break;
+	default:
+		err = cfg_fail(c, e, name, "unknown key");
+		break;
+	}
+	return err;
+}
+
+/* cfg_top reads the root setting: every key through the top-level table,
+ * then the groups (which inherit stop_timeout_ms wherever it stands). */
 static sv_err
 cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 {
 	const config_setting_t *groups = NULL;
-	int64_t                 v      = 0;
-	sv_err                  err    = SV_OK;
 
 	cfg->stop_timeout_ms = 5000;
-	/* stop_timeout_ms first: groups inherit it. */
 	for (int i = 0; i < config_setting_length(root); i++) {
 		const config_setting_t *e
 		    = config_setting_get_elem(root, (unsigned) i);
 		const char *name = config_setting_name(e);
-		if (!cfg_known(cfg_top_keys, name)) {
+		int         t    = cfg_top_key(name);
+		sv_err      err;
+
+		if (t < 0) {
 			return cfg_fail(c, e, name, "unknown key");
 		}
-		if (strcmp(name, "socket_dir") == 0) {
-			err = cfg_str(
-			    c, e, name, SVD_MAX_SOCKET_DIR, &cfg->socket_dir);
-			if (err == SV_OK && cfg->socket_dir != NULL
-			    && cfg->socket_dir[0] != '/') {
-				err = cfg_fail(
-				    c, e, name, "must be an absolute path");
-			}
-		} else if (strcmp(name, "state_dir") == 0) {
-			err = cfg_str(
-			    c, e, name, SVD_MAX_STRING, &cfg->state_dir);
-			if (err == SV_OK && cfg->state_dir != NULL
-			    && cfg->state_dir[0] != '/') {
-				err = cfg_fail(
-				    c, e, name, "must be an absolute path");
-			}
-		} else if (strcmp(name, "log_file") == 0) {
-			err = cfg_str(
-			    c, e, name, SVD_MAX_STRING, &cfg->log_file);
-		} else if (strcmp(name, "stop_timeout_ms") == 0) {
-			err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
-			cfg->stop_timeout_ms = (uint64_t) v;
-		} else if (strcmp(name, "strategy") == 0) {
-			static const char *const names[] = {"one_for_one",
-			    "one_for_all", "rest_for_one", NULL};
-			int                      idx     = 0;
-			err           = cfg_choice(c, e, name, names, &idx);
-			cfg->strategy = (sv_strategy) idx;
-		} else if (strcmp(name, "pools") == 0) {
-			err = svd_config_pools(
-			    c->path, e, cfg, c->err, c->errlen);
-		} else {
-			groups = e;
-		}
-		if (err != SV_OK) {
+		if ((err = cfg_top_one(c, e, t, cfg, &groups)) != SV_OK) {
 			return err;
 		}
 	}
@@ -846,6 +615,9 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 	}
 	return cfg_groups(c, groups, cfg);
 }
+
+/* ---- loading and freeing --------------------------------------------------
+ */
 
 sv_err
 svd_config_load(

@@ -140,6 +140,14 @@ void svd_config_pools_free(svd_config *cfg);
  */
 sv_err svd_pool_path_check(const char *path);
 
+/*
+ * svd_config_spec_option tells whether key is a key of a group that a
+ * GroupSpec (CreateGroup, `supervisectl spawn --set`) gives as an option:
+ * a row of config_keys.def marked OPTION. The keys GroupSpec has fields
+ * for (name, argv, count, ...) and unknown keys are not.
+ */
+bool svd_config_spec_option(const char *key);
+
 /* svd_config_free frees a configuration. NULL is ignored. */
 void svd_config_free(svd_config *cfg);
 

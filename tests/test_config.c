@@ -293,7 +293,7 @@ static svd_config *
 load_ok(const char *extra)
 {
 	svd_config *cfg = NULL;
-	char        text[512], err[1024];
+	char        text[1024], err[1024];
 
 	group_cfg(text, sizeof(text), extra);
 	write_cfg(text);
@@ -301,6 +301,38 @@ load_ok(const char *extra)
 		fail_msg("%s: %s", extra, err);
 	unlink(path);
 	return cfg;
+}
+
+/* Each integer key of the table sets its own member and no other: with
+ * all of them given distinct values, every member holds its key's value
+ * (the old reader's last `else` set watchdog_ms for any key it missed). */
+static void
+test_keys_own_members(void **state)
+{
+	svd_config      *cfg;
+	sv_group_policy *p;
+
+	(void) state;
+	cfg = load_ok("stop_timeout_ms = 11; min_uptime_ms = 12; "
+	              "backoff_initial_ms = 13; backoff_max_ms = 14; "
+	              "start_timeout_ms = 15; watchdog_ms = 16; "
+	              "drain_timeout_ms = 17; drain_extend_max_ms = 18; "
+	              "max_restarts = 19; max_seconds = 20; "
+	              "max_subworkers = 21; notify_access = \"all\";");
+	p   = &cfg->groups[0].pol;
+	assert_int_equal(p->stop_timeout_ms, 11);
+	assert_int_equal(p->backoff.healthy_ms, 12);
+	assert_int_equal(p->backoff.initial_ms, 13);
+	assert_int_equal(p->backoff.max_ms, 14);
+	assert_int_equal(p->start_timeout_ms, 15);
+	assert_int_equal(p->watchdog_ms, 16);
+	assert_int_equal(p->drain_timeout_ms, 17);
+	assert_int_equal(p->drain_extend_max_ms, 18);
+	assert_int_equal(p->max_restarts, 19);
+	assert_int_equal(p->max_window_ms, 20000);
+	assert_int_equal(cfg->groups[0].max_subworkers, 21);
+	assert_true(cfg->groups[0].notify_all);
+	svd_config_free(cfg);
 }
 
 /* user and group (as root): names and numbers resolve to uid, gid and the
@@ -448,6 +480,7 @@ main(void)
 	    cmocka_unit_test(test_supervision_keys),
 	    cmocka_unit_test(test_directory),
 	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_keys_own_members),
 	    cmocka_unit_test(test_user_keys),
 	    cmocka_unit_test(test_user_needs_root),
 	};
