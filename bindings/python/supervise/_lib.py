@@ -1,9 +1,8 @@
 """Loading libsupervise.so.0 and declaring its C functions for ctypes.
 
 Design: the shared library is loaded lazily, on the first call that needs it,
-so that ``import supervise`` and the zero-round-trip ``Identity.from_env()``
-work on a machine without the library. ``lib()`` returns the loaded
-``ctypes.CDLL`` with every prototype of ``supervise/client.h`` and
+so that ``import supervise`` works on a machine without the library.
+``lib()`` returns the loaded ``ctypes.CDLL`` with every prototype of ``supervise/client.h`` and
 ``supervise/supervise.h`` declared (argument and result types), so no call
 goes through ctypes' default ``int`` conversion.
 
@@ -123,6 +122,8 @@ _PROTOTYPES = {
     "sv_identity_get_fields": (_int, [_vp, ctypes.POINTER(IdentityFields)]),
     "sv_client_whoami_copy": (_int, [_vp, _int,
                                      ctypes.POINTER(WhoamiResult)]),
+    "sv_identity_from_env": (_int, [ctypes.POINTER(ctypes.c_char_p),
+                                    ctypes.POINTER(WhoamiResult)]),
     # supervise.h
     "sv_strerror": (_cp, [_int]),
     "sv_err_name": (_cp, [_int]),

@@ -13,7 +13,7 @@ Every instance carries ``.code`` (int), ``.name`` (the C name without the
 SV_ prefix, "ENOTFOUND") and ``.message`` (the supervisor's one-line message
 or a local detail, may be ""). Names and descriptions come from the library's
 sv_err_name()/sv_strerror() when it is loaded; the table's copies are used
-only when it is not (``Identity.from_env()`` works without the library), and
+only when it is not (``import supervise`` works without the library), and
 the tests check that both agree.
 
 A few classes also derive from the built-in exception that Python code

@@ -6,7 +6,8 @@ same function, so an Identity owns no C memory, survives fork(), and can be
 pickled or compared. Two sources fill it:
 
 - ``Identity.from_env()`` reads the SUPERVISE_* variables the supervisor set
-  at spawn: zero round trips, no library needed. They are a snapshot that
+  at spawn: zero round trips, through the C library's
+  sv_identity_from_env (one contract for every binding). They are a snapshot that
   every descendant inherits, so fields the environment does not carry are
   None: ``pid`` (the worker's pid is not in the environment, and a
   descendant's own pid would be wrong) and ``group_size`` (changes with
@@ -22,20 +23,19 @@ pickled or compared. Two sources fill it:
 that names one process lifetime (docs/protocol.md section 7); the env and
 live identities of one worker have the same key.
 
-Every value read from the environment is bounded and checked like the
-protocol bounds it: a group name of 1..64 characters of [A-Za-z0-9_.-], an
-ordinal that fits uint32, a generation that fits uint64, text up to 1024
-bytes. A bad value raises InvalidArgument naming the variable.
+Every value read from the environment is bounded and checked by
+sv_identity_from_env like the protocol bounds it: a group name of 1..64
+characters of [A-Za-z0-9_.-], an ordinal that fits uint32, a generation that
+fits uint64, text up to 1024 bytes. A bad value raises InvalidArgument
+naming the variable.
 """
 
 import ctypes
 import enum
-import os
-import re
 from typing import NamedTuple, Optional, Tuple
 
 from . import _lib
-from .errors import InvalidArgument, NotAWorker, error_for
+from .errors import error_for
 
 ENV_URL = "SUPERVISE_URL"
 ENV_GROUP = "SUPERVISE_GROUP"
@@ -48,8 +48,6 @@ ENV_SUPERVISOR_ID = "SUPERVISE_SUPERVISOR_ID"
 MAX_NAME = 64
 MAX_TEXT = 1024
 MAX_URL = 511
-_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}\Z")
-_DECIMAL_RE = re.compile(r"[0-9]{1,20}\Z")
 
 
 class Kind(enum.IntEnum):
@@ -130,29 +128,36 @@ class Identity(NamedTuple):
     def from_env(cls, environ=None):
         """Reads the identity from SUPERVISE_* variables: no round trip.
 
-        environ defaults to os.environ. Raises NotAWorker when the variables
-        are absent (not started by a supervisor), InvalidArgument when one is
-        malformed or over its bound.
+        The contract is the C library's sv_identity_from_env (client.h),
+        called here, so Python, Ruby, Lua and C accept and refuse the same
+        environments. environ (a mapping) is passed to it as an envp array;
+        None reads the process environment. Raises NotAWorker when a
+        variable is absent, InvalidArgument when one is malformed or over
+        its bound (the message names the variable). pid and group_size are
+        None: the environment does not carry them.
         """
-        env = os.environ if environ is None else environ
-        missing = [name for name in (ENV_GROUP, ENV_ORDINAL, ENV_GENERATION,
-                                     ENV_PURPOSE, ENV_SUPERVISOR_ID)
-                   if not env.get(name)]
-        if missing:
-            raise NotAWorker("%s not set: this process was not started by "
-                             "a supervisor" % ", ".join(missing))
-        group = env[ENV_GROUP]
-        if not _NAME_RE.match(group):
-            raise InvalidArgument("%s must be 1..%d characters of "
-                                  "[A-Za-z0-9_.-]" % (ENV_GROUP, MAX_NAME))
-        ordinal = _env_uint(env, ENV_ORDINAL, 2 ** 32 - 1)
-        generation = _env_uint(env, ENV_GENERATION, 2 ** 64 - 1)
-        purpose = _env_text(env, ENV_PURPOSE)
-        supervisor_id = _env_text(env, ENV_SUPERVISOR_ID)
-        frame = Frame(Kind.PROCESS, ordinal, group)
-        return cls(group=group, ordinal=ordinal, generation=generation,
-                   kind=Kind.PROCESS, pid=None, purpose=purpose,
-                   supervisor_id=supervisor_id, context=(frame,),
+        cdll = _lib.lib()
+        res = _lib.WhoamiResult()
+        res.size = ctypes.sizeof(res)
+        if environ is None:
+            envp = None
+        else:
+            items = [("%s=%s" % (k, v)).encode("utf-8", "surrogateescape")
+                     for k, v in environ.items()
+                     if k.startswith("SUPERVISE_")]
+            envp = (ctypes.c_char_p * (len(items) + 1))(*items, None)
+        err = cdll.sv_identity_from_env(envp, ctypes.byref(res))
+        if err != 0:
+            reason = res.text.decode("utf-8", "replace") if res.size else ""
+            raise error_for(err, reason or "cannot read the environment")
+        f = res.fields
+        group = f.group.decode("utf-8", "surrogateescape")
+        return cls(group=group, ordinal=f.ordinal, generation=f.generation,
+                   kind=_kind(f.kind), pid=None,
+                   purpose=f.purpose.decode("utf-8", "surrogateescape"),
+                   supervisor_id=f.supervisor_id.decode(
+                       "utf-8", "surrogateescape"),
+                   context=(Frame(Kind.PROCESS, f.ordinal, group),),
                    parent=None, group_size=None, source="env")
 
     @classmethod
@@ -229,19 +234,3 @@ def _read_frame(fn, handle, *index):
         raise error_for(err, "cannot read the parent frame")
     return Frame(_kind(kind.value), ordinal.value, _lib.text(name.value))
 
-
-def _env_uint(env, name, maximum):
-    """A decimal variable in 0..maximum, else InvalidArgument."""
-    raw = env[name]
-    if not _DECIMAL_RE.match(raw) or int(raw) > maximum:
-        raise InvalidArgument("%s must be a decimal number in 0..%d"
-                              % (name, maximum))
-    return int(raw)
-
-
-def _env_text(env, name):
-    """A text variable of at most MAX_TEXT bytes, else InvalidArgument."""
-    raw = env[name]
-    if len(raw.encode("utf-8", "surrogateescape")) > MAX_TEXT:
-        raise InvalidArgument("%s is longer than %d bytes" % (name, MAX_TEXT))
-    return raw

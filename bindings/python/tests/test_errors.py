@@ -84,10 +84,11 @@ def test_missing_library_is_one_clear_error():
                SUPERVISE_SUPERVISOR_ID="sid")
     # Caught: the message names both ways to find the library.
     r = run_py(
-        "import supervise\n"
-        "print(supervise.whoami(live=False).ordinal)\n"  # needs no library
+        "import supervise\n"  # import needs no library
+        "print(2)\n"
         "try:\n"
-        "    supervise.hello()\n"
+        # from_env is the C library's sv_identity_from_env: it needs it.
+        "    supervise.whoami(live=False)\n"
         "except supervise.LibraryNotFound as e:\n"
         "    assert isinstance(e, ImportError)\n"
         "    print('caught', e)\n", env)

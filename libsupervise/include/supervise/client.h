@@ -856,6 +856,33 @@ SV_API sv_err sv_client_subworker_register(sv_client *client, sv_kind kind,
 SV_API sv_err sv_client_subworker_release(
     sv_client *client, const sv_identity *identity, int timeout_ms);
 
+/*
+ * sv_identity_from_env reads the calling worker's identity from the
+ * variables supervised sets in every worker it spawns, with no round trip:
+ * SUPERVISE_GROUP (1..64 of [A-Za-z0-9_.-]), SUPERVISE_ORDINAL (decimal,
+ * fits uint32), SUPERVISE_GENERATION (decimal, fits uint64),
+ * SUPERVISE_SUPERVISOR_ID (1..1024 bytes) and SUPERVISE_PURPOSE (set,
+ * 0..1024 bytes). SUPERVISE_URL is not part of the identity and not read.
+ * envp is a NULL-terminated array of "NAME=value" strings to read, or NULL
+ * for the process environment.
+ *
+ * The answer is written to *out, caller memory the caller has zeroed and
+ * whose size it has set (as for sv_client_whoami_copy); nothing to free.
+ * The strings point into out->text. The environment carries neither the
+ * worker's pid nor the group's size: fields.pid and fields.group_size are
+ * 0, meaning unknown, never a guess. kind is SV_KIND_PROCESS, there is one
+ * frame (the worker) and no parent, draining is 0, unchanged is 0.
+ *
+ * Errors: SV_ENOTWORKER when a variable is absent (or empty, except
+ * PURPOSE): not started by a supervisor; SV_EINVAL when one is malformed or
+ * over its bound, or out is NULL or out->size is smaller than this
+ * library's sv_whoami_result (then *out is untouched). On ENOTWORKER and
+ * EINVAL with a usable out, every field is zero except size, and out->text
+ * holds a one-line reason naming the variable.
+ */
+SV_API sv_err sv_identity_from_env(
+    const char *const *envp, sv_whoami_result *out);
+
 #ifdef __cplusplus
 }
 #endif
