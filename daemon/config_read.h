@@ -46,8 +46,8 @@ sv_err cfg_strv(cfg_ctx *c, const config_setting_t *s, const char *key,
     size_t min, size_t max, char ***out, size_t *np);
 
 /* cfg_bool reads a boolean setting. */
-sv_err cfg_bool(cfg_ctx *c, const config_setting_t *s, const char *key,
-    bool *b);
+sv_err cfg_bool(
+    cfg_ctx *c, const config_setting_t *s, const char *key, bool *b);
 
 /* cfg_choice reads a string that must be one of choices (NULL-terminated);
  * *idx receives its index. */

@@ -112,8 +112,11 @@ cfg_sockets(cfg_ctx *c, const config_setting_t *s, const char *key,
 			return err;
 		}
 		for (int j = 0; j < i; j++) {
-			if (strcmp(g->sockets[j].name, g->sockets[i].name)
-			    == 0) {
+			/* cfg_socket() failed above unless both are set. */
+			if (g->sockets[j].name != NULL
+			    && g->sockets[i].name != NULL
+			    && strcmp(g->sockets[j].name, g->sockets[i].name)
+			        == 0) {
 				return cfg_fail(c,
 				    config_setting_get_elem(s, (unsigned) i),
 				    base,

@@ -132,9 +132,9 @@ ie_copy(sv_whoami_result *out, const char *s)
 sv_err
 sv_identity_from_env(const char *const *envp, sv_whoami_result *out)
 {
-	static const char *const required[] = {"SUPERVISE_GROUP",
-	    "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION",
-	    "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_PURPOSE"};
+	static const char *const required[]
+	    = {"SUPERVISE_GROUP", "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION",
+	        "SUPERVISE_SUPERVISOR_ID", "SUPERVISE_PURPOSE"};
 	const char *v[5];
 	uint64_t    ordinal, generation;
 	size_t      size;
@@ -171,21 +171,21 @@ sv_identity_from_env(const char *const *envp, sv_whoami_result *out)
 	}
 	size = out->size;
 	memset(out, 0, sizeof(*out));
-	out->size                    = size;
-	out->fields.size             = sizeof(out->fields);
-	out->fields.group            = ie_copy(out, v[0]);
-	out->fields.supervisor_id    = ie_copy(out, v[3]);
-	out->fields.purpose          = ie_copy(out, v[4]);
-	out->fields.pid              = 0; /* not in the environment */
-	out->fields.group_size       = 0; /* not in the environment */
-	out->fields.generation       = generation;
-	out->fields.ordinal          = (uint32_t) ordinal;
-	out->fields.kind             = SV_KIND_PROCESS;
-	out->fields.frame_count      = 1;
-	out->n_frames                = 1;
-	out->frames[0].name          = out->fields.group;
-	out->frames[0].generation    = generation;
-	out->frames[0].ordinal       = (uint32_t) ordinal;
-	out->frames[0].kind          = SV_KIND_PROCESS;
+	out->size                 = size;
+	out->fields.size          = sizeof(out->fields);
+	out->fields.group         = ie_copy(out, v[0]);
+	out->fields.supervisor_id = ie_copy(out, v[3]);
+	out->fields.purpose       = ie_copy(out, v[4]);
+	out->fields.pid           = 0; /* not in the environment */
+	out->fields.group_size    = 0; /* not in the environment */
+	out->fields.generation    = generation;
+	out->fields.ordinal       = (uint32_t) ordinal;
+	out->fields.kind          = SV_KIND_PROCESS;
+	out->fields.frame_count   = 1;
+	out->n_frames             = 1;
+	out->frames[0].name       = out->fields.group;
+	out->frames[0].generation = generation;
+	out->frames[0].ordinal    = (uint32_t) ordinal;
+	out->frames[0].kind       = SV_KIND_PROCESS;
 	return SV_OK;
 }
