@@ -9,7 +9,9 @@
 #   2. the installed files exist: public headers, libsupervise.so.0 (soname
 #      checked with readelf), pkgconfig/libsupervise.pc, the CMake package,
 #      bin/supervised and bin/supervisectl
-#   3. the library exports only sv_* symbols; each header compiles on its own
+#   3. the library exports only sv_* symbols, exactly those listed in
+#      libsupervise/libsupervise.map, which are exactly the SV_API functions
+#      of the headers; each header compiles on its own
 #   4. tests/install/consumer built with find_package(supervise 0.1) and
 #      CMAKE_PREFIX_PATH, then run
 #   5. the same main.c built with `pkg-config --cflags --libs libsupervise`,
@@ -133,6 +135,38 @@ if [ -f "$LIBDIR/libsupervise.so.0" ]; then
 	else
 		notok "libsupervise exports only sv_* symbols (also: $(tr '\n' ' ' <<<"$extra"))"
 	fi
+fi
+# The exported symbols are exactly the checked-in list (the version script
+# libsupervise/libsupervise.map), and that list is exactly the functions the
+# installed headers declare with SV_API: a function added to a header but
+# not to the list (or the reverse) fails here, and so does a symbol that
+# leaks out of the library.
+MAP=$ROOT/libsupervise/libsupervise.map
+sed -n '/^global:/,/^local:/{s/^[[:space:]]*\(sv_[A-Za-z0-9_]*\);$/\1/p}' "$MAP" |
+	sort >"$TMP/sym.map"
+sed -n 's/^SV_API[^(]*[^A-Za-z0-9_(]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' \
+	"$PREFIX"/include/supervise/*.h | sort >"$TMP/sym.headers"
+if [ -f "$LIBDIR/libsupervise.so.0" ]; then
+	nm -D --defined-only "$LIBDIR/libsupervise.so.0" |
+		awk '$2 ~ /^[TDBRVW]$/ { sub(/@.*/, "", $3); print $3 }' |
+		sort >"$TMP/sym.lib"
+	if [ -s "$TMP/sym.map" ] && diff -u "$TMP/sym.map" "$TMP/sym.lib" >"$LOG" 2>&1; then
+		ok "exported symbols = libsupervise.map ($(wc -l <"$TMP/sym.map") symbols)"
+	else
+		notok "exported symbols = libsupervise.map (- listed only, + exported only)"
+		show_log
+	fi
+fi
+if [ -s "$TMP/sym.headers" ] && diff -u "$TMP/sym.map" "$TMP/sym.headers" >"$LOG" 2>&1; then
+	ok "libsupervise.map lists every SV_API function of the headers and no other"
+else
+	notok "libsupervise.map lists every SV_API function of the headers (- map only, + headers only)"
+	show_log
+fi
+if objdump -T "$LIBDIR/libsupervise.so.0" 2>/dev/null | grep -q ' SUPERVISE_0 *sv_version$'; then
+	ok "symbols carry the version node SUPERVISE_0"
+else
+	notok "symbols carry the version node SUPERVISE_0"
 fi
 for h in supervise/supervise.h supervise/client.h supervise/activity.h; do
 	if printf '#include <%s>\n' "$h" |

@@ -45,9 +45,11 @@
  * while another thread is inside enter or leave on it is undefined, as for
  * any handle.
  *
- * Not wired yet (docs/activity.md): the supervisor does not yet create
- * activity regions for workers nor show them; a worker can only use a file
- * it was given.
+ * Where the region comes from: with `activity = true` (a group's default)
+ * supervised creates one region file per worker generation and passes its
+ * path in SUPERVISE_ACTIVITY; it reads the region into WorkerStatus
+ * (supervisectl status, docs/activity.md). With `activity = false` the
+ * variable is unset and a worker may still open a file it was given.
  */
 #ifndef SUPERVISE_ACTIVITY_H
 #define SUPERVISE_ACTIVITY_H

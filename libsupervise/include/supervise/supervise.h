@@ -2,12 +2,13 @@
  * supervise.h — what every libsupervise component shares: the library's
  * version and its single error type.
  *
- * Design: one error enum, sv_err, for the whole library. Codes 1..10 are the
- * protocol's ErrorCode values (proto/supervise/v1/supervise.proto) so a typed
- * error received on the wire is returned unchanged to the caller; codes from
- * 100 up are local conditions (timeouts, connection failures, memory). The
- * numbering is stable: bindings and the protocol mirror it, so values are only
- * ever appended. The names and messages are generated from one table,
+ * Design: one error enum, sv_err, for the whole library. Codes 1..99 are the
+ * protocol's ErrorCode values (1..12 are named today;
+ * proto/supervise/v1/supervise.proto) so a typed error received on the wire
+ * is returned unchanged to the caller; codes from 100 up are local
+ * conditions (timeouts, connection failures, memory). The numbering is
+ * stable: bindings and the protocol mirror it, so values are only ever
+ * appended. The names and messages are generated from one table,
  * SV_ERR_MAP, in the manner of libuv's UV_ERRNO_MAP.
  */
 #ifndef SUPERVISE_SUPERVISE_H
