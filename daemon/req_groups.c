@@ -149,11 +149,9 @@ spec_literal(const char *v)
 static char *
 spec_render(req_ctx *c, const Supervise__V1__GroupSpec *sp)
 {
-	static const char *const typed[] = {"name", "argv", "count", "purpose",
-	    "env", "cwd", "max_count", "groups"};
-	char                    *text    = NULL;
-	size_t                   len     = 0;
-	FILE                    *f       = open_memstream(&text, &len);
+	char  *text = NULL;
+	size_t len  = 0;
+	FILE  *f    = open_memstream(&text, &len);
 
 	if (f == NULL) {
 		req_err(c, SV_EINTERNAL, "out of memory");
@@ -187,23 +185,17 @@ spec_render(req_ctx *c, const Supervise__V1__GroupSpec *sp)
 		fprintf(f, "  max_count = %" PRIu32 ";\n", sp->max_count);
 	}
 	for (size_t i = 0; i < sp->n_options; i++) {
-		const char *k  = sp->options[i]->key;
-		size_t      n  = strlen(k);
-		bool        ok = n > 0 && n <= 32;
-		for (size_t j = 0; ok && j < n; j++) {
-			ok = (k[j] >= 'a' && k[j] <= 'z') || k[j] == '_';
-		}
-		for (size_t j = 0; ok && j < sizeof(typed) / sizeof(typed[0]);
-		     j++) {
-			ok = strcmp(k, typed[j]) != 0;
-		}
-		if (!ok) {
+		const char *k = sp->options[i]->key;
+		/* Only a row of config_keys.def marked OPTION can be set
+		 * here: GroupSpec's own fields, top-level keys and words that
+		 * are no key are refused before anything is rendered. */
+		if (!svd_config_spec_option(k)) {
 			fclose(f);
 			free(text);
 			req_err(c, SV_EBADREQ,
-			    "option \"%.40s\": not a key of a group, or one "
+			    "spec: groups[0].%.40s: unknown key, or one "
 			    "that GroupSpec has a field for",
-			    k);
+			    k != NULL ? k : "");
 			return NULL;
 		}
 		fprintf(f, "  %s = ", k);

@@ -774,6 +774,8 @@ usage_case "spawn without --purpose" spawn g --count 1 -- /bin/true
 usage_case "spawn count junk" spawn g --count x --purpose p -- /bin/true
 usage_case "spawn --env without =" spawn g --count 1 --purpose p --env FOO -- /bin/true
 usage_case "spawn --set without =" spawn g --count 1 --purpose p --set restart -- /bin/true
+usage_case "spawn --set of an unknown key" spawn g --count 1 --purpose p --set colour=red -- /bin/true
+usage_case "spawn --set of a key with its own option" spawn g --count 1 --purpose p --set count=3 -- /bin/true
 usage_case "spawn bad name" spawn "a b" --count 1 --purpose p -- /bin/true
 usage_case "events --count 0" events --count 0
 usage_case "events --for junk" events --for 1s

@@ -1151,7 +1151,10 @@ test_runtime_group(void **state)
 	expect_refused(f, sp, "rt2", "count 5 is above max_count 2");
 	sp = make_spec(f, "rt3", 1);
 	assert_int_equal(sv_groupspec_set(sp, "bogus_key", "1"), SV_OK);
-	expect_refused(f, sp, "rt3", "bogus_key: unknown key");
+	expect_refused(f, sp, "rt3", "groups[0].bogus_key: unknown key");
+	sp = make_spec(f, "rt3", 1);
+	assert_int_equal(sv_groupspec_set(sp, "count", "7"), SV_OK);
+	expect_refused(f, sp, "rt3", "GroupSpec has a field for");
 	sp = make_spec(f, "rt", 1);
 	expect_refused(f, sp, "rt", "exists");
 
