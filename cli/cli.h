@@ -134,6 +134,15 @@ int cli_exit_code(sv_err err);
 int cli_connect(const struct cli *cli, sv_client **clientp);
 
 /*
+ * cli_group_call runs a command whose only argument is a group: it checks
+ * the name (usage error naming cmd), connects, calls call(client, group,
+ * timeout) and prints "GROUP: verb" or, with --json, {"group": GROUP}.
+ * Returns the exit code; any failure has printed its one error line.
+ */
+int cli_group_call(const struct cli *cli, const char *cmd, const char *group,
+    sv_err (*call)(sv_client *, const char *, int), const char *verb);
+
+/*
  * cli_check_group returns CLI_EXIT_OK when s is a valid group name
  * ([A-Za-z0-9_.-], 1..CLI_GROUP_MAX characters); otherwise it prints a usage
  * error naming cmd and returns CLI_EXIT_USAGE.

@@ -212,27 +212,6 @@ cmd_groups(const struct cli *cli, int argc, char **argv)
 int
 cmd_reset(const struct cli *cli, int argc, char **argv)
 {
-	const char *group = argv[0];
-	sv_client  *client;
-	sv_err      err;
-	int         rc, first = 1;
-
 	(void) argc;
-	if ((rc = cli_check_group("reset", group)) != 0)
-		return rc;
-	if ((rc = cli_connect(cli, &client)) != 0)
-		return rc;
-	err = sv_client_reset(client, group, cli->timeout_ms);
-	if (err != SV_OK) {
-		rc = cli_error(client, err, "reset %s", group);
-	} else if (cli->json) {
-		putchar('{');
-		json_key(stdout, &first, "group");
-		json_string(stdout, group);
-		puts("}");
-	} else {
-		printf("%s: reset\n", group);
-	}
-	sv_client_close(client);
-	return rc;
+	return cli_group_call(cli, "reset", argv[0], sv_client_reset, "reset");
 }

@@ -11,12 +11,13 @@
  * usage error (exit 100).
  *
  * Layout: error reporting (cli_exit_code, cli_error, cli_error_detail,
- * cli_usage_error, cli_connect), argument checking (cli_opt,
+ * cli_usage_error, cli_connect, cli_group_call), argument checking (cli_opt,
  * cli_check_group, cli_parse_u32, cli_parse_u64), text formatting
  * (cli_fmt_uptime, cli_fmt_time, cli_fmt_trunc, cli_put_clean,
  * cli_kind_name).
  */
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -122,6 +123,34 @@ cli_connect(const struct cli *cli, sv_client **clientp)
 		return cli_error(NULL, err, "connect to %s", cli->url);
 	*clientp = client;
 	return CLI_EXIT_OK;
+}
+
+/* cli_group_call: the whole of a command about one group (cli.h). */
+int
+cli_group_call(const struct cli *cli, const char *cmd, const char *group,
+    sv_err (*call)(sv_client *, const char *, int), const char *verb)
+{
+	sv_client *client = NULL;
+	sv_err     err;
+	int        rc, first = 1;
+
+	if ((rc = cli_check_group(cmd, group)) != 0)
+		return rc;
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	err = call(client, group, cli->timeout_ms);
+	if (err != SV_OK) {
+		rc = cli_error(client, err, "%s %s", cmd, group);
+	} else if (cli->json) {
+		putchar('{');
+		json_key(stdout, &first, "group");
+		json_string(stdout, group);
+		puts("}");
+	} else {
+		printf("%s: %s\n", group, verb);
+	}
+	sv_client_close(client);
+	return rc;
 }
 
 /* ---- argument checking -------------------------------------------------- */
