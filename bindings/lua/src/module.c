@@ -168,6 +168,21 @@ lsv_run_lua_part(lua_State *L, int module, const char *name)
 }
 
 /*
+ * lsv_set_once pops the value on top of the stack into field name of the
+ * table at index t; a name already set there raises (two rows of the
+ * families naming the same field are a bug, never an overwrite).
+ */
+static void
+lsv_set_once(lua_State *L, int t, const char *name, const char *family)
+{
+	if (lua_getfield(L, t, name) != LUA_TNIL)
+		luaL_error(L, "supervise: %s (family %s) is defined twice",
+		    name, family);
+	lua_pop(L, 1);
+	lua_setfield(L, t, name);
+}
+
+/*
  * lsv_register adds family f to the module table at index module: its
  * init, its functions, and each request as a Client method and a module
  * function (closures over the request's row, client.c).
@@ -175,22 +190,28 @@ lsv_run_lua_part(lua_State *L, int module, const char *name)
 static void
 lsv_register(lua_State *L, int module, const lsv_family *f)
 {
+	int methods;
+
 	if (f->init != NULL)
 		f->init(L);
-	if (f->functions != NULL)
-		luaL_setfuncs(L, f->functions, 0);
+	for (const luaL_Reg *fn = f->functions; fn != NULL && fn->name != NULL;
+	     fn++) {
+		lua_pushcfunction(L, fn->func);
+		lsv_set_once(L, module, fn->name, f->name);
+	}
 	if (f->requests == NULL)
 		return;
 	luaL_getmetatable(L, LSV_CLIENT_MT);
 	lua_getfield(L, -1, "__index");
+	methods = lua_gettop(L);
 	for (const lsv_request *r = f->requests; r->name != NULL; r++) {
 		/* The row is read only: lsv_method casts it back to const. */
 		lua_pushlightuserdata(L, (void *) (uintptr_t) r);
 		lua_pushcclosure(L, lsv_method, 1);
-		lua_setfield(L, -2, r->name);
+		lsv_set_once(L, methods, r->name, f->name);
 		lua_pushlightuserdata(L, (void *) (uintptr_t) r);
 		lua_pushcclosure(L, lsv_module_call, 1);
-		lua_setfield(L, module, r->name);
+		lsv_set_once(L, module, r->name, f->name);
 	}
 	lua_pop(L, 2);
 }
@@ -211,6 +232,8 @@ luaopen_supervise(lua_State *L)
 	    {"default_url", lsv_default_url},
 	    {NULL, NULL},
 	};
+	static const lsv_family module_family
+	    = {"module", NULL, module_functions, NULL, NULL};
 	int module;
 
 	luaL_checkversion(L);
@@ -219,7 +242,7 @@ luaopen_supervise(lua_State *L)
 	module = lua_gettop(L);
 	for (size_t i = 0; i < LSV_NFAMILIES; i++)
 		lsv_register(L, module, lsv_families[i]);
-	luaL_setfuncs(L, module_functions, 0);
+	lsv_register(L, module, &module_family);
 	lua_pushliteral(L, "supervise-lua " LSV_VERSION);
 	lua_setfield(L, module, "_VERSION");
 	for (size_t i = 0; i < LSV_NFAMILIES; i++) {
