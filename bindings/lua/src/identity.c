@@ -17,6 +17,9 @@
 
 #include "lsv.h"
 
+/* The registry key of from_env's result buffer (lsv_env_result). */
+#define LSV_ENV_RESULT_KEY "supervise.env_result"
+
 /* lsv_push_frame pushes {kind, ordinal, name, generation}. */
 void
 lsv_push_frame(lua_State *L, sv_kind kind, uint32_t ordinal, const char *name,
@@ -182,6 +185,32 @@ lsv_check_envp(lua_State *L, int idx)
 }
 
 /*
+ * lsv_env_result returns this Lua state's sv_whoami_result for from_env,
+ * about 10 KB: made (zeroed, its size set) on first use and kept in the
+ * registry under LSV_ENV_RESULT_KEY, so that a call allocates nothing for
+ * the collector to free. A state runs one C function at a time, and
+ * from_env copies everything out before it returns.
+ */
+static sv_whoami_result *
+lsv_env_result(lua_State *L)
+{
+	sv_whoami_result *r;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, LSV_ENV_RESULT_KEY)
+	    == LUA_TUSERDATA) {
+		r = (sv_whoami_result *) lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		return r;
+	}
+	lua_pop(L, 1);
+	r = (sv_whoami_result *) lua_newuserdatauv(L, sizeof(*r), 0);
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	lua_setfield(L, LUA_REGISTRYINDEX, LSV_ENV_RESULT_KEY);
+	return r;
+}
+
+/*
  * supervise.from_env([vars]) builds an identity from the SUPERVISE_*
  * variables supervised sets for its workers, with no round trip: those of
  * the process environment, or of the table vars. The contract is
@@ -201,10 +230,7 @@ lsv_from_env(lua_State *L)
 	const char        *url = NULL;
 	sv_err             err;
 
-	/* About 10 KB: a userdata rather than the C stack. */
-	r = (sv_whoami_result *) lua_newuserdatauv(L, sizeof(*r), 0);
-	memset(r, 0, sizeof(*r));
-	r->size = sizeof(*r);
+	r = lsv_env_result(L);
 	if ((err = sv_identity_from_env(envp, r)) != SV_OK)
 		return lsv_fail(L, err, "from_env", r->text);
 	if (envp == NULL)
