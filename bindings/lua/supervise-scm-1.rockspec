@@ -1,8 +1,8 @@
 -- supervise-scm-1.rockspec — the Lua 5.4 binding of libsupervise.
 --
 -- A C module built by luarocks' builtin backend against an installed (or
--- built) libsupervise. No dependency but Lua itself, so luarocks never needs
--- a server: install with
+-- built) libsupervise, and the Lua files it runs when it loads (lua/). No
+-- dependency but Lua itself, so luarocks never needs a server: install with
 --   luarocks --lua-version=5.4 make --deps-mode=none supervise-scm-1.rockspec \
 --     SUPERVISE_INCDIR=/prefix/include SUPERVISE_LIBDIR=/prefix/lib
 -- (both default to luarocks' search of /usr/local and /usr).
@@ -32,11 +32,33 @@ external_dependencies = {
 build = {
    type = "builtin",
    modules = {
+      -- The C module: one file per family (src/lsv.h), entry src/module.c.
       supervise = {
-         sources = { "src/supervise.c", "src/activity.c" },
+         sources = {
+            "src/module.c",
+            "src/activity.c",
+            "src/admin.c",
+            "src/client.c",
+            "src/clock.c",
+            "src/drain.c",
+            "src/enums.c",
+            "src/errors.c",
+            "src/events.c",
+            "src/identity.c",
+            "src/leases.c",
+            "src/readiness.c",
+            "src/scope.c",
+            "src/subworkers.c",
+            "src/values.c",
+            "src/workers.c",
+         },
          libraries = { "supervise" },
          incdirs = { "$(SUPERVISE_INCDIR)" },
          libdirs = { "$(SUPERVISE_LIBDIR)" },
       },
+      -- Its Lua parts, installed on package.path (share/lua/5.4/supervise/)
+      -- and run by the C module when it loads: not modules of their own.
+      ["supervise.leases"] = "lua/supervise/leases.lua",
+      ["supervise.drain"] = "lua/supervise/drain.lua",
    },
 }

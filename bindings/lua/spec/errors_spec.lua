@@ -103,18 +103,24 @@ describe("outside a supervised worker", function()
   end)
 
   it("from_env gets ENOTWORKER without the variables, EINVAL with a bad one", function()
+    -- The process environment, read by sv_identity_from_env (the contract
+    -- is the C library's: identity_env_spec.lua checks it with tables).
     local code = 'local sv = require "supervise" local id, e = sv.from_env() io.write(tostring(id), " ", e.name)'
+    local all = "SUPERVISE_SUPERVISOR_ID=s SUPERVISE_PURPOSE= "
     assert.equals("nil ENOTWORKER",
       H.lua_sub(code, "env -u SUPERVISE_GROUP -u SUPERVISE_ORDINAL -u SUPERVISE_GENERATION"))
+    assert.equals("nil ENOTWORKER",
+      H.lua_sub(code, "env -u SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID=s SUPERVISE_GROUP=g SUPERVISE_ORDINAL=7 SUPERVISE_GENERATION=3"))
     assert.equals("nil EINVAL",
-      H.lua_sub(code, "env SUPERVISE_GROUP=g SUPERVISE_ORDINAL=-1 SUPERVISE_GENERATION=0"))
+      H.lua_sub(code, "env " .. all .. "SUPERVISE_GROUP=g SUPERVISE_ORDINAL=-1 SUPERVISE_GENERATION=0"))
     assert.equals("nil EINVAL",
-      H.lua_sub(code, "env SUPERVISE_GROUP=g SUPERVISE_ORDINAL=4294967296 SUPERVISE_GENERATION=0"))
-    -- Well-formed variables are believed as they are (no round trip).
-    assert.equals("g 7 3 process",
+      H.lua_sub(code, "env " .. all .. "SUPERVISE_GROUP=g SUPERVISE_ORDINAL=4294967296 SUPERVISE_GENERATION=0"))
+    -- Well-formed variables are believed as they are (no round trip); an
+    -- empty purpose is a group without one.
+    assert.equals("g 7 3 process []",
       H.lua_sub('local sv = require "supervise" local id = sv.from_env() '
-                .. 'io.write(id.group, " ", id.ordinal, " ", id.generation, " ", id.kind)',
-                "env SUPERVISE_GROUP=g SUPERVISE_ORDINAL=7 SUPERVISE_GENERATION=3"))
+                .. 'io.write(id.group, " ", id.ordinal, " ", id.generation, " ", id.kind, " [", id.purpose, "]")',
+                "env " .. all .. "SUPERVISE_GROUP=g SUPERVISE_ORDINAL=7 SUPERVISE_GENERATION=3"))
   end)
 end)
 

@@ -37,7 +37,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "activity.h"
+#include "lsv.h"
 #include "supervise/activity.h"
 
 /* The header's magic and the offset of the writer's pid (docs/activity.md,
@@ -147,11 +147,12 @@ lsv_activity_depth(lua_State *L)
 	return 1;
 }
 
-void
-lsv_activity_register(lua_State *L)
-{
-	lua_pushcfunction(L, lsv_activity);
-	lua_setfield(L, -2, "activity");
-	lua_pushcfunction(L, lsv_activity_depth);
-	lua_setfield(L, -2, "activity_depth");
-}
+static const luaL_Reg lsv_activity_functions[] = {
+    {"activity", lsv_activity},
+    {"activity_depth", lsv_activity_depth},
+    {NULL, NULL},
+};
+
+/* The activity family: supervise.activity and supervise.activity_depth. */
+const lsv_family lsv_activity_family
+    = {"activity", NULL, lsv_activity_functions, NULL, NULL};
