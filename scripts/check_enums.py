@@ -44,7 +44,12 @@ DUMPERS = {
     "ruby": ("ruby", ["-I", "bindings/ruby/lib",
                       "bindings/ruby/test/support/enums_dump.rb"], {}),
     "lua": ("lua5.4", ["bindings/lua/tests/enums_dump.lua"],
-            {"LUA_PATH": os.path.join(ROOT, "bindings/lua/src/?.lua") + ";;"}),
+            {"LUA_PATH": os.path.join(ROOT, "bindings/lua/src/?.lua") + ";;",
+             # for from_env(), whose identity's kind the module names
+             "SUPERVISE_URL": "ipc:///nonexistent/control.sock",
+             "SUPERVISE_GROUP": "g", "SUPERVISE_ORDINAL": "0",
+             "SUPERVISE_GENERATION": "0", "SUPERVISE_PURPOSE": "p",
+             "SUPERVISE_SUPERVISOR_ID": "s"}),
 }
 
 
@@ -92,6 +97,10 @@ def expected(h, lang):
     for e in h["enums"]:
         for value, name, _doc in e.rows:
             want.add(("enum", e.ctype, str(value), name))
+    if lang == "lua":
+        kind = next(e for e in h["enums"] if e.ctype == "sv_kind")
+        want.add(("kindname", "1",
+                  next(n for v, n, _d in kind.rows if v == 1).lower()))
     if lang == "python":
         for value, name, _doc in next(e for e in h["enums"]
                                       if e.ctype == "sv_state").rows:

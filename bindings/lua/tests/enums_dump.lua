@@ -9,6 +9,9 @@
 --   enum  C_TYPE VALUE NAME           supervise.enums.kinds / .states
 --   const SV_NAME VALUE               a constant the module exports
 --   lib   CODE NAME TEXT              supervise.err_name / supervise.strerror
+--   kindname 1 NAME                   the kind of from_env()'s identity (the
+--                                     C module names kinds itself; the
+--                                     checker sets SUPERVISE_* for this)
 local sv = require "supervise"
 local enums = require "supervise.enums"
 
@@ -42,3 +45,5 @@ end
 for _, code in ipairs(codes) do
   line("lib", code, sv.err_name(code), sv.strerror(code))
 end
+local id = assert(sv.from_env())
+line("kindname", 1, id.kind)
