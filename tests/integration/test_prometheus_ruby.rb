@@ -24,13 +24,14 @@
 # starting or counting (one thread per ordinal).
 #
 # The pid to kill is the supervisor's (`supervisectl status --json`),
-# checked against the pid the worker reports. The test loads no library of
-# this build into Ruby (the workers read their identity from the
-# environment), so it runs in the sanitizer build too, with the daemon and
-# supervisectl under ASan. Each wait is a poll with a deadline. The test
-# stops the daemon it started, by its pid.
+# checked against the pid the worker reports. The workers read their
+# identity from the environment through the C library's
+# sv_identity_from_env, so their group's env names this build's library
+# (SUPERVISE_LIBRARY). Each wait is a poll with a deadline. The test stops
+# the daemon it started, by its pid.
 #
-# Usage (ctest sets these): SUPERVISED, SUPERVISECTL. Exit 0 pass, 1 fail,
+# Usage (ctest sets these): SUPERVISED, SUPERVISECTL, SUPERVISE_LIBRARY.
+# Exit 0 pass, 1 fail,
 # 77 skip (ruby-prometheus-client-mmap is not installed). SV_TEST_KEEP=1
 # keeps the temporary directory.
 begin
@@ -108,7 +109,8 @@ module PromTest
         argv = [ #{argv} ];
         count = #{WORKERS};
         purpose = "count requests with prometheus-client-mmap";
-        env = [ #{q("prometheus_multiproc_dir=#{dir}/metrics")}, #{q("PROM_EXAMPLE_RUN_DIR=#{dir}/run")} ];
+        env = [ #{q("prometheus_multiproc_dir=#{dir}/metrics")}, #{q("PROM_EXAMPLE_RUN_DIR=#{dir}/run")},
+                #{q("SUPERVISE_LIBRARY=#{ENV.fetch('SUPERVISE_LIBRARY')}")} ];
         min_uptime_ms = 0;
       } );
     CONF

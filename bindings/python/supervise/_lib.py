@@ -23,6 +23,8 @@ import ctypes
 import os
 import threading
 
+from . import _enums
+
 ENV_LIBRARY = "SUPERVISE_LIBRARY"
 SONAME = "libsupervise.so.0"
 # The library major version this binding speaks (the soname's number).
@@ -92,9 +94,9 @@ class FrameFields(ctypes.Structure):
     ]
 
 
-# Capacities of sv_whoami_result (client.h).
-WHOAMI_MAX_FRAMES = 64
-WHOAMI_TEXT_BYTES = 8192
+# Capacities of sv_whoami_result (client.h), generated from it.
+WHOAMI_MAX_FRAMES = _enums.WHOAMI_MAX_FRAMES
+WHOAMI_TEXT_BYTES = _enums.WHOAMI_TEXT_BYTES
 
 
 class WhoamiResult(ctypes.Structure):

@@ -42,7 +42,6 @@ Client methods ``lease``, ``leases``, ``session``, ``drain``... call them.
 """
 
 import ctypes
-import enum
 import math
 import os
 import threading
@@ -50,29 +49,21 @@ import time
 import weakref
 from typing import NamedTuple, Tuple
 
-from . import _lib
-from .errors import ConnectionClosed, InvalidArgument, error_for
+from . import _enums, _lib
+from .errors import ConnectionClosed, InvalidArgument, TooLarge, error_for
 from .identity import ENV_URL, MAX_NAME, MAX_TEXT, MAX_URL, Identity
 
 DEFAULT_TIMEOUT = 5.0
 # sv_err SV_ETOOLARGE: sv_client_whoami_copy's answer does not fit.
-_ETOOLARGE = 8
+_ETOOLARGE = TooLarge.CODE
 # The largest C timeout (int milliseconds).
 _MAX_MS = 2 ** 31 - 1
 _UNSET = object()
 
 
-class State(enum.IntEnum):
-    """State of a worker slot (sv_state)."""
-
-    UNSPECIFIED = 0
-    RUNNING = 1
-    STOPPING = 2
-    BACKOFF = 3
-    STARTING = 4  # about to spawn, or readiness awaited
-    FAILED = 5    # its group exceeded its restart intensity
-    WAITING = 6   # stopped by a strategy restart
-    IDLE = 7      # held, nothing will start it
+# State of a worker slot (sv_state), generated from client.h with every
+# state the header declares (DRAINING included): see _enums.py.
+State = _enums.State
 
 
 class Hello(NamedTuple):

@@ -31,13 +31,12 @@ naming the variable.
 """
 
 import ctypes
-import enum
 from typing import NamedTuple, Optional, Tuple
 
-from . import _lib
+from . import _enums, _lib
 from .errors import error_for
 
-ENV_URL = "SUPERVISE_URL"
+ENV_URL = _enums.ENV_URL  # SV_ENV_URL
 ENV_GROUP = "SUPERVISE_GROUP"
 ENV_ORDINAL = "SUPERVISE_ORDINAL"
 ENV_GENERATION = "SUPERVISE_GENERATION"
@@ -50,12 +49,8 @@ MAX_TEXT = 1024
 MAX_URL = 511
 
 
-class Kind(enum.IntEnum):
-    """Kind of a worker or of a context frame (sv_kind)."""
-
-    UNSPECIFIED = 0
-    PROCESS = 1
-    THREAD = 2
+# Kind of a worker or of a context frame (sv_kind), generated from client.h.
+Kind = _enums.Kind
 
 
 _KINDS = {int(k): k for k in Kind}

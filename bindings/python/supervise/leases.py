@@ -26,11 +26,11 @@ Design (docs/leases.md; protocol section 11):
 import ctypes
 from typing import NamedTuple
 
-from . import _lib
+from . import _enums, _lib
 from .errors import InvalidArgument
 
 # SV_LEASE_ANY_SLOT: "the lowest free slot".
-ANY_SLOT = -1
+ANY_SLOT = _enums.LEASE_ANY_SLOT
 from .client import _UNSET  # noqa: E402  (one sentinel for Client._call)
 # A wait is sent as uint32 milliseconds.
 _MAX_WAIT_MS = 2 ** 32 - 1

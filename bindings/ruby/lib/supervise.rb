@@ -17,6 +17,7 @@
 # (Supervise.activity with a block), subworker (Supervise.thread_identity,
 # Supervise.subworker with a block, Supervise.child_identity).
 require_relative "supervise/version"
+require_relative "supervise/enums"
 require_relative "supervise/native"
 require_relative "supervise/errors"
 require_relative "supervise/deadline"

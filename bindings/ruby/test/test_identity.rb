@@ -91,21 +91,60 @@ class TestIdentity < Minitest::Test
     saved ? ENV["SUPERVISE_URL"] = saved : ENV.delete("SUPERVISE_URL")
   end
 
-  def test_from_env_outside_a_worker
-    assert_raises(Supervise::NotAWorker) { Supervise::Identity.from_env({}) }
-    good = { "SUPERVISE_URL" => "ipc:///x", "SUPERVISE_GROUP" => "g", "SUPERVISE_ORDINAL" => "2",
-             "SUPERVISE_GENERATION" => "7", "SUPERVISE_PURPOSE" => "p", "SUPERVISE_SUPERVISOR_ID" => "s" }
-    id = Supervise::Identity.from_env(good)
+  GOOD_ENV = { "SUPERVISE_URL" => "ipc:///x", "SUPERVISE_GROUP" => "g", "SUPERVISE_ORDINAL" => "2",
+               "SUPERVISE_GENERATION" => "7", "SUPERVISE_PURPOSE" => "p",
+               "SUPERVISE_SUPERVISOR_ID" => "s" }.freeze
+
+  # from_env is sv_identity_from_env: the contract of client.h, shared by
+  # every binding (absent: NotAWorker; malformed: InvalidArgument).
+  def test_from_env_reads_every_variable
+    id = Supervise::Identity.from_env(GOOD_ENV)
     assert_equal ["s", "g", 2, 7], id.key
     assert_equal "process:g/2", id.context_s
+    assert_equal :process, id.kind
+    assert_equal "p", id.purpose
+    assert_equal [Supervise::Frame.new(kind: :process, ordinal: 2, name: "g", generation: 7)], id.context
+    assert_nil id.parent
+    assert_nil id.pid
+    assert_nil id.group_size
     assert id.frozen?
+  end
+
+  def test_from_env_missing_variable_is_not_a_worker
+    assert_raises(Supervise::NotAWorker) { Supervise::Identity.from_env({}) }
+    (Supervise::Identity::ENV_NAMES - ["SUPERVISE_URL"]).each do |var|
+      e = assert_raises(Supervise::NotAWorker, var) { Supervise::Identity.from_env(GOOD_ENV.merge(var => nil)) }
+      assert_equal 10, e.code
+      assert_match(/#{var}/, e.detail)
+    end
+    # an empty value is absent, except the purpose (set, may be empty)
+    assert_raises(Supervise::NotAWorker) { Supervise::Identity.from_env(GOOD_ENV.merge("SUPERVISE_GROUP" => "")) }
+    assert_equal "", Supervise::Identity.from_env(GOOD_ENV.merge("SUPERVISE_PURPOSE" => "")).purpose
+    # the URL names the socket, not the worker: not read
+    assert_equal "g", Supervise::Identity.from_env(GOOD_ENV.merge("SUPERVISE_URL" => nil)).group
+  end
+
+  def test_from_env_malformed_variable_is_invalid_argument
     [["SUPERVISE_ORDINAL", "-1"], ["SUPERVISE_ORDINAL", "4294967296"], ["SUPERVISE_ORDINAL", "1x"],
-     ["SUPERVISE_GENERATION", "18446744073709551616"], ["SUPERVISE_GROUP", "g" * 65],
-     ["SUPERVISE_PURPOSE", ""], ["SUPERVISE_SUPERVISOR_ID", nil]].each do |var, val|
-      e = assert_raises(Supervise::NotAWorker, "#{var}=#{val.inspect}") do
-        Supervise::Identity.from_env(good.merge(var => val))
+     ["SUPERVISE_ORDINAL", " 1"], ["SUPERVISE_GENERATION", "18446744073709551616"],
+     ["SUPERVISE_GROUP", "g" * 65], ["SUPERVISE_GROUP", "a b"], ["SUPERVISE_PURPOSE", "p" * 1025],
+     ["SUPERVISE_SUPERVISOR_ID", "s" * 1025], ["SUPERVISE_GROUP", "g\0h"]].each do |var, val|
+      e = assert_raises(Supervise::InvalidArgument, "#{var}=#{val.inspect}") do
+        Supervise::Identity.from_env(GOOD_ENV.merge(var => val))
       end
       assert_match(/#{var}/, e.detail)
     end
+    big = GOOD_ENV.merge("SUPERVISE_ORDINAL" => "4294967295", "SUPERVISE_GENERATION" => "18446744073709551615",
+                         "SUPERVISE_GROUP" => "g" * 64, "SUPERVISE_PURPOSE" => "p" * 1024)
+    id = Supervise::Identity.from_env(big)
+    assert_equal [2**32 - 1, 2**64 - 1, 64, 1024], [id.ordinal, id.generation, id.group.size, id.purpose.size]
+  end
+
+  def test_from_env_default_reads_the_process_environment
+    saved = GOOD_ENV.keys.to_h { |k| [k, ENV.fetch(k, nil)] }
+    GOOD_ENV.each { |k, v| ENV[k] = v }
+    assert_equal Supervise::Identity.from_env(GOOD_ENV), Supervise::Identity.from_env
+  ensure
+    saved.each { |k, v| ENV[k] = v }
   end
 end

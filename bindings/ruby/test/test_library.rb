@@ -61,13 +61,20 @@ class TestLibrary < Minitest::Test
     end
   end
 
-  def test_from_env_needs_no_library
-    env = { "SUPERVISE_LIBRARY" => "/nonexistent/libsupervise.so.0", "SUPERVISE_URL" => "ipc:///x",
-            "SUPERVISE_GROUP" => "web", "SUPERVISE_ORDINAL" => "1", "SUPERVISE_GENERATION" => "4",
-            "SUPERVISE_PURPOSE" => "p", "SUPERVISE_SUPERVISOR_ID" => "sid" }
-    out, st = run_ruby(env, 'require "supervise"; id = Supervise::Identity.from_env; ' \
-                            'puts [id.group, id.ordinal, id.generation, Supervise::Native.loaded?].inspect')
+  # from_env is the C library's sv_identity_from_env, so it needs the
+  # library; without it the error is the one clear LibraryNotFound, while
+  # require and the error classes still work.
+  def test_from_env_uses_the_library
+    env = { "SUPERVISE_URL" => "ipc:///x", "SUPERVISE_GROUP" => "web", "SUPERVISE_ORDINAL" => "1",
+            "SUPERVISE_GENERATION" => "4", "SUPERVISE_PURPOSE" => "p", "SUPERVISE_SUPERVISOR_ID" => "sid" }
+    code = 'require "supervise"; p Supervise::NotFound::CODE; ' \
+           "begin; id = Supervise::Identity.from_env; p [id.group, id.ordinal, id.generation]; " \
+           "rescue Supervise::LibraryNotFound; puts 'LibraryNotFound'; end"
+    out, st = run_ruby(env, code)
     assert st.success?, out
-    assert_equal %(["web", 1, 4, false]\n), out
+    assert_equal %(4\n["web", 1, 4]\n), out
+    out, st = run_ruby(env.merge("SUPERVISE_LIBRARY" => "/nonexistent/libsupervise.so.0"), code)
+    assert st.success?, out
+    assert_equal "4\nLibraryNotFound\n", out
   end
 end

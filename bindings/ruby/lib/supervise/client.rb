@@ -35,7 +35,7 @@ module Supervise
     # Longest URL the C client accepts, in bytes (CL_MAX_URL - 1).
     MAX_URL = 511
     # sv_err SV_ETOOLARGE: sv_client_whoami_copy's answer does not fit.
-    ETOOLARGE = 8
+    ETOOLARGE = TooLarge::CODE
 
     # The C handle and the pid of the process that opened it. Shared with
     # the finalizer, which must not reference the Client itself.

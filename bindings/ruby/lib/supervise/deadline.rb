@@ -10,7 +10,7 @@ module Supervise
   # A point in time by which a call must be done.
   class Deadline
     # The C client's "infinite" (SV_TIMEOUT_INFINITE).
-    INFINITE_MS = -1
+    INFINITE_MS = Enums::TIMEOUT_INFINITE
     # Upper bound of a finite timeout handed to C (an int of milliseconds).
     MAX_MS = 2**31 - 1
 

@@ -4,10 +4,11 @@
 #
 # Design:
 #   - The classes are defined here, statically, so `rescue Supervise::NotFound`
-#     works before the C library is loaded. Their codes mirror SV_ERR_MAP in
-#     libsupervise/include/supervise/supervise.h, which is append-only and
-#     never renumbered; the test suite checks every code against the loaded
-#     library's sv_err_name(), in both directions.
+#     works before the C library is loaded. Their codes, names and texts are
+#     Enums::ERRORS (enums.rb), generated from SV_ERR_MAP in
+#     libsupervise/include/supervise/supervise.h by scripts/gen_enums.py;
+#     this file only names the Ruby classes. ruby.enums and the test suite
+#     check every code against the header and the loaded library.
 #   - Each instance carries #code (Integer), #name (sv_err_name without the
 #     SV_ prefix, e.g. "ENOTFOUND") and #detail (the supervisor's one-line
 #     message for a typed error, or a local description). #message is
@@ -34,7 +35,7 @@ module Supervise
 
     # Largest code that is a refusal sent by the supervisor (protocol
     # ErrorCode values, SV_SERVER_ERR_MAX); larger codes are local failures.
-    SERVER_MAX = 99
+    SERVER_MAX = Enums::SERVER_ERR_MAX
 
     # refusal? tells whether the supervisor refused the request (codes
     # 1..99, including ones this binding does not name), as opposed to a
@@ -44,28 +45,38 @@ module Supervise
     end
   end
 
-  # Error codes 1..10 are sent by the supervisor; 100 and up are local.
-  ERROR_CLASSES = {
-    1 => ["BadRequest", "EBADREQ", "bad request"],
-    2 => ["UnsupportedVersion", "EVERSION", "unsupported protocol version"],
-    3 => ["UnknownMessage", "EUNKNOWNMSG", "unknown message"],
-    4 => ["NotFound", "ENOTFOUND", "not found"],
-    5 => ["PermissionDenied", "EPERM", "permission denied"],
-    6 => ["Exhausted", "EEXHAUSTED", "resource exhausted"],
-    7 => ["Busy", "EBUSY", "busy"],
-    8 => ["TooLarge", "ETOOLARGE", "too large"],
-    9 => ["InternalError", "EINTERNAL", "internal error"],
-    10 => ["NotAWorker", "ENOTWORKER", "caller is not a supervised worker"],
-    11 => ["Conflict", "ECONFLICT", "state changed (expected generation differs)"],
-    12 => ["DeadlinePassed", "EDEADLINE", "deadline passed before it could be served"],
-    100 => ["InvalidArgument", "EINVAL", "invalid argument"],
-    101 => ["OutOfMemory", "ENOMEM", "out of memory"],
-    102 => ["TimedOut", "ETIMEDOUT", "timed out"],
-    103 => ["ConnectFailed", "ECONNECT", "cannot connect to supervisor"],
-    104 => ["ConnectionClosed", "ECLOSED", "connection closed"],
-    105 => ["ProtocolError", "EPROTO", "protocol error in reply"],
-    106 => ["SystemError", "ESYSTEM", "system call failed"]
+  # The Ruby class name of each sv_err, by its C name. The codes, C names
+  # and texts come from Enums::ERRORS, generated from SV_ERR_MAP
+  # (scripts/gen_enums.py); only the Ruby names are chosen here. A code
+  # appended to SV_ERR_MAP without a row here still gets a class, named
+  # after its C name, and ruby.enums fails until it has a row.
+  RUBY_ERROR_NAMES = {
+    "EBADREQ" => "BadRequest",
+    "EVERSION" => "UnsupportedVersion",
+    "EUNKNOWNMSG" => "UnknownMessage",
+    "ENOTFOUND" => "NotFound",
+    "EPERM" => "PermissionDenied",
+    "EEXHAUSTED" => "Exhausted",
+    "EBUSY" => "Busy",
+    "ETOOLARGE" => "TooLarge",
+    "EINTERNAL" => "InternalError",
+    "ENOTWORKER" => "NotAWorker",
+    "ECONFLICT" => "Conflict",
+    "EDEADLINE" => "DeadlinePassed",
+    "EINVAL" => "InvalidArgument",
+    "ENOMEM" => "OutOfMemory",
+    "ETIMEDOUT" => "TimedOut",
+    "ECONNECT" => "ConnectFailed",
+    "ECLOSED" => "ConnectionClosed",
+    "EPROTO" => "ProtocolError",
+    "ESYSTEM" => "SystemError"
   }.freeze
+
+  # code => [Ruby class name, C name, sv_strerror text]. Codes 1..99 are
+  # sent by the supervisor; 100 and up are local.
+  ERROR_CLASSES = Enums::ERRORS.to_h do |code, name, text|
+    [code, [RUBY_ERROR_NAMES.fetch(name, name), name, text].freeze]
+  end.freeze
 
   ERROR_CLASSES.each do |code, (klass, name, _)|
     cls = Class.new(Error)

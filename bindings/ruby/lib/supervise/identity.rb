@@ -13,7 +13,9 @@
 #     out of an sv_identity handle when the answer is too large for it)
 #     and Identity.from_env (zero round trips, the SUPERVISE_* variables the
 #     supervisor set when it spawned the worker; they are inherited by every
-#     descendant, even one that outlived its worker).
+#     descendant, even one that outlived its worker). from_env calls the C
+#     library's sv_identity_from_env, so every binding accepts and refuses
+#     the same environments.
 #   - The environment does not carry the worker's pid nor the group's current
 #     size: from_env leaves #pid and #group_size nil. Everything else is equal
 #     to the live answer for the worker itself; #key compares the part that
@@ -86,30 +88,32 @@ module Supervise
       end
     end
 
-    # Bounds on what the environment may hold (the protocol's own bounds:
-    # a group name is at most 64 bytes, free text at most 1024).
-    MAX_GROUP = 64
-    MAX_TEXT = 1024
-    MAX_U32 = 2**32 - 1
-    MAX_U64 = 2**64 - 1
+    # The variables supervised sets in every worker: SUPERVISE_URL names the
+    # socket, the others the worker (what sv_identity_from_env reads).
     ENV_NAMES = %w[SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION
                    SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID].freeze
 
     class << self
-      # from_env reads the identity from env (ENV by default) with no round
-      # trip. Raises Supervise::NotAWorker when a variable is missing or
-      # malformed (the process was not started by a supervisor).
+      # from_env reads the identity from the SUPERVISE_* variables of env
+      # with no round trip, through the C library's sv_identity_from_env
+      # (client.h): one contract for C, Python, Ruby and Lua. env is ENV
+      # (the default: the process environment, read by C itself) or a Hash
+      # of the variables. Raises Supervise::NotAWorker when a variable is
+      # absent (or empty, except SUPERVISE_PURPOSE): not started by a
+      # supervisor; Supervise::InvalidArgument when one is malformed or over
+      # its bound (or holds a NUL byte). The detail names the variable.
+      # #pid and #group_size are nil: the environment does not carry them.
+      # Loads the library (Supervise::LibraryNotFound without it).
       def from_env(env = ENV)
-        group = env_text(env, "SUPERVISE_GROUP", MAX_GROUP)
-        ordinal = env_uint(env, "SUPERVISE_ORDINAL", MAX_U32)
-        generation = env_uint(env, "SUPERVISE_GENERATION", MAX_U64)
-        purpose = env_text(env, "SUPERVISE_PURPOSE", MAX_TEXT)
-        supervisor_id = env_text(env, "SUPERVISE_SUPERVISOR_ID", MAX_TEXT)
-        env_text(env, "SUPERVISE_URL", MAX_TEXT)
-        frame = Frame.new(kind: :process, ordinal: ordinal, name: group, generation: generation).freeze
-        new(group: group, ordinal: ordinal, generation: generation, kind: :process,
-            pid: nil, purpose: purpose, supervisor_id: supervisor_id,
-            context: [frame].freeze, parent: nil, group_size: nil).freeze
+        n = Native.load!
+        res = Native::WhoamiResult.new
+        res[:size] = Native::WhoamiResult.size
+        strings = env.equal?(ENV) ? nil : env_strings(env)
+        envp = strings && env_array(strings)
+        err = n.sv_identity_from_env(envp, res)
+        raise Errors.from_code(err, res[:text].to_s) unless err.zero?
+
+        env_identity(res)
       end
 
       # from_native copies a C sv_identity (a non-NULL FFI::Pointer) into a
@@ -202,19 +206,41 @@ module Supervise
         first
       end
 
-      def env_text(env, var, max)
-        v = env[var]
-        raise NotAWorker, "#{var} is not set: this process was not started by a supervisor" if v.nil? || v.empty?
-        raise NotAWorker, "#{var} is longer than #{max} bytes" if v.bytesize > max
+      # env_strings is the "NAME=value" strings of env's SUPERVISE_*
+      # entries (the only ones the C side reads). A NUL byte would cut the
+      # string C sees: InvalidArgument rather than a different value.
+      def env_strings(env)
+        env.filter_map do |k, v|
+          next unless k.to_s.start_with?("SUPERVISE_") && !v.nil?
 
-        v.dup.freeze
+          s = "#{k}=#{v}"
+          raise InvalidArgument, "#{k} holds a NUL byte" if s.include?("\0")
+
+          s
+        end
       end
 
-      def env_uint(env, var, max)
-        v = env_text(env, var, 20)
-        raise NotAWorker, "#{var} is not a number in 0..#{max}: #{v.inspect}" unless v.match?(/\A\d+\z/) && v.to_i <= max
+      # env_array is a NULL-terminated char *[] of strings; the returned
+      # pointer keeps the strings' memory alive while it is referenced.
+      def env_array(strings)
+        mem = strings.map { |s| FFI::MemoryPointer.from_string(s) }
+        arr = FFI::MemoryPointer.new(:pointer, mem.size + 1)
+        arr.write_array_of_pointer(mem + [nil])
+        arr.instance_variable_set(:@strings, mem)
+        arr
+      end
 
-        v.to_i
+      # env_identity is the frozen Identity of a WhoamiResult that
+      # sv_identity_from_env filled: its one frame, no parent, pid and
+      # group_size unknown (nil).
+      def env_identity(res)
+        f = res[:fields]
+        group = f[:group].to_s.freeze
+        frame = flat_frame(res[:frames][0], nil)
+        new(group: group, ordinal: f[:ordinal], generation: f[:generation],
+            kind: Native::KINDS.fetch(f[:kind], :unspecified), pid: nil,
+            purpose: f[:purpose].to_s.freeze, supervisor_id: f[:supervisor_id].to_s.freeze,
+            context: [frame].freeze, parent: nil, group_size: nil).freeze
       end
     end
   end

@@ -82,7 +82,7 @@ module Supervise
   # The lease requests of a Client.
   class Client
     # The slot argument meaning "the lowest free one".
-    ANY_SLOT = -1
+    ANY_SLOT = Enums::LEASE_ANY_SLOT
     # Longest pool name (the protocol's bound on names).
     MAX_POOL = 64
 

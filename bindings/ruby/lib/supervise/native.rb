@@ -1,13 +1,14 @@
 # frozen_string_literal: true
 
 require "ffi"
+require_relative "enums"
 
 # native.rb: loading libsupervise.so.0 and declaring its C functions.
 #
 # Design:
 #   - The library is loaded lazily, on the first call that needs it, so that
-#     `require "supervise"` and Identity.from_env (zero round trips) work on
-#     a machine without the shared library.
+#     `require "supervise"` (and `rescue Supervise::NotFound`) work on a
+#     machine without the shared library.
 #   - Where it comes from: $SUPERVISE_LIBRARY (a path, for an uninstalled
 #     build) when set and non-empty, else the installed soname
 #     libsupervise.so.0 through the dynamic loader. An explicit path that
@@ -38,8 +39,8 @@ module Supervise
     # The installed soname.
     SONAME = "libsupervise.so.0"
 
-    # Values of sv_kind and sv_state, as Ruby symbols.
-    KINDS = { 0 => :unspecified, 1 => :process, 2 => :thread }.freeze
+    # Values of sv_kind and sv_state, as Ruby symbols (generated: enums.rb).
+    KINDS = Enums::KINDS
 
     # IdentityFields is sv_identity_fields (client.h): every scalar of an
     # identity in one foreign call.
@@ -65,9 +66,9 @@ module Supervise
              :kind, :int32
     end
 
-    # Capacities of sv_whoami_result (client.h).
-    WHOAMI_MAX_FRAMES = 64
-    WHOAMI_TEXT_BYTES = 8192
+    # Capacities of sv_whoami_result (client.h), generated from it.
+    WHOAMI_MAX_FRAMES = Enums::WHOAMI_MAX_FRAMES
+    WHOAMI_TEXT_BYTES = Enums::WHOAMI_TEXT_BYTES
 
     # WhoamiResult is sv_whoami_result (client.h): a whole whoami answer
     # that sv_client_whoami_copy fills in one foreign call; its strings
@@ -83,8 +84,7 @@ module Supervise
              :frames, [FrameFields, WHOAMI_MAX_FRAMES],
              :text, [:char, WHOAMI_TEXT_BYTES]
     end
-    STATES = { 0 => :unspecified, 1 => :running, 2 => :stopping, 3 => :backoff, 4 => :starting,
-               5 => :failed, 6 => :waiting, 7 => :idle, 8 => :draining }.freeze
+    STATES = Enums::STATES
 
     # [name, argument types, return type, blocking?]
     FUNCTIONS = [
@@ -235,7 +235,9 @@ module Supervise
       # v1.4: sub-workers (subworker.rb) and the frames' generations
       [:sv_identity_frame_generation, %i[pointer size_t pointer], :int, false],
       [:sv_client_subworker_register, %i[pointer int string int64 int64 int pointer pointer], :int, true],
-      [:sv_client_subworker_release, %i[pointer pointer int], :int, true]
+      [:sv_client_subworker_release, %i[pointer pointer int], :int, true],
+      # the identity from the environment (identity.rb), no round trip
+      [:sv_identity_from_env, %i[pointer pointer], :int, false]
     ].freeze
 
     @load_lock = Mutex.new
