@@ -60,5 +60,8 @@ build = {
       -- and run by the C module when it loads: not modules of their own.
       ["supervise.leases"] = "lua/supervise/leases.lua",
       ["supervise.drain"] = "lua/supervise/drain.lua",
+      -- The codes, kinds and states of the C headers, generated from them
+      -- (scripts/gen_enums.py, docs/bindings.md): require "supervise.enums".
+      ["supervise.enums"] = "src/supervise/enums.lua",
    },
 }

@@ -83,8 +83,9 @@ else
 	notok "module missing or without a run path to $LIBDIR"
 fi
 if [ -f "$TMP/tree/share/lua/5.4/supervise/leases.lua" ] &&
-	[ -f "$TMP/tree/share/lua/5.4/supervise/drain.lua" ]; then
-	ok "Lua parts at share/lua/5.4/supervise/{leases,drain}.lua"
+	[ -f "$TMP/tree/share/lua/5.4/supervise/drain.lua" ] &&
+	[ -f "$TMP/tree/share/lua/5.4/supervise/enums.lua" ]; then
+	ok "Lua parts at share/lua/5.4/supervise/{leases,drain,enums}.lua"
 else
 	notok "Lua parts missing from share/lua/5.4/supervise/"
 	find "$TMP/tree" -name '*.lua' | sed 's/^/    | /'
