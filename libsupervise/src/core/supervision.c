@@ -184,10 +184,14 @@ sv_core_seat_state(const sv_cgroup *g, const sv_seat *s)
 	if (s->in_plan) {
 		return SV_SEAT_WAITING;
 	}
-	if (s->backoff) {
+	switch (s->state) {
+	case SV_SP_BACKOFF:
 		return SV_SEAT_BACKOFF;
+	case SV_SP_PENDING:
+		return SV_SEAT_STARTING;
+	default:
+		return SV_SEAT_IDLE;
 	}
-	return s->pending ? SV_SEAT_STARTING : SV_SEAT_IDLE;
 }
 
 size_t
