@@ -548,24 +548,72 @@ svs_seat_cell_at(sv_seat_phase state, svs_seat_event ev)
 	return &seat_table[state][ev];
 }
 
+/* The names and one-line docs of the states and events, as the docs show
+ * them (indexed by sv_seat_phase and svs_seat_event). */
+/* clang-format off */
+static const char *const phase_names[SV_SP_COUNT][2] = {
+[SV_SP_REST]    = {"rest",
+    "no process, nothing scheduled (to clients: idle, empty, failed, or "
+    "waiting if in_plan)"},
+[SV_SP_PENDING] = {"pending", "waits for sv_core_next_spawn"},
+[SV_SP_BACKOFF] = {"backoff", "its restart timer is armed"},
+[SV_SP_LIVE]    = {"live",
+    "`cur` holds a process (its own state says how far it got)"},
+};
+
+static const char *const event_names[SEV_COUNT][2] = {
+[SEV_SPAWN]     = {"spawn", "sv_core_next_spawn hands it out"},
+[SEV_QUEUE]     = {"queue", "start at the next spawn (after an exit)"},
+[SEV_DELAY]     = {"delay", "start after a backoff delay"},
+[SEV_TIMER]     = {"timer", "its backoff timer fired (current guard)"},
+[SEV_HALT]      = {"halt", "its scheduled start is dropped: it may not start"},
+[SEV_REST]      = {"rest", "comes to rest, no restart follows"},
+[SEV_STOP]      = {"stop",
+    "stop request: scale-down, terminate, group failure, deletion, shutdown"},
+[SEV_RESTART]   = {"restart", "operator restart (validated first)"},
+[SEV_HOLD]      = {"hold", "its ordinal is held afresh: add_group, scale-up, "
+    "start_one"},
+[SEV_RESET]     = {"reset", "its failed group is reset (held seats only)"},
+[SEV_PLAN]      = {"plan", "joins a strategy restart"},
+[SEV_PLAN_STOP] = {"plan_stop", "the strategy restart stops its process"},
+[SEV_PLAN_GO]   = {"plan_go", "the strategy restart starts its seats"},
+[SEV_EXIT]      = {"exit", "its process was reaped, or its spawn failed"},
+[SEV_ABANDON]   = {"abandon", "its process did not stop in time (abandon)"},
+[SEV_OVERLAP]   = {"overlap",
+    "a rolling restart starts its next generation beside the old one"},
+[SEV_ROLLBACK]  = {"rollback",
+    "a roll's new generation is gone: the old one is the seat's again"},
+[SEV_DRAIN]     = {"drain", "drain request"},
+[SEV_RELEASE]   = {"release",
+    "takeover: the predecessor had released the ordinal"},
+[SEV_ADOPT]     = {"adopt", "takeover: a predecessor's process runs on it"},
+};
+/* clang-format on */
+
 /* svs_seat_phase_name names a seat state as the docs do. */
 const char *
 svs_seat_phase_name(sv_seat_phase state)
 {
-	static const char *const names[SV_SP_COUNT]
-	    = {"rest", "pending", "backoff", "live"};
+	return (unsigned) state < SV_SP_COUNT ? phase_names[state][0] : "?";
+}
 
-	return (unsigned) state < SV_SP_COUNT ? names[state] : "?";
+/* svs_seat_phase_doc says in one line what a seat state means. */
+const char *
+svs_seat_phase_doc(sv_seat_phase state)
+{
+	return (unsigned) state < SV_SP_COUNT ? phase_names[state][1] : "?";
 }
 
 /* svs_seat_event_name names a seat event as the docs do. */
 const char *
 svs_seat_event_name(svs_seat_event ev)
 {
-	static const char *const names[SEV_COUNT] = {"spawn", "queue", "delay",
-	    "timer", "halt", "rest", "stop", "restart", "hold", "reset",
-	    "plan", "plan_stop", "plan_go", "exit", "abandon", "overlap",
-	    "rollback", "drain", "release", "adopt"};
+	return (unsigned) ev < SEV_COUNT ? event_names[ev][0] : "?";
+}
 
-	return (unsigned) ev < SEV_COUNT ? names[ev] : "?";
+/* svs_seat_event_doc says in one line what a seat event is. */
+const char *
+svs_seat_event_doc(svs_seat_event ev)
+{
+	return (unsigned) ev < SEV_COUNT ? event_names[ev][1] : "?";
 }

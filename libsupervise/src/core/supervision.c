@@ -253,3 +253,16 @@ sv_seat_state_name(sv_seat_state s)
 
 	return (size_t) s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
+
+const char *
+sv_event_kind_name(sv_event_kind kind)
+{
+	static const char *const names[] = {NULL, "STARTED", "READY", "EXITED",
+	    "RESTART_SCHEDULED", "UNRESPONSIVE", "ESCALATED", "STOPPED",
+	    "SPAWN_FAILED", "GROUP_FAILED", "GROUP_RESET", "GROUP_SCALED",
+	    "GROUP_CREATED", "GROUP_DELETED", "STOPPING", "ADOPTED",
+	    "DRAINING", "ROLL_DONE"};
+
+	return (size_t) kind < sizeof(names) / sizeof(names[0]) ? names[kind]
+	                                                        : NULL;
+}

@@ -581,6 +581,10 @@ const char *sv_why_name(sv_why why);
 const char *sv_restart_type_name(sv_restart_type t);
 bool        sv_restart_type_parse(const char *name, sv_restart_type *t);
 
+/* sv_event_kind_name returns "STARTED", "READY", ... (NULL for a value
+ * that names no kind). */
+const char *sv_event_kind_name(sv_event_kind kind);
+
 /* sv_seat_state_name returns "running", "backoff", ... */
 const char *sv_seat_state_name(sv_seat_state s);
 

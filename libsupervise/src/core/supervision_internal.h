@@ -195,9 +195,12 @@ void svs_seat_fire(sv_core *c, sv_cgroup *g, sv_seat *s, svs_seat_event ev,
 /* seat_cell_at returns the cell of (state, ev) (NULL if out of range). */
 const svs_seat_cell *svs_seat_cell_at(sv_seat_phase state, svs_seat_event ev);
 
-/* seat_phase_name / seat_event_name: the names the docs use. */
+/* seat_phase_name / seat_event_name: the names the docs use;
+ * seat_phase_doc / seat_event_doc: their one-line meaning. */
 const char *svs_seat_phase_name(sv_seat_phase state);
+const char *svs_seat_phase_doc(sv_seat_phase state);
 const char *svs_seat_event_name(svs_seat_event ev);
+const char *svs_seat_event_doc(svs_seat_event ev);
 
 /* ---- plan.c (what follows an exit, and the strategy plan) ---- */
 
