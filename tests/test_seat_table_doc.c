@@ -9,6 +9,9 @@
  *   - "event-kinds": the docs' table of events (SV_EV_*) lists every kind
  *     sv_event_kind_name knows, once, and nothing else.
  *
+ * and the dispatch itself: a pair the table has no cell for changes
+ * nothing and is counted as a misfire; a cell moves the seat.
+ *
  * `test_seat_table_doc --print` prints the three generated blocks (markers
  * included) so that the docs can be regenerated from the table.
  */
@@ -258,6 +261,41 @@ test_event_kinds(void **state)
 	assert_int_equal(kinds, SV_EV_ROLL_DONE);
 }
 
+/* test_fire: a pending seat spawns through its cell (pending -> live);
+ * an event without a cell (exit of a seat at rest) changes nothing but the
+ * misfire count. */
+static void
+test_fire(void **state)
+{
+	sv_core        *c   = NULL;
+	sv_group_policy pol = {.stop_signal = 15, .stop_timeout_ms = 1000};
+	sv_spawn_ticket t;
+	sv_cgroup      *g;
+	uint32_t        id;
+	sv_fx           fx;
+
+	(void) state;
+	assert_int_equal(sv_core_create(SV_STRATEGY_ONE_FOR_ONE, &c), SV_OK);
+	assert_int_equal(sv_core_add_group(c, "g", &pol, 1, 2, &id), SV_OK);
+	g = (sv_cgroup *) sv_core_group(c, id);
+	assert_int_equal(g->seats[0].state, SV_SP_PENDING);
+	assert_int_equal(g->seats[1].state, SV_SP_REST);
+	assert_int_equal(g->npending, 1);
+	assert_true(sv_core_next_spawn(c, 0, &t));
+	assert_int_equal(g->seats[0].state, SV_SP_LIVE);
+	assert_int_equal(g->seats[0].cur.state, SV_PROC_SPAWNING);
+	assert_int_equal(g->npending, 0);
+	while (sv_core_pop_effect(c, &fx)) {
+	}
+	assert_int_equal(c->misfires, 0);
+	svs_seat_fire(c, g, &g->seats[1], SEV_EXIT, NULL);
+	assert_int_equal(c->misfires, 1);
+	assert_int_equal(g->seats[1].state, SV_SP_REST);
+	assert_int_equal(g->live, 1);
+	assert_false(sv_core_pop_effect(c, &fx));
+	sv_core_destroy(c);
+}
+
 /* print_blocks prints the generated blocks, markers included. */
 static void
 print_blocks(void)
@@ -283,6 +321,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_blocks),
 	    cmocka_unit_test(test_event_kinds),
+	    cmocka_unit_test(test_fire),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {

@@ -254,6 +254,7 @@ sv_seat_state_name(sv_seat_state s)
 	return (size_t) s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
+/* sv_event_kind_name names an event kind as logs and docs do. */
 const char *
 sv_event_kind_name(sv_event_kind kind)
 {
