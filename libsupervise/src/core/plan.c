@@ -157,14 +157,10 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		return;
 	}
 	if (was_old) {
-		svs_proc_forget(c, g, p);
-	} else {
-		svs_seat_fire(c, g, s, SEV_EXIT, NULL);
-	}
-	if (was_old) {
 		/* An abandoned or drained process, or the old generation of a
 		 * roll: the seat has already moved on. A roll overlap whose
 		 * new generation is not even started is over. */
+		svs_proc_forget(c, g, p);
 		if (s->rolling && s->cur.state == SV_PROC_NONE) {
 			s->rolling = false;
 			if (g->roll.active && g->roll.next == s->ordinal) {
@@ -176,6 +172,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		svs_plan_step(c, now_ms);
 		return;
 	}
+	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
