@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "core/supervision.h"
+#include "core/supervision_internal.h" /* sv_core.misfires */
 
 /* ---- the fake shell ------------------------------------------------------
  */
@@ -540,7 +541,8 @@ check_core(shell *sh)
 			if (s->rolling) {
 				assert_true(s->old.state != SV_PROC_NONE
 				    || s->cur.state != SV_PROC_NONE
-				    || s->pending || s->backoff);
+				    || s->state == SV_SP_PENDING
+				    || s->state == SV_SP_BACKOFF);
 				assert_true(s->cur.state == SV_PROC_NONE
 				    || s->cur.state == SV_PROC_SPAWNING
 				    || s->cur.state == SV_PROC_STARTING
@@ -552,16 +554,18 @@ check_core(shell *sh)
 				assert_int_equal(
 				    s->cur.state, SV_PROC_STOPPING);
 			}
-			if (s->pending) {
+			/* the stored seat state agrees with its process */
+			assert_int_equal(s->state == SV_SP_LIVE,
+			    s->cur.state != SV_PROC_NONE);
+			if (s->state == SV_SP_PENDING) {
 				npend++;
 				assert_true(o >= g->cursor);
 				assert_true(s->wanted);
 				assert_int_equal(s->cur.state, SV_PROC_NONE);
-				assert_false(s->backoff);
 				assert_false(g->failed);
 				assert_false(sv_core_shutting_down(sh->c));
 			}
-			if (s->backoff) {
+			if (s->state == SV_SP_BACKOFF) {
 				assert_true(s->wanted);
 				assert_int_equal(s->cur.state, SV_PROC_NONE);
 				assert_false(sv_core_shutting_down(sh->c));
@@ -602,6 +606,8 @@ check_core(shell *sh)
 		live += glive;
 	}
 	assert_int_equal(live, sv_core_live(sh->c));
+	/* every seat event found its cell in the seat table */
+	assert_int_equal(sh->c->misfires, 0);
 	/* every process alive in the fake OS is known to the core */
 	while (sh->alive_lo < sh->nprocs && !sh->procs[sh->alive_lo].alive) {
 		sh->alive_lo++;
@@ -2331,8 +2337,8 @@ model_drain(model *m)
 			}
 			/* the drained seat no longer holds its ordinal */
 			assert_false(g->seats[k].wanted);
-			assert_false(g->seats[k].pending);
-			assert_false(g->seats[k].backoff);
+			assert_true(g->seats[k].state == SV_SP_REST
+			    || g->seats[k].state == SV_SP_LIVE);
 			if (g->id < MAX_GIDS && k < MAX_ORDS) {
 				sh->drained[g->id][k] = true;
 			}

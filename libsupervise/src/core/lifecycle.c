@@ -28,17 +28,11 @@ sv_core_next_spawn(sv_core *c, uint64_t now_ms, sv_spawn_ticket *t)
 		}
 		for (uint32_t o = g->cursor; o < g->max_count; o++) {
 			sv_seat *s = &g->seats[o];
-			if (!s->pending) {
+			if (s->state != SV_SP_PENDING) {
 				continue;
 			}
 			g->cursor = o + 1;
-			svs_seat_set_pending(g, s, false);
-			svs_seat_renew(g, s);
-			s->used = true;
-			s->cur  = (sv_proc) {.state = SV_PROC_SPAWNING,
-			     .generation            = s->tok.generation};
-			g->live++;
-			c->live++;
+			svs_seat_fire(c, g, s, SEV_SPAWN, NULL);
 			*t = svs_key_of(g, s, &s->cur);
 			return true;
 		}
@@ -88,7 +82,8 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 		p->ready = false;
 		svs_proc_await(g, p, true);
 		if (g->pol.start_timeout_ms > 0) {
-			svs_proc_arm(c, g, s, p, now_ms + g->pol.start_timeout_ms);
+			svs_proc_arm(
+			    c, g, s, p, now_ms + g->pol.start_timeout_ms);
 		}
 	} else {
 		p->state = SV_PROC_RUNNING;
@@ -103,7 +98,8 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 		uint64_t  dl = s->drain_on_spawn_ms;
 		s->drain_on_spawn = 0;
 		if (d != NULL) {
-			svs_proc_drain(c, g, s, p, d, dl, SV_WHY_DRAINED, now_ms);
+			svs_proc_drain(
+			    c, g, s, p, d, dl, SV_WHY_DRAINED, now_ms);
 			svs_plan_step(c, now_ms);
 			return;
 		}
@@ -140,7 +136,7 @@ sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 		return;
 	}
 	svs_emit(c, g, s, p, ev);
-	svs_proc_forget(c, g, p);
+	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 	s->drain_on_spawn = 0;
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
@@ -195,7 +191,8 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 		if (g->pol.watchdog_ms > 0) {
 			svs_proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
 		} else if (g->pol.start_timeout_ms > 0) {
-			svs_timer_cancel(c, SV_TIMER_PROC, svs_key_of(g, s, p));
+			svs_timer_cancel(
+			    c, SV_TIMER_PROC, svs_key_of(g, s, p));
 		}
 	}
 	if (!p->ready && p->state == SV_PROC_RUNNING) {
@@ -255,10 +252,7 @@ proc_abandon(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 		p->killed = true;
 		return;
 	}
-	s->old       = *p;
-	s->old.state = SV_PROC_ABANDONED;
-	s->old.guard = 0;
-	s->cur       = (sv_proc) {0};
+	svs_seat_fire(c, g, s, SEV_ABANDON, NULL);
 	if (s->in_plan) {
 		return; /* the plan starts it again */
 	}
@@ -291,7 +285,8 @@ proc_timer(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 		if (ev.abandon) {
 			svs_proc_await(g, p, false);
 		} else {
-			svs_proc_stop(c, g, s, p, SV_WHY_START_TIMEOUT, now_ms);
+			svs_proc_stop(
+			    c, g, s, p, SV_WHY_START_TIMEOUT, now_ms);
 		}
 		break;
 	case SV_PROC_RUNNING:
@@ -342,14 +337,10 @@ sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
 			return;
 		}
 		s = &g->seats[key.ordinal];
-		if (!s->backoff || s->guard != guard) {
+		if (s->state != SV_SP_BACKOFF || s->guard != guard) {
 			return;
 		}
-		s->backoff = false;
-		s->guard   = 0;
-		if (svs_seat_can_start(c, g, s)) {
-			svs_seat_set_pending(g, s, true);
-		}
+		svs_seat_fire(c, g, s, SEV_TIMER, NULL);
 		return;
 	case SV_TIMER_PROC:
 		if ((p = svs_live_proc(c, key, &g, &s)) == NULL

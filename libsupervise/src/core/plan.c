@@ -17,7 +17,6 @@ static void plan_join(
 /* ---- what follows an exit ------------------------------------------------
  */
 
-
 /* group_fail gives up on a group: its workers stop, nothing restarts until
  * sv_core_reset. */
 static void
@@ -151,18 +150,17 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	svs_drain_exited(c, g, s, p, x, now_ms);
 	if (p->draining && !was_old && !s->wanted) {
 		/* Drained: it comes to rest, nothing replaces it. */
-		svs_proc_forget(c, g, p);
-		s->in_plan = false;
+		svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
 		return;
 	}
-	svs_proc_forget(c, g, p);
 	if (was_old) {
 		/* An abandoned or drained process, or the old generation of a
 		 * roll: the seat has already moved on. A roll overlap whose
 		 * new generation is not even started is over. */
+		svs_proc_forget(c, g, p);
 		if (s->rolling && s->cur.state == SV_PROC_NONE) {
 			s->rolling = false;
 			if (g->roll.active && g->roll.next == s->ordinal) {
@@ -174,6 +172,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		svs_plan_step(c, now_ms);
 		return;
 	}
+	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
@@ -231,9 +230,7 @@ plan_mark(sv_core *c)
 			if (!s->wanted || g->failed || g->deleting) {
 				continue;
 			}
-			svs_seat_cancel_backoff(c, g, s);
-			svs_seat_set_pending(g, s, false);
-			s->in_plan = true;
+			svs_seat_fire(c, g, s, SEV_PLAN, NULL);
 		}
 	}
 }
@@ -273,6 +270,7 @@ plan_join(
 void
 svs_plan_start(sv_core *c, uint64_t now_ms)
 {
+	(void) now_ms;
 	c->plan.phase = PLAN_IDLE;
 	c->plan.guard = 0;
 	for (size_t gi = c->plan.first.group; gi < c->ngroups; gi++) {
@@ -280,8 +278,7 @@ svs_plan_start(sv_core *c, uint64_t now_ms)
 		for (uint32_t o = 0; o < g->max_count; o++) {
 			sv_seat *s = &g->seats[o];
 			if (s->in_plan) {
-				s->in_plan = false;
-				svs_seat_schedule(c, g, s, 0, now_ms);
+				svs_seat_fire(c, g, s, SEV_PLAN_GO, NULL);
 			}
 		}
 	}
@@ -323,9 +320,8 @@ svs_plan_step(sv_core *c, uint64_t now_ms)
 		}
 	}
 	if (last_s != NULL) {
-		last_s->in_plan = last_s->wanted && !last_g->failed;
-		svs_proc_stop(
-		    c, last_g, last_s, &last_s->cur, SV_WHY_STRATEGY, now_ms);
+		svs_seat_arg a = {.why = SV_WHY_STRATEGY, .now_ms = now_ms};
+		svs_seat_fire(c, last_g, last_s, SEV_PLAN_STOP, &a);
 		return;
 	}
 	if (c->plan.delay_ms == 0) {

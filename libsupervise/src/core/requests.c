@@ -14,7 +14,8 @@
 static void
 group_acquire(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 {
-	sv_ordtoken tok;
+	sv_ordtoken  tok;
+	svs_seat_arg a = {.now_ms = now_ms};
 
 	while (sv_ordinals_acquire(&g->ords, &tok) == SV_OK) {
 		sv_seat *s       = &g->seats[tok.ordinal];
@@ -22,13 +23,9 @@ group_acquire(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 		s->used          = false;
 		s->wanted        = true;
 		s->fast_failures = 0;
-		if (s->cur.state == SV_PROC_NONE) {
-			svs_seat_schedule(c, g, s, 0, now_ms);
-		} else if (s->cur.state == SV_PROC_STOPPING) {
-			/* Scaled down, then up again before the old process
-			 * was reaped: its exit starts the new one. */
-			s->cur.why = SV_WHY_RESTART;
-		}
+		/* Scaled down, then up again before the old process was
+		 * reaped: its exit starts the new one. */
+		svs_seat_fire(c, g, s, SEV_HOLD, &a);
 	}
 }
 
@@ -91,8 +88,6 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 {
 	sv_cgroup *g = svs_group_find(c, id, NULL);
 	sv_seat   *s;
-	sv_proc   *p;
-	sv_event   ev = {.kind = SV_EV_ADOPTED};
 
 	if (g == NULL) {
 		return SV_ENOTFOUND;
@@ -125,30 +120,8 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 	if (a == NULL) {
 		return SV_OK;
 	}
-	svs_seat_set_pending(g, s, false);
-	s->used = s->wanted;
-	p       = &s->cur;
-	*p      = (sv_proc) {.state = SV_PROC_RUNNING,
-	         .generation        = a->generation,
-	         .pid               = a->pid,
-	         .started_ms        = now_ms,
-	         .ready             = true};
-	g->live++;
-	c->live++;
-	svs_emit(c, g, s, p, ev);
-	if (!s->wanted || a->stopping) {
-		svs_proc_stop(c, g, s, p,
-		    s->wanted ? SV_WHY_RESTART : SV_WHY_UNWANTED, now_ms);
-	} else if (g->pol.need_ready && !a->ready) {
-		p->state = SV_PROC_STARTING;
-		p->ready = false;
-		svs_proc_await(g, p, true);
-		if (g->pol.start_timeout_ms > 0) {
-			svs_proc_arm(c, g, s, p, now_ms + g->pol.start_timeout_ms);
-		}
-	} else if (g->pol.watchdog_ms > 0) {
-		svs_proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
-	}
+	svs_seat_fire(c, g, s, SEV_ADOPT,
+	    &(svs_seat_arg) {.adoptee = a, .now_ms = now_ms});
 	return SV_OK;
 }
 
@@ -168,10 +141,7 @@ sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal)
 	if (s->cur.state != SV_PROC_NONE || s->used) {
 		return SV_EBUSY;
 	}
-	svs_seat_cancel_backoff(c, g, s);
-	svs_seat_set_pending(g, s, false);
-	s->in_plan = false;
-	svs_seat_release(g, s);
+	svs_seat_fire(c, g, s, SEV_RELEASE, NULL);
 	return SV_OK;
 }
 
@@ -279,24 +249,13 @@ sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has_expected,
 	if (s->in_plan) {
 		return SV_OK; /* the strategy restart in progress covers it */
 	}
-	switch (s->cur.state) {
-	case SV_PROC_STARTING:
-	case SV_PROC_RUNNING:
-	case SV_PROC_STOPPING:
-		svs_proc_stop(c, g, s, &s->cur, SV_WHY_RESTART, now_ms);
-		break;
-	case SV_PROC_SPAWNING:
-		break; /* the process on its way is the fresh start */
-	default:
-		/* A waiting seat starts now, under a new generation even if
-		 * the one it waited with was never spawned: a retried request
-		 * that expected the old one then gets SV_ECONFLICT instead of
-		 * restarting the fresh process. */
-		s->used = true;
-		s->restarts++;
-		svs_seat_schedule(c, g, s, 0, now_ms);
-		break;
-	}
+	/* A live process stops and comes back (one on its way is the fresh
+	 * start); a waiting seat starts now, under a new generation even if
+	 * the one it waited with was never spawned: a retried request that
+	 * expected the old one then gets SV_ECONFLICT instead of restarting
+	 * the fresh process. */
+	svs_seat_fire(
+	    c, g, s, SEV_RESTART, &(svs_seat_arg) {.now_ms = now_ms});
 	return SV_OK;
 }
 
@@ -319,11 +278,9 @@ sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms)
 		g->reason[0] = '\0';
 		for (uint32_t o = 0; o < g->max_count; o++) {
 			sv_seat *s = &g->seats[o];
-			if (s->wanted && s->cur.state == SV_PROC_NONE) {
-				svs_seat_schedule(c, g, s, 0, now_ms);
-			} else if (s->wanted && !s->cur.draining
-			    && s->cur.state == SV_PROC_STOPPING) {
-				s->cur.why = SV_WHY_RESTART;
+			if (s->wanted) {
+				svs_seat_fire(c, g, s, SEV_RESET,
+				    &(svs_seat_arg) {.now_ms = now_ms});
 			}
 		}
 	}
@@ -351,12 +308,10 @@ sv_core_start_one(sv_core *c, uint32_t id, uint32_t *ordinalp, uint64_t now_ms)
 	g->seats[tok.ordinal].tok    = tok;
 	g->seats[tok.ordinal].used   = false;
 	g->seats[tok.ordinal].wanted = true;
-	if (g->seats[tok.ordinal].cur.state == SV_PROC_NONE) {
-		svs_seat_schedule(c, g, &g->seats[tok.ordinal], 0, now_ms);
-	} else if (g->seats[tok.ordinal].cur.state == SV_PROC_STOPPING) {
-		/* Its exit starts the new worker (as in group_acquire). */
-		g->seats[tok.ordinal].cur.why = SV_WHY_RESTART;
-	}
+	/* A process still stopping there starts the new worker when it is
+	 * reaped (as in group_acquire). */
+	svs_seat_fire(c, g, &g->seats[tok.ordinal], SEV_HOLD,
+	    &(svs_seat_arg) {.now_ms = now_ms});
 	*ordinalp = tok.ordinal;
 	return SV_OK;
 }
@@ -380,7 +335,6 @@ sv_core_terminate_one(
 	return SV_OK;
 }
 
-
 /* ---- shutdown ------------------------------------------------------------
  */
 
@@ -402,11 +356,13 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 			if (again) {
 				if (s->cur.state != SV_PROC_NONE
 				    && s->cur.state != SV_PROC_SPAWNING) {
-					svs_signal_proc(c, g, s, &s->cur, SIGKILL);
+					svs_signal_proc(
+					    c, g, s, &s->cur, SIGKILL);
 					s->cur.killed = true;
 				}
 			} else {
-				svs_seat_stop(c, g, s, SV_WHY_SHUTDOWN, now_ms);
+				svs_seat_stop(
+				    c, g, s, SV_WHY_SHUTDOWN, now_ms);
 				svs_old_stop(c, g, s, SV_WHY_SHUTDOWN, now_ms);
 			}
 			if (s->old.state == SV_PROC_ABANDONED

@@ -109,7 +109,8 @@ svs_proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_drain *d,
 
 /* svs_drain_deadline: a draining process reached its deadline: SIGKILL. */
 void
-svs_drain_deadline(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_event ev)
+svs_drain_deadline(
+    sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_event ev)
 {
 	sv_event    esc = {.kind = SV_EV_ESCALATED};
 	sv_drained *w   = drain_row(c, g, s->ordinal, p);
@@ -157,29 +158,12 @@ seat_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_drain *d,
 		    c, g, s, &s->old, d, deadline_ms, SV_WHY_DRAINED, now_ms);
 		any = true;
 	}
-	switch (s->cur.state) {
-	case SV_PROC_STARTING:
-	case SV_PROC_RUNNING:
-	case SV_PROC_STOPPING:
-		svs_seat_release(g, s);
-		svs_seat_cancel_backoff(c, g, s);
-		svs_seat_set_pending(g, s, false);
-		s->in_plan = false;
-		svs_proc_drain(
-		    c, g, s, &s->cur, d, deadline_ms, SV_WHY_DRAINED, now_ms);
-		return true;
-	case SV_PROC_SPAWNING:
-		svs_seat_release(g, s);
-		s->in_plan           = false;
-		s->drain_on_spawn    = d->id;
-		s->drain_on_spawn_ms = deadline_ms;
-		return true;
-	default:
-		break;
+	if (s->state == SV_SP_LIVE) {
+		any = true;
 	}
-	if (s->wanted) {
-		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
-	}
+	svs_seat_fire(c, g, s, SEV_DRAIN,
+	    &(svs_seat_arg) {
+	        .drain = d, .deadline_ms = deadline_ms, .now_ms = now_ms});
 	return any;
 }
 
@@ -346,11 +330,7 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 			return;
 		}
 		g->roll.next = o;
-		s->old       = s->cur;
-		s->cur       = (sv_proc) {0};
-		s->rolling   = true;
-		svs_seat_renew(g, s);
-		svs_seat_set_pending(g, s, true);
+		svs_seat_fire(c, g, s, SEV_OVERLAP, NULL);
 		return;
 	}
 	svs_roll_end(c, g, NULL);
@@ -390,16 +370,8 @@ svs_roll_back(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
 	    || s->old.state == SV_PROC_ABANDONED) {
 		return false;
 	}
-	s->cur = s->old;
-	s->old = (sv_proc) {0};
-	if (!svs_seat_can_start(c, g, s) || !s->wanted) {
-		svs_proc_stop(c, g, s, &s->cur,
-		    c->shutting_down  ? SV_WHY_SHUTDOWN
-		        : g->deleting ? SV_WHY_DELETED
-		        : g->failed   ? SV_WHY_FAILED
-		                      : SV_WHY_UNWANTED,
-		    now_ms);
-	}
+	svs_seat_fire(
+	    c, g, s, SEV_ROLLBACK, &(svs_seat_arg) {.now_ms = now_ms});
 	return true;
 }
 

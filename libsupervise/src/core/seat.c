@@ -1,8 +1,9 @@
 /*
  * seat.c — groups, seats and process records of the supervision core: finding
- * a group, marking a seat pending, scheduling and cancelling its restart,
- * resting and releasing it, and arming, stopping and forgetting the process
- * records on it. Decisions about what happens next live in plan.c.
+ * a group, the seat helpers the seat table's callers share (schedule, rest,
+ * stop: each fires one event through seat_table.c), releasing an ordinal,
+ * and arming, stopping and forgetting the process records on a seat.
+ * Decisions about what happens next live in plan.c.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -38,24 +39,6 @@ svs_group_pos(const sv_core *c, const sv_cgroup *g)
 	return pos;
 }
 
-/* svs_seat_set_pending marks (or unmarks) a seat as waiting for a spawn. */
-void
-svs_seat_set_pending(sv_cgroup *g, sv_seat *s, bool on)
-{
-	if (s->pending == on) {
-		return;
-	}
-	s->pending = on;
-	if (on) {
-		g->npending++;
-		if (s->ordinal < g->cursor) {
-			g->cursor = s->ordinal;
-		}
-	} else {
-		g->npending--;
-	}
-}
-
 /* svs_seat_renew gives the seat the next generation if the current one has
  * already been spawned. */
 void
@@ -67,17 +50,6 @@ svs_seat_renew(sv_cgroup *g, sv_seat *s)
 	}
 }
 
-/* svs_seat_cancel_backoff disarms a scheduled restart. */
-void
-svs_seat_cancel_backoff(sv_core *c, sv_cgroup *g, sv_seat *s)
-{
-	if (s->backoff) {
-		s->backoff = false;
-		s->guard   = 0;
-		svs_timer_cancel(c, SV_TIMER_SEAT, svs_key_of(g, s, NULL));
-	}
-}
-
 /* svs_seat_can_start tells whether a seat may get a process at all. */
 bool
 svs_seat_can_start(const sv_core *c, const sv_cgroup *g, const sv_seat *s)
@@ -86,24 +58,20 @@ svs_seat_can_start(const sv_core *c, const sv_cgroup *g, const sv_seat *s)
 }
 
 /* svs_seat_schedule makes a seat start after delay_ms (0: at the next
- * sv_core_next_spawn), with a fresh generation. */
+ * sv_core_next_spawn), with a fresh generation; a seat that may not start
+ * loses its scheduled start instead. Fires QUEUE, DELAY or HALT. */
 void
 svs_seat_schedule(
     sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t delay_ms, uint64_t now_ms)
 {
-	svs_seat_cancel_backoff(c, g, s);
-	svs_seat_set_pending(g, s, false);
+	svs_seat_arg a = {.delay_ms = delay_ms, .now_ms = now_ms};
+
 	if (!svs_seat_can_start(c, g, s)) {
-		return;
+		svs_seat_fire(c, g, s, SEV_HALT, &a);
+	} else {
+		svs_seat_fire(
+		    c, g, s, delay_ms == 0 ? SEV_QUEUE : SEV_DELAY, &a);
 	}
-	svs_seat_renew(g, s);
-	if (delay_ms == 0) {
-		svs_seat_set_pending(g, s, true);
-		return;
-	}
-	s->backoff = true;
-	s->due_ms  = now_ms + delay_ms;
-	s->guard = svs_timer_arm(c, SV_TIMER_SEAT, svs_key_of(g, s, NULL), s->due_ms);
 }
 
 /* svs_seat_release gives the ordinal back (the worker is no longer wanted). */
@@ -117,19 +85,14 @@ svs_seat_release(sv_cgroup *g, sv_seat *s)
 }
 
 /* svs_seat_rest settles a seat that has no process and will not restart:
- * nothing scheduled, the ordinal released unless still wanted. */
+ * nothing scheduled, STOPPED(why), the ordinal released if release.
+ * Fires REST. */
 void
 svs_seat_rest(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, bool release)
 {
-	sv_event ev = {.kind = SV_EV_STOPPED, .why = why};
+	svs_seat_arg a = {.why = why, .release = release};
 
-	svs_seat_cancel_backoff(c, g, s);
-	svs_seat_set_pending(g, s, false);
-	s->in_plan = false;
-	if (release) {
-		svs_seat_release(g, s);
-	}
-	svs_emit(c, g, s, NULL, ev);
+	svs_seat_fire(c, g, s, SEV_REST, &a);
 }
 
 /* svs_group_free frees a group's memory. NULL is ignored. */
@@ -194,7 +157,8 @@ svs_proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
     uint64_t due_ms)
 {
 	p->due_ms = due_ms;
-	p->guard  = svs_timer_arm(c, SV_TIMER_PROC, svs_key_of(g, s, p), due_ms);
+	p->guard
+	    = svs_timer_arm(c, SV_TIMER_PROC, svs_key_of(g, s, p), due_ms);
 }
 
 /* svs_proc_await sets whether an ordered start still waits for p. */
@@ -265,26 +229,17 @@ svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
 	}
 }
 
-/* svs_seat_stop stops whatever runs on a seat, or settles it if nothing does.
- * release: the ordinal is given back once the seat is at rest. */
+/* svs_seat_stop stops whatever runs on a seat (both generations of a roll
+ * overlap), or settles it if it only waited. Fires STOP. */
 void
-svs_seat_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
+svs_seat_stop(
+    sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
 {
+	svs_seat_arg a = {.why = why, .release = !s->wanted, .now_ms = now_ms};
+
 	if (s->rolling) {
 		/* Neither generation of a roll overlap stays. */
 		svs_old_stop(c, g, s, why, now_ms);
 	}
-	if (s->cur.state == SV_PROC_STARTING || s->cur.state == SV_PROC_RUNNING
-	    || s->cur.state == SV_PROC_STOPPING) {
-		svs_seat_cancel_backoff(c, g, s);
-		svs_seat_set_pending(g, s, false);
-		s->in_plan = false;
-		svs_proc_stop(c, g, s, &s->cur, why, now_ms);
-		return;
-	}
-	if (s->pending || s->backoff || s->in_plan) {
-		svs_seat_rest(c, g, s, why, !s->wanted);
-	} else if (!s->wanted) {
-		svs_seat_release(g, s);
-	}
+	svs_seat_fire(c, g, s, SEV_STOP, &a);
 }

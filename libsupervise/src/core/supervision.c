@@ -184,10 +184,14 @@ sv_core_seat_state(const sv_cgroup *g, const sv_seat *s)
 	if (s->in_plan) {
 		return SV_SEAT_WAITING;
 	}
-	if (s->backoff) {
+	switch (s->state) {
+	case SV_SP_BACKOFF:
 		return SV_SEAT_BACKOFF;
+	case SV_SP_PENDING:
+		return SV_SEAT_STARTING;
+	default:
+		return SV_SEAT_IDLE;
 	}
-	return s->pending ? SV_SEAT_STARTING : SV_SEAT_IDLE;
 }
 
 size_t
@@ -248,4 +252,18 @@ sv_seat_state_name(sv_seat_state s)
 	    "stopping", "backoff", "waiting", "failed", "idle", "draining"};
 
 	return (size_t) s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+/* sv_event_kind_name names an event kind as logs and docs do. */
+const char *
+sv_event_kind_name(sv_event_kind kind)
+{
+	static const char *const names[] = {NULL, "STARTED", "READY", "EXITED",
+	    "RESTART_SCHEDULED", "UNRESPONSIVE", "ESCALATED", "STOPPED",
+	    "SPAWN_FAILED", "GROUP_FAILED", "GROUP_RESET", "GROUP_SCALED",
+	    "GROUP_CREATED", "GROUP_DELETED", "STOPPING", "ADOPTED",
+	    "DRAINING", "ROLL_DONE"};
+
+	return (size_t) kind < sizeof(names) / sizeof(names[0]) ? names[kind]
+	                                                        : NULL;
 }

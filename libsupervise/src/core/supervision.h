@@ -15,8 +15,10 @@
  *     scale-up can be spread over several loop iterations and an ordered
  *     start can wait for readiness.
  *
- * The transition table (seat state x event -> new state + effects) is in
- * docs/supervision.md; this header names the pieces.
+ * A seat's state is stored (sv_seat_phase) and changed only through one
+ * table, seat state x event -> handler, next state, doc (core/seat_table.c;
+ * docs/supervision.md shows it and a test checks the two agree); this
+ * header names the pieces.
  *
  * Seats and processes. A group of max_count seats owns ordinals
  * 0..max_count-1 (core/ordinal.h decides which are held). A seat is the
@@ -165,25 +167,38 @@ typedef enum sv_seat_state {
 	SV_SEAT_DRAINING = 8, /* its process was told to drain */
 } sv_seat_state;
 
+/* Stored state of a seat (the rows of the seat table, core/seat_table.c;
+ * docs/supervision.md, "Seat transitions"): where the seat is in its
+ * start/restart cycle. A seat is LIVE while `cur` holds a process (whose
+ * own sv_pstate says how far it got). Orthogonal facts stay flags: wanted,
+ * used, in_plan and rolling on the seat; ready, awaited, killed and
+ * draining on a process. */
+typedef enum sv_seat_phase {
+	SV_SP_REST    = 0, /* no process, nothing scheduled */
+	SV_SP_PENDING = 1, /* waits for sv_core_next_spawn */
+	SV_SP_BACKOFF = 2, /* restart timer armed */
+	SV_SP_LIVE    = 3, /* `cur` holds a process */
+	SV_SP_COUNT   = 4,
+} sv_seat_phase;
+
 typedef struct sv_seat {
-	uint32_t    ordinal;
-	bool        wanted; /* the ordinal is held: a worker should run */
-	bool        used; /* tok's generation has been spawned */
-	bool        pending; /* waits for sv_core_next_spawn */
-	bool        backoff; /* restart timer armed */
-	bool        in_plan; /* part of the strategy restart in progress */
-	uint64_t    due_ms; /* end of backoff */
-	uint64_t    guard; /* guard of the seat timer */
-	sv_ordtoken tok;
-	sv_proc     cur;
-	sv_proc     old;
-	uint32_t    fast_failures;
-	uint64_t    restarts;
-	bool        has_exit;
-	sv_exit     last_exit;
-	bool        rolling; /* roll overlap: cur new, old still serving */
-	uint64_t    drain_on_spawn; /* drain id for the process on its way */
-	uint64_t    drain_on_spawn_ms; /* and its deadline (relative) */
+	uint32_t      ordinal;
+	sv_seat_phase state; /* changed only by svs_seat_fire */
+	bool          wanted; /* the ordinal is held: a worker should run */
+	bool          used; /* tok's generation has been spawned */
+	bool          in_plan; /* part of the strategy restart in progress */
+	uint64_t      due_ms; /* end of backoff */
+	uint64_t      guard; /* guard of the seat timer */
+	sv_ordtoken   tok;
+	sv_proc       cur;
+	sv_proc       old;
+	uint32_t      fast_failures;
+	uint64_t      restarts;
+	bool          has_exit;
+	sv_exit       last_exit;
+	bool          rolling; /* roll overlap: cur new, old still serving */
+	uint64_t      drain_on_spawn; /* drain id for the process on its way */
+	uint64_t      drain_on_spawn_ms; /* and its deadline (relative) */
 } sv_seat;
 
 /* A group. Everything here is read-only outside supervision.c. */
@@ -565,6 +580,10 @@ const char *sv_why_name(sv_why why);
 /* sv_restart_type_name / _parse: "permanent", "transient", "temporary". */
 const char *sv_restart_type_name(sv_restart_type t);
 bool        sv_restart_type_parse(const char *name, sv_restart_type *t);
+
+/* sv_event_kind_name returns "STARTED", "READY", ... (NULL for a value
+ * that names no kind). */
+const char *sv_event_kind_name(sv_event_kind kind);
 
 /* sv_seat_state_name returns "running", "backoff", ... */
 const char *sv_seat_state_name(sv_seat_state s);

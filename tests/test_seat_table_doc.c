@@ -1,0 +1,332 @@
+/*
+ * test_seat_table_doc.c — docs/supervision.md against the seat state
+ * machine the core runs (core/seat_table.c) and the event kinds it emits:
+ *
+ *   - "seat-states", "seat-events" and "seat-table": the docs' tables of
+ *     seat states, seat events and transitions (state, event, next state,
+ *     handler, what happens) must equal, row by row and in order, what the
+ *     C table gives; a changed, missing or extra row fails, naming it;
+ *   - "event-kinds": the docs' table of events (SV_EV_*) lists every kind
+ *     sv_event_kind_name knows, once, and nothing else.
+ *
+ * and the dispatch itself: a pair the table has no cell for changes
+ * nothing and is counted as a misfire; a cell moves the seat.
+ *
+ * `test_seat_table_doc --print` prints the three generated blocks (markers
+ * included) so that the docs can be regenerated from the table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/supervision_internal.h"
+
+#ifndef SV_SOURCE_DIR
+#error "SV_SOURCE_DIR must name the source tree"
+#endif
+
+#define DOC     SV_SOURCE_DIR "/docs/supervision.md"
+#define MAXROWS 256
+#define ROWLEN  512
+
+/* Rows of one table, each a line "| a | b | ... |" as the docs write it. */
+typedef struct rows {
+	size_t n;
+	char   row[MAXROWS][ROWLEN];
+} rows;
+
+/* add appends a formatted row to r. */
+static void
+add(rows *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	assert_true(r->n < MAXROWS);
+	va_start(ap, fmt);
+	vsnprintf(r->row[r->n++], ROWLEN, fmt, ap);
+	va_end(ap);
+}
+
+/* gen_states gives the rows of the seat states table. */
+static void
+gen_states(rows *r)
+{
+	for (int st = 0; st < SV_SP_COUNT; st++) {
+		add(r, "| `%s` | %s |",
+		    svs_seat_phase_name((sv_seat_phase) st),
+		    svs_seat_phase_doc((sv_seat_phase) st));
+	}
+}
+
+/* gen_events gives the rows of the seat events table. */
+static void
+gen_events(rows *r)
+{
+	for (int ev = 0; ev < SEV_COUNT; ev++) {
+		add(r, "| `%s` | %s |",
+		    svs_seat_event_name((svs_seat_event) ev),
+		    svs_seat_event_doc((svs_seat_event) ev));
+	}
+}
+
+/* gen_table gives the rows of the transition table: every cell with a
+ * handler, states in order, events in order within a state. */
+static void
+gen_table(rows *r)
+{
+	for (int st = 0; st < SV_SP_COUNT; st++) {
+		for (int ev = 0; ev < SEV_COUNT; ev++) {
+			const svs_seat_cell *c = svs_seat_cell_at(
+			    (sv_seat_phase) st, (svs_seat_event) ev);
+			assert_non_null(c);
+			if (c->handler == NULL) {
+				continue;
+			}
+			assert_null(strchr(c->doc, '|'));
+			add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
+			    svs_seat_phase_name((sv_seat_phase) st),
+			    svs_seat_event_name((svs_seat_event) ev),
+			    svs_seat_phase_name(c->next), c->name, c->doc);
+		}
+	}
+}
+
+/* One generated block: its marker name, header lines and generator. */
+typedef struct block {
+	const char *name;
+	const char *header;
+	void (*gen)(rows *r);
+} block;
+
+static const block blocks[] = {
+    {"seat-states", "| state | meaning |\n|---|---|", gen_states},
+    {"seat-events", "| event | what happens to the seat |\n|---|---|",
+        gen_events},
+    {"seat-table",
+        "| state | event | next | handler | what happens |\n"
+        "|---|---|---|---|---|",
+        gen_table},
+};
+
+#define NBLOCKS (sizeof(blocks) / sizeof(blocks[0]))
+
+/* slurp reads the docs into a malloc'ed string (the caller frees it). */
+static char *
+slurp(void)
+{
+	FILE *f = fopen(DOC, "r");
+	char *buf;
+	long  n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	buf = malloc((size_t) n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t) n, f), (size_t) n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* doc_rows reads the table rows (after the header and separator lines)
+ * between "<!-- name begin" and "<!-- name end -->" of the docs. */
+static void
+doc_rows(const char *doc, const char *name, rows *r)
+{
+	char        begin[64], end[64];
+	const char *p, *e;
+	int         line = 0;
+
+	snprintf(begin, sizeof(begin), "<!-- %s begin", name);
+	snprintf(end, sizeof(end), "<!-- %s end -->", name);
+	p = strstr(doc, begin);
+	if (p == NULL || (e = strstr(p, end)) == NULL) {
+		fail_msg("%s: no \"%s\" ... \"%s\" block", DOC, begin, end);
+	}
+	r->n = 0;
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t) (e - p));
+		size_t len = nl != NULL ? (size_t) (nl - p) : (size_t) (e - p);
+		if (len > 0 && p[0] == '|' && line++ >= 2) {
+			assert_true(len < ROWLEN && r->n < MAXROWS);
+			memcpy(r->row[r->n], p, len);
+			r->row[r->n++][len] = '\0';
+		}
+		p += len + 1;
+	}
+}
+
+/* test_blocks: each generated table equals the docs' table row by row. */
+static void
+test_blocks(void **state)
+{
+	char *doc = slurp();
+	int   bad = 0;
+
+	(void) state;
+	for (size_t b = 0; b < NBLOCKS; b++) {
+		static rows want, have;
+		size_t      n;
+		want.n = 0;
+		blocks[b].gen(&want);
+		doc_rows(doc, blocks[b].name, &have);
+		n = want.n > have.n ? want.n : have.n;
+		for (size_t i = 0; i < n; i++) {
+			const char *w = i < want.n ? want.row[i] : "(no row)";
+			const char *h = i < have.n ? have.row[i] : "(no row)";
+			if (strcmp(w, h) != 0) {
+				fprintf(stderr,
+				    "%s, table %s, row %zu differs:\n"
+				    "  docs:    %s\n  C table: %s\n",
+				    DOC, blocks[b].name, i + 1, h, w);
+				bad++;
+				break;
+			}
+		}
+	}
+	free(doc);
+	if (bad > 0) {
+		fail_msg("%d table(s) of docs/supervision.md differ from "
+		         "core/seat_table.c (regenerate: "
+		         "test_seat_table_doc --print)",
+		    bad);
+	}
+}
+
+/* cell_name copies the first cell of a row, without backticks. */
+static void
+cell_name(const char *row, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *p = row + 1; *p != '\0' && *p != '|'; p++) {
+		if (*p != '`' && *p != ' ' && n + 1 < cap) {
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* test_event_kinds: the docs' events table names every event kind once,
+ * and only those. */
+static void
+test_event_kinds(void **state)
+{
+	static rows have;
+	char       *doc      = slurp();
+	int         seen[64] = {0};
+	int         kinds    = 0;
+
+	(void) state;
+	doc_rows(doc, "event-kinds", &have);
+	free(doc);
+	for (size_t i = 0; i < have.n; i++) {
+		char name[64];
+		int  k;
+		cell_name(have.row[i], name, sizeof(name));
+		for (k = 1; k < 64; k++) {
+			const char *kn = sv_event_kind_name((sv_event_kind) k);
+			if (kn != NULL && strcmp(kn, name) == 0) {
+				break;
+			}
+		}
+		if (k == 64) {
+			fail_msg("%s: events table row \"%s\" names no event "
+			         "kind",
+			    DOC, name);
+		}
+		if (seen[k]++ > 0) {
+			fail_msg("%s: events table lists %s twice", DOC, name);
+		}
+	}
+	for (int k = 1; k < 64; k++) {
+		const char *kn = sv_event_kind_name((sv_event_kind) k);
+		if (kn == NULL) {
+			continue;
+		}
+		kinds++;
+		if (seen[k] == 0) {
+			fail_msg("%s: events table lacks %s", DOC, kn);
+		}
+	}
+	assert_int_equal(kinds, SV_EV_ROLL_DONE);
+}
+
+/* test_fire: a pending seat spawns through its cell (pending -> live);
+ * an event without a cell (exit of a seat at rest) changes nothing but the
+ * misfire count. */
+static void
+test_fire(void **state)
+{
+	sv_core        *c   = NULL;
+	sv_group_policy pol = {.stop_signal = 15, .stop_timeout_ms = 1000};
+	sv_spawn_ticket t;
+	sv_cgroup      *g;
+	uint32_t        id;
+	sv_fx           fx;
+
+	(void) state;
+	assert_int_equal(sv_core_create(SV_STRATEGY_ONE_FOR_ONE, &c), SV_OK);
+	assert_int_equal(sv_core_add_group(c, "g", &pol, 1, 2, &id), SV_OK);
+	g = (sv_cgroup *) sv_core_group(c, id);
+	assert_int_equal(g->seats[0].state, SV_SP_PENDING);
+	assert_int_equal(g->seats[1].state, SV_SP_REST);
+	assert_int_equal(g->npending, 1);
+	assert_true(sv_core_next_spawn(c, 0, &t));
+	assert_int_equal(g->seats[0].state, SV_SP_LIVE);
+	assert_int_equal(g->seats[0].cur.state, SV_PROC_SPAWNING);
+	assert_int_equal(g->npending, 0);
+	while (sv_core_pop_effect(c, &fx)) {
+	}
+	assert_int_equal(c->misfires, 0);
+	svs_seat_fire(c, g, &g->seats[1], SEV_EXIT, NULL);
+	assert_int_equal(c->misfires, 1);
+	assert_int_equal(g->seats[1].state, SV_SP_REST);
+	assert_int_equal(g->live, 1);
+	assert_false(sv_core_pop_effect(c, &fx));
+	sv_core_destroy(c);
+}
+
+/* print_blocks prints the generated blocks, markers included. */
+static void
+print_blocks(void)
+{
+	static rows r;
+
+	for (size_t b = 0; b < NBLOCKS; b++) {
+		r.n = 0;
+		blocks[b].gen(&r);
+		printf("<!-- %s begin: generated from core/seat_table.c "
+		       "(test_seat_table_doc --print) -->\n%s\n",
+		    blocks[b].name, blocks[b].header);
+		for (size_t i = 0; i < r.n; i++) {
+			printf("%s\n", r.row[i]);
+		}
+		printf("<!-- %s end -->\n\n", blocks[b].name);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_blocks),
+	    cmocka_unit_test(test_event_kinds),
+	    cmocka_unit_test(test_fire),
+	};
+
+	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
+		print_blocks();
+		return 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
