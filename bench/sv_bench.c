@@ -74,15 +74,20 @@ usage(FILE *f)
 	    " (default 100000)\n"
 	    "  --keep       keep the temporary directory (configs, daemon"
 	    " logs)\n"
-	    "  restart: T = 0, 100 ms, 2 s, 10 s with 0, 100, 1000 other"
-	    " workers (50/30/15/5 kills per side, several minutes); --quick"
-	    " runs T <= 2 s with 0 and 100 others (10/10/3 kills) and prints"
-	    " the other cells as \"skip (full mode only)\"\n"
-	    "exit status: 0 when every measurement was made and no row is"
-	    " FAIL (a MISS, a target not met, does not change it); 1 when a"
-	    " measurement could not be made or a row is FAIL (not measured,"
-	    " or a ratio row whose baseline is missing or not above 0);"
-	    " 2 on a usage error\n");
+	    "scenario restart: T = 0, 100 ms, 2 s, 10 s with 0, 100, 1000"
+	    " other workers,\n"
+	    "  50/30/15/5 kills per side (about 5 min); --quick: T <= 2 s"
+	    " with 0 and 100\n"
+	    "  others, 10/10/3 kills; the cells left out print"
+	    " \"skip (full mode only)\"\n"
+	    "exit status:\n"
+	    "  0  every measurement was made and no row is FAIL (MISS, a"
+	    " target not met,\n"
+	    "     does not change it)\n"
+	    "  1  a measurement could not be made, or a row is FAIL: not"
+	    " measured, or a\n"
+	    "     ratio row whose baseline is missing or not above 0\n"
+	    "  2  usage error\n");
 }
 
 /* A numeric option: its name, where it goes, and its bounds. */
