@@ -254,10 +254,20 @@ raw_restart(struct rs_raw *r, int64_t *latp, char *why, size_t whylen)
 		    strerror(errno));
 		return -1;
 	}
-	do
-		n = epoll_wait(r->ep, &ev, 1, 5000);
-	while ((n < 0 && errno == EINTR && !g_interrupted)
-	    || (n == 1 && ev.data.u64 != 0));
+	for (;;) {
+		int64_t left = t0 + 5 * NS_PER_SEC - now_ns();
+
+		n = left > 0
+		    ? epoll_wait(r->ep, &ev, 1, (int) (left / NS_PER_MS))
+		    : 0;
+		if (n < 0 && errno == EINTR && !g_interrupted)
+			continue;
+		if (n != 1 || ev.data.u64 == 0)
+			break;
+		/* Another raw worker ended: drop it, keep waiting. */
+		(void) epoll_ctl(
+		    r->ep, EPOLL_CTL_DEL, r->pfd[ev.data.u64], NULL);
+	}
 	memset(&si, 0, sizeof(si));
 	if (n != 1
 	    || syscall(SYS_waitid, P_PIDFD, r->pfd[0], &si, WEXITED, NULL)

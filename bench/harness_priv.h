@@ -6,7 +6,7 @@
  *
  * Design: harness.h is the harness's contract with the scenarios; this
  * header only lets its one-concept files reach each other's pieces that
- * used to be static in one harness.c. Nothing here is for a scenario.
+ * the scenarios have no use for. Nothing here is for a scenario.
  */
 #ifndef SV_BENCH_HARNESS_PRIV_H
 #define SV_BENCH_HARNESS_PRIV_H

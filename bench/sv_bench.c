@@ -20,11 +20,11 @@
  * line and the reasons for whatever could not be measured. bench/README.md
  * explains the method and the output.
  *
- * Files: harness.[ch] (what the scenarios share), evsub.[ch] (the event
- * stream subscriber), bench_whoami.c, bench_crash.c, bench_restart.c,
- * bench_spawn.c,
- * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c,
- * bench_leases.c, bench_drain.c, bench_idle.c (one scenario each),
+ * Files: harness.h and harness_*.c (what the scenarios share), evsub.[ch]
+ * (the event stream subscriber), bench_whoami.c, bench_crash.c,
+ * bench_restart.c, bench_spawn.c, bench_crashloop.c, bench_backoff.c,
+ * bench_whoami_n.c, bench_events.c, bench_leases.c (with leases_*.c),
+ * bench_drain.c, bench_idle.c (one scenario each),
  * bench_wire.[ch] (the report datagrams), stamp_worker.c (sv-bench-stamp, the
  * trivial worker), drain_worker.c and drain_wire.h (sv-bench-drain, the drain
  * scenario's worker, and its report datagram).
