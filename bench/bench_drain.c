@@ -28,8 +28,9 @@
  * No raw baseline exists for a drain; the deadline is the reference, and
  * the drain call's own duration is printed beside the notice latency.
  *
- * Processes are started only through harness.c (the daemon); the daemon
- * starts the workers and sv-bench stops it with SIGTERM at the end.
+ * Processes are started only through the harness (harness_daemon.c: the
+ * daemon); the daemon starts the workers and sv-bench stops it with SIGTERM at
+ * the end.
  */
 #include "scenarios.h"
 

@@ -32,7 +32,7 @@
  * the time between the two snapshots. CPU per 30 s = the CPU delta scaled
  * to 30 s, at clock-tick resolution (_SC_CLK_TCK, 10 ms here).
  *
- * Processes are started only through harness.c: the daemon with
+ * Processes are started only through the harness: the daemon with
  * daemon_start (stopped with daemon_stop, SIGTERM), the baseline with
  * spawn_proc and recorded in g_raw (ended with raw_reap_all, SIGTERM),
  * so cleanup() can end both after an interruption. The baseline also

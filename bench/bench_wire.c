@@ -6,8 +6,8 @@
  *
  * Design: a report is rare (once per process), so each send opens a fresh
  * unbound AF_UNIX SOCK_DGRAM socket, sends, and closes it: no state, no
- * dependency beyond libc. The receiver (harness.c) binds the socket named
- * by $SV_BENCH_SOCK and drains it.
+ * dependency beyond libc. The receiver (harness_report.c) binds the socket
+ * named by $SV_BENCH_SOCK and drains it.
  */
 #include <errno.h>
 #include <stdlib.h>

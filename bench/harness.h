@@ -8,10 +8,18 @@
  * adds one short-lived helper thread per round). The state every scenario
  * and the final cleanup must see (the temporary directory, the report
  * socket, the pids sv-bench started, the stop counts) lives in the g_*
- * globals below, owned by harness.c. A scenario starts processes only
+ * globals below, owned by the harness files. A scenario starts processes only
  * through this harness, so cleanup() can always end them, by pid. Every
  * wait takes a deadline (CLOCK_MONOTONIC ns, from now_ns()) and returns
  * early once g_interrupted is set.
+ *
+ * Files (one concept each): harness_stats.c (clock, statistics, load
+ * sample), harness_text.c (parsing, diagnostics), harness_proc.c (the
+ * processes sv-bench starts itself, /proc readers, orphans),
+ * harness_report.c (the report socket), harness_config.c (temporary
+ * directory, daemon configs), harness_daemon.c (the daemon under test),
+ * harness_table.c (the result table), harness_run.c (set-up, cleanup);
+ * harness_priv.h joins them.
  *
  * Error convention: functions that can fail return 0 or -1 (with a reason
  * written into a caller's why buffer where there is one) or an errno value
@@ -70,7 +78,7 @@ struct opts {
 	long     rounds; /* raw/supervised round pairs in the spawn scenario */
 };
 
-/* ---- Shared state (defined in harness.c) ---- */
+/* ---- Shared state (defined in harness_run.c, _proc.c, _daemon.c) ---- */
 
 extern char   g_self[PATH_MAX]; /* absolute path of this program */
 extern char   g_dir[PATH_MAX]; /* the temporary directory, "" if none */
@@ -328,13 +336,23 @@ struct row {
 	char             ours_text[24]; /* replaces ours when set */
 	const char      *ttext; /* replaces the target column when set */
 	bool             check_ok; /* for T_CHECK */
+	const char      *skip; /* not run in this mode, and why; NULL: run */
 };
 
 /* print_table_header prints the blank line and the column titles. */
 void print_table_header(void);
 
-/* print_row prints one line of the table with its ratio and result. */
-void print_row(const struct row *r);
+/*
+ * print_row prints one line of the table with its ratio and result:
+ * PASS or MISS against the target, info for a row without one, FAIL when
+ * the measurement was not made or a ratio row (T_RATIO_*) has no baseline
+ * or one not above 0, and "skip (why)" for a row marked skip. Returns
+ * false when the row is FAIL (main then exits 1); a MISS returns true.
+ */
+bool print_row(const struct row *r);
+
+/* row_fail_reason says why print_row calls r FAIL, or NULL when not. */
+const char *row_fail_reason(const struct row *r);
 
 /* stops_row fills r, the "clean stops" row, from the daemon_stop counts. */
 void stops_row(struct row *r);

@@ -3,7 +3,8 @@
  * seven scenarios, one file each: bench_whoami.c, bench_crash.c,
  * bench_spawn.c (issue 2), bench_crashloop.c, bench_backoff.c,
  * bench_whoami_n.c, bench_events.c (issue 5), bench_leases.c,
- * bench_drain.c (issue 7), and bench_idle.c (issue 6).
+ * bench_drain.c (issue 7), bench_idle.c (issue 6) and bench_restart.c
+ * (issue 20).
  *
  * Design: every scenario has the same four steps, called by main in this
  * order: run (measure "ours" and its raw baseline into a result struct,
@@ -11,7 +12,7 @@
  * details (its lines under the table) and, from the result's why fields,
  * the "could not measure" lines main prints last. A result owns no
  * processes: a scenario stops everything it started before run returns
- * (harness.c's cleanup() is the backstop for interruptions). Apart from
+ * (harness_run.c's cleanup() is the backstop for interruptions). Apart from
  * the crash latencies (crash_init/crash_free), results hold no memory.
  */
 #ifndef SV_BENCH_SCENARIOS_H
@@ -98,6 +99,53 @@ int crash_rows(const struct crash_result *res, struct row *rows);
 
 /* crash_details prints the scenario's lines under the table. */
 void crash_details(const struct opts *o, const struct crash_result *res);
+
+/* ---- Scenario 2b (issue 20): restart after SIGKILL of a worker up T ---- */
+
+#define RESTART_UPS        4 /* up times T: 0, 100 ms, 2 s, 10 s */
+#define RESTART_LEVELS     3 /* other workers alive: 0, 100, 1000 */
+#define RESTART_MAX_KILLS  64 /* measured kills per side and cell */
+#define RESTART_MAX_OTHERS 1000 /* raw workers the scenario holds, less 1 */
+
+/* One cell: kills of a worker up T, with `others` other workers alive. */
+struct restart_cell {
+	bool         run; /* measured in this mode (else: full mode only) */
+	bool         ok; /* both sides measured every kill */
+	long         up_ms; /* T */
+	long         others; /* other workers alive, on each side */
+	long         kills; /* measured kills per side asked for */
+	long         n_raw, n_ours; /* measured kills made */
+	int64_t      raw[RESTART_MAX_KILLS], ours[RESTART_MAX_KILLS];
+	int64_t      up_max_ns; /* longest actual up time at a kill */
+	int64_t      up_min_ns; /* shortest */
+	struct stats s_raw, s_ours; /* kill to replacement's stamp, ns */
+	char         name_med[64], name_p99[64]; /* row names */
+};
+
+struct restart_result {
+	bool                ok; /* every cell run in this mode was measured */
+	long                anomalies; /* ordinal != 0 or generation not up */
+	struct restart_cell cell[RESTART_LEVELS][RESTART_UPS];
+	char                why_raw[256], why[256]; /* reasons, per side */
+};
+
+/*
+ * restart_run measures, for a worker up T = 0, 100 ms, 2 s, 10 s with 0,
+ * 100 and 1000 other workers alive, SIGKILL to the replacement's stamp
+ * under the daemon (a group of one, min_uptime_ms 0, beside a group of
+ * the others) and under sv-bench's own raw supervisor loop (posix_spawn,
+ * pidfd, epoll, waitid), the two sides' kills alternating in one
+ * schedule. --quick leaves out T = 10 s and 1000 others. Returns 0, or -1
+ * with res->why_raw or res->why set.
+ */
+int restart_run(const struct opts *o, struct restart_result *res);
+
+/* restart_rows writes the scenario's table rows to rows; returns how many. */
+int restart_rows(
+    const struct opts *o, const struct restart_result *res, struct row *rows);
+
+/* restart_details prints the scenario's lines under the table. */
+void restart_details(const struct restart_result *res);
 
 /* ---- Scenario 3: spawning N workers; the daemon's RSS ---- */
 
@@ -277,11 +325,12 @@ void events_details(const struct events_result *res);
 
 /* ---- Issue 7: leases and drain (bits beyond harness.h's SC_ALL) ---- */
 
-#define SC_LEASES (1u << 7)
-#define SC_DRAIN  (1u << 8)
-#define SC_IDLE   (1u << 9) /* scenario 10 (issue 6) */
+#define SC_LEASES  (1u << 7)
+#define SC_DRAIN   (1u << 8)
+#define SC_IDLE    (1u << 9) /* scenario 10 (issue 6) */
+#define SC_RESTART (1u << 10) /* scenario 2b (issue 20) */
 /* Every scenario: what sv-bench runs without --only. */
-#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE)
+#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE | SC_RESTART)
 
 /* ---- Scenario 8: lease acquire + release rate; memory of 10,000 ---- */
 

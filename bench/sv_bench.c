@@ -9,7 +9,8 @@
  * of bench_idle.c), or runs the benchmark: it
  * parses the options, sets the process up, samples the CPU load, runs the
  * scenarios of scenarios.h that --only selects (all by default) in order
- * (whoami round trip, crash to replacement, spawning N workers, crash-loop
+ * (whoami round trip, crash to replacement, restart after SIGKILL of a
+ * worker up T, spawning N workers, crash-loop
  * throughput, backoff accuracy, whoami vs the number of workers, restart
  * latency with a slow event subscriber; lease acquire + release rate and
  * memory, drain of N idle workers and drain notice latency; the idle
@@ -19,16 +20,19 @@
  * line and the reasons for whatever could not be measured. bench/README.md
  * explains the method and the output.
  *
- * Files: harness.[ch] (what the scenarios share), evsub.[ch] (the event
- * stream subscriber), bench_whoami.c, bench_crash.c, bench_spawn.c,
- * bench_crashloop.c, bench_backoff.c, bench_whoami_n.c, bench_events.c,
- * bench_leases.c, bench_drain.c, bench_idle.c (one scenario each),
+ * Files: harness.h and harness_*.c (what the scenarios share), evsub.[ch]
+ * (the event stream subscriber), bench_whoami.c, bench_crash.c,
+ * bench_restart.c, bench_spawn.c, bench_crashloop.c, bench_backoff.c,
+ * bench_whoami_n.c, bench_events.c, bench_leases.c (with leases_*.c),
+ * bench_drain.c, bench_idle.c (one scenario each),
  * bench_wire.[ch] (the report datagrams), stamp_worker.c (sv-bench-stamp, the
  * trivial worker), drain_worker.c and drain_wire.h (sv-bench-drain, the drain
  * scenario's worker, and its report datagram).
  *
- * Exit status: 0 when every measurement was made (whatever PASS/MISS says),
- * 1 when one could not be made, 2 on a usage error.
+ * Exit status: 0 when every measurement was made and no row of the table
+ * is FAIL (MISS, a target not met, does not change it); 1 when one could
+ * not be made or a row is FAIL (harness_table.c: not measured, or a ratio
+ * row whose baseline is missing or not above 0); 2 on a usage error.
  *
  * File layout: options; header and failure lines; main.
  */
@@ -69,7 +73,21 @@ usage(FILE *f)
 	    "  --events N   events to publish into the stalled subscriber"
 	    " (default 100000)\n"
 	    "  --keep       keep the temporary directory (configs, daemon"
-	    " logs)\n");
+	    " logs)\n"
+	    "scenario restart: T = 0, 100 ms, 2 s, 10 s with 0, 100, 1000"
+	    " other workers,\n"
+	    "  50/30/15/5 kills per side (about 5 min); --quick: T <= 2 s"
+	    " with 0 and 100\n"
+	    "  others, 10/10/3 kills; the cells left out print"
+	    " \"skip (full mode only)\"\n"
+	    "exit status:\n"
+	    "  0  every measurement was made and no row is FAIL (MISS, a"
+	    " target not met,\n"
+	    "     does not change it)\n"
+	    "  1  a measurement could not be made, or a row is FAIL: not"
+	    " measured, or a\n"
+	    "     ratio row whose baseline is missing or not above 0\n"
+	    "  2  usage error\n");
 }
 
 /* A numeric option: its name, where it goes, and its bounds. */
@@ -86,6 +104,7 @@ static const struct {
 } scenario_names[] = {
     {"whoami", SC_WHOAMI},
     {"crash", SC_CRASH},
+    {"restart", SC_RESTART},
     {"spawn", SC_SPAWN},
     {"loop", SC_LOOP},
     {"backoff", SC_BACKOFF},
@@ -211,6 +230,7 @@ print_header(const struct opts *o, long nofile)
 struct results {
 	struct whoami_result  whoami;
 	struct crash_result   crash;
+	struct restart_result restart;
 	struct spawn_result   spawn;
 	struct loop_result    loop;
 	struct backoff_result backoff;
@@ -234,6 +254,8 @@ print_failures(const struct results *r)
 	    {"whoami", r->whoami.why},
 	    {"raw crash baseline", r->crash.raw.why},
 	    {"crash to replacement", r->crash.ours.why},
+	    {"raw restart loop", r->restart.why_raw},
+	    {"restart after SIGKILL", r->restart.why},
 	    {"raw spawn", r->spawn.why_raw},
 	    {"supervised spawn", r->spawn.why},
 	    {"raw crash loop", r->loop.why_raw},
@@ -269,6 +291,8 @@ run_all(const struct opts *o, struct results *r)
 	}
 	if (o->only & SC_CRASH)
 		made &= crash_run(o, &r->crash) == 0;
+	if (o->only & SC_RESTART)
+		made &= restart_run(o, &r->restart) == 0;
 	if (o->only & SC_SPAWN)
 		made &= spawn_run(o, &r->spawn) == 0;
 	if (o->only & SC_LOOP)
@@ -288,17 +312,23 @@ run_all(const struct opts *o, struct results *r)
 	return made;
 }
 
-/* print_rows prints the table: the selected scenarios' rows, the stops. */
-static void
+/*
+ * print_rows prints the table: the selected scenarios' rows, the stops.
+ * Returns how many rows were FAIL, after listing each with its reason
+ * below the table.
+ */
+static int
 print_rows(const struct opts *o, const struct results *r)
 {
-	struct row rows[48];
-	int        i, n = 0;
+	static struct row rows[128];
+	int               i, n = 0, failed = 0;
 
 	if (o->only & SC_WHOAMI)
 		n += whoami_rows(&r->whoami, rows + n);
 	if (o->only & SC_CRASH)
 		n += crash_rows(&r->crash, rows + n);
+	if (o->only & SC_RESTART)
+		n += restart_rows(o, &r->restart, rows + n);
 	if (o->only & SC_SPAWN)
 		n += spawn_rows(o, &r->spawn, rows + n);
 	if (o->only & SC_LOOP)
@@ -318,7 +348,12 @@ print_rows(const struct opts *o, const struct results *r)
 	stops_row(&rows[n++]);
 	print_table_header();
 	for (i = 0; i < n; i++)
-		print_row(&rows[i]);
+		failed += !print_row(&rows[i]);
+	for (i = 0; i < n; i++)
+		if (row_fail_reason(&rows[i]) != NULL)
+			printf("FAIL %s: %s\n", rows[i].name,
+			    row_fail_reason(&rows[i]));
+	return failed;
 }
 
 /* print_details prints the selected scenarios' lines under the table. */
@@ -329,6 +364,8 @@ print_details(const struct opts *o, const struct results *r)
 	    "\nbaselines: RTT = bare nng REQ/REP echo (%d-byte payload, ctx"
 	    "+aio REP server) from the same worker process; crash = sv-bench"
 	    " itself supervising (kill, pidfd poll, waitpid, posix_spawn);"
+	    " restart = sv-bench's own loop (posix_spawn, pidfd in epoll,"
+	    " waitid) with as many other workers;"
 	    " spawn = posix_spawn loop of the same binary; RSS = the daemon"
 	    " before scaling up; crash loop = posix_spawn + pidfd poll +"
 	    " waitpid loop of the same program; backoff = the configured"
@@ -343,6 +380,8 @@ print_details(const struct opts *o, const struct results *r)
 		whoami_details(&r->whoami);
 	if (o->only & SC_CRASH)
 		crash_details(o, &r->crash);
+	if (o->only & SC_RESTART)
+		restart_details(&r->restart);
 	if (o->only & SC_SPAWN)
 		spawn_details(o, &r->spawn);
 	if (o->only & SC_LOOP)
@@ -374,6 +413,7 @@ main(int argc, char **argv)
 	long                  nofile = -1;
 	double                busy_before, busy_after;
 	bool                  all_made;
+	int                   rows_failed;
 
 	if (argc >= 2 && strcmp(argv[1], "--role") == 0) {
 		if (argc == 4 && strcmp(argv[2], "echo") == 0)
@@ -393,7 +433,10 @@ main(int argc, char **argv)
 	}
 	setup_process(&nofile);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (bench_open(o.workers) != 0) {
+	if (bench_open(o.workers > RESTART_MAX_OTHERS + 1
+	            ? o.workers
+	            : RESTART_MAX_OTHERS + 1)
+	    != 0) {
 		cleanup(o.keep);
 		return 1;
 	}
@@ -412,7 +455,7 @@ main(int argc, char **argv)
 	all_made   = run_all(&o, &r);
 	busy_after = cpu_busy_pct(1000);
 
-	print_rows(&o, &r);
+	rows_failed = print_rows(&o, &r);
 	print_details(&o, &r);
 	printf("load: CPU busy before %.0f%%, after %.0f%% (sv-bench idle, "
 	       "1 s each)%s\n",
@@ -429,5 +472,5 @@ main(int argc, char **argv)
 		printf("interrupted\n");
 	cleanup(o.keep);
 	crash_free(&r.crash);
-	return all_made && !g_interrupted ? 0 : 1;
+	return all_made && rows_failed == 0 && !g_interrupted ? 0 : 1;
 }
