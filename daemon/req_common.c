@@ -1,6 +1,7 @@
 /*
  * req_common.c — what every request handler shares: error messages, the
- * admin check, group lookup and core errors turned into replies.
+ * caller checks of the request table (who may call: anyone, a worker, an
+ * administrator), group lookup and core errors turned into replies.
  */
 #include "sup_internal.h"
 
@@ -55,6 +56,30 @@ req_admin(req_ctx *c)
 		return req_err(c, SV_EBUSY, "supervisor is shutting down");
 	}
 	return SV_OK;
+}
+
+/* req_check_caller lets the caller through when it is who a request's row
+ * of requests.def allows (the dispatch asks before any handler runs):
+ * ANYONE always; WORKER when it is a worker or a descendant of one
+ * (req_caller: NOT_A_WORKER otherwise); ADMIN when req_admin says so. */
+sv_err
+req_check_caller(req_ctx *c, sv_req_who who)
+{
+	const sv_cgroup *g = NULL;
+	const sv_seat   *s = NULL;
+	const sv_proc   *p = NULL;
+
+	switch (who) {
+	case SV_REQ_ANYONE:
+		return SV_OK;
+	case SV_REQ_WORKER:
+		return req_caller(c, &g, &s, &p);
+	case SV_REQ_ADMIN:
+		return req_admin(c);
+	default:
+		/* A row with no valid who reaches no handler. */
+		return req_err(c, SV_EINTERNAL, "request has no caller rule");
+	}
 }
 
 /* req_group validates a group name and finds the group. */

@@ -1,112 +1,128 @@
 /*
- * req_dispatch.c — decoding a request, routing it to its handler and
- * encoding the answer (or the error).
+ * req_dispatch.c — the request table of supervised: decoding a request,
+ * finding its row (libsupervise/src/requests.def), checking the caller the
+ * row allows, running the row's handler and encoding the answer (or the
+ * error).
+ *
+ * Design: the rows of requests.def expanded into one static table indexed
+ * by the Envelope body number, {handler, who}. A body with no row is a
+ * reply sent as a request (or no request at all): BAD_REQUEST "not a
+ * request". The caller check runs before the handler, so no handler of an
+ * ADMIN or WORKER row can be reached by a caller the row does not allow
+ * (req_check_caller, req_common.c). A handler fills c->rep with messages
+ * stored in c->out (part of the request's context) or in c->arena (freed
+ * here after encoding).
  */
 #include "sup_internal.h"
 
-bool
-req_leases(req_ctx *c, sv_err *errp)
+/* A handler of a row of requests.def. */
+typedef sv_err (*req_fn)(req_ctx *c);
+
+/* One row of the dispatch table. */
+typedef struct req_entry {
+	req_fn     fn; /* NULL: this body is no request */
+	sv_req_who who;
+} req_entry;
+
+/* The dispatch table, indexed by body number. */
+static const req_entry req_table[] = {
+#define SV_REQUEST(body, reply, feature, since, who, retry, handler) \
+	[SUPERVISE__V1__ENVELOPE__BODY_##body] = {handler, SV_REQ_##who},
+#define SV_FEATURE(name, since, body, field)
+#include "requests.def"
+#undef SV_REQUEST
+#undef SV_FEATURE
+};
+#define REQ_TABLE_LEN (sizeof(req_table) / sizeof(req_table[0]))
+
+/* req_entry_of returns the dispatch row of body, or NULL. */
+static const req_entry *
+req_entry_of(svw_body body)
+{
+	if ((size_t) body >= REQ_TABLE_LEN || req_table[body].fn == NULL) {
+		return NULL;
+	}
+	return &req_table[body];
+}
+
+/* req_leases hands a lease, session or pool request to the lease shell
+ * with the caller as the kernel tells it (the handler of every lease row:
+ * the lease shell serves each kind in svd_leases_handle). */
+sv_err
+req_leases(req_ctx *c)
 {
 	svd_lease_caller lc
 	    = {false, {0, 0, 0}, c->uid, false, c->emsg, c->emsglen};
-	bool handled;
+	sv_err err = SV_OK;
 
 	lc.is_worker = req_find_worker(c, &lc.key);
 	lc.admin     = req_admin(c) == SV_OK;
 	c->emsg[0]   = '\0';
-	handled      = svd_leases_handle(
-	         c->s->leases, c->req, &lc, c->defer, &c->rep, c->arena, errp);
-	if (handled) {
-		sup_run_effects(c->s);
+	if (!svd_leases_handle(c->s->leases, c->req, &lc, c->defer, &c->rep,
+	        c->arena, &err)) {
+		return req_err(c, SV_EINTERNAL,
+		    "the lease shell does not serve message kind %d",
+		    (int) c->req->body_case);
 	}
-	return handled;
+	sup_run_effects(c->s);
+	return err;
 }
 
+/* req_reply_init sets every message of the reply storage to its default. */
+static void
+req_reply_init(req_reply *o)
+{
+	supervise__v1__hello_reply__init(&o->hello);
+	supervise__v1__identity__init(&o->id);
+	supervise__v1__frame__init(&o->fr);
+	o->frames[0] = NULL;
+	supervise__v1__worker_list__init(&o->wl);
+	supervise__v1__worker_status__init(&o->ws);
+	supervise__v1__group_change__init(&o->gc);
+	supervise__v1__group_list__init(&o->gl);
+	supervise__v1__group_info__init(&o->gi);
+	supervise__v1__ack__init(&o->ack);
+	supervise__v1__drain_report__init(&o->dr);
+	supervise__v1__register_sub_worker_reply__init(&o->reg);
+	supervise__v1__release_sub_worker_reply__init(&o->rel);
+}
+
+/* req_done forgets the reply (its body pointed into this call's storage)
+ * and frees the arena. */
+static void
+req_done(req_ctx *c)
+{
+	supervise__v1__envelope__init(&c->rep);
+	free(c->arena[0]);
+	free(c->arena[1]);
+	free(c->arena[2]);
+}
+
+/* req_handle routes a decoded request to its handler through the table,
+ * after the row's caller check, and encodes the answer into *replyp (NULL
+ * when the lease shell took the request to answer later). */
 sv_err
 req_handle(req_ctx *c, nng_msg **replyp)
 {
-	Supervise__V1__HelloReply   hr = SUPERVISE__V1__HELLO_REPLY__INIT;
-	Supervise__V1__Identity     id = SUPERVISE__V1__IDENTITY__INIT;
-	Supervise__V1__Frame        fr = SUPERVISE__V1__FRAME__INIT;
-	Supervise__V1__Frame       *frames[1];
-	Supervise__V1__WorkerList   wl  = SUPERVISE__V1__WORKER_LIST__INIT;
-	Supervise__V1__WorkerStatus ws  = SUPERVISE__V1__WORKER_STATUS__INIT;
-	Supervise__V1__GroupChange  gc  = SUPERVISE__V1__GROUP_CHANGE__INIT;
-	Supervise__V1__GroupList    gl  = SUPERVISE__V1__GROUP_LIST__INIT;
-	Supervise__V1__GroupInfo    gi  = SUPERVISE__V1__GROUP_INFO__INIT;
-	Supervise__V1__Ack          ack = SUPERVISE__V1__ACK__INIT;
-	sv_err                      err;
+	const req_entry *e = req_entry_of(c->req->body_case);
+	sv_err           err;
 
+	req_reply_init(&c->out);
 	supervise__v1__envelope__init(&c->rep);
 	c->rep.version    = SV_PROTOCOL_VERSION;
 	c->rep.request_id = c->req->request_id;
-	switch (c->req->body_case) {
-	case SUPERVISE__V1__ENVELOPE__BODY_HELLO:
-		err = req_hello(c, &hr);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_WHOAMI:
-		err = req_whoami(c, &id, &fr, frames);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_LIST_WORKERS:
-		err = req_list(c, &wl);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_GET_STATUS:
-		err = req_status(c, &ws);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_SCALE_GROUP:
-		err = req_resize(c, c->req->scale_group->group,
-		    c->req->scale_group->count, &gc);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_STOP_GROUP:
-		err = req_resize(c, c->req->stop_group->group, 0, &gc);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER:
-		err = req_restart(c, &ws);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_RESET_GROUP:
-		err = req_reset(c, &gi);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS:
-		err = req_groups(c, &gl);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_START_WORKER:
-		err = req_start_worker(c, &ws);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER:
-		err = req_terminate_worker(c, &ws);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_READY:
-		err = req_ready_heartbeat(c, true, &ack);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP:
-		err = req_create_group(c, &gi);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_DELETE_GROUP:
-		err = req_delete_group(c, &gi);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT:
-		err = req_ready_heartbeat(c, false, &ack);
-		break;
-	default:
-		if (req_drain(c, &err) || req_subworkers(c, &err)) {
-			break;
-		}
-		if (req_leases(c, &err)) {
-			if (c->defer != NULL && c->defer->taken) {
-				/* Answered later by the lease shell. */
-				supervise__v1__envelope__init(&c->rep);
-				free(c->arena[0]);
-				free(c->arena[1]);
-				free(c->arena[2]);
-				*replyp = NULL;
-				return SV_OK;
-			}
-			break;
-		}
+	if (e == NULL) {
 		err = req_err(c, SV_EBADREQ,
 		    "message kind %d is not a request",
 		    (int) c->req->body_case);
-		break;
+	} else if ((err = req_check_caller(c, e->who)) == SV_OK) {
+		err = e->fn(c);
+	}
+	if (c->defer != NULL && c->defer->taken) {
+		/* Answered later by the lease shell. */
+		req_done(c);
+		*replyp = NULL;
+		return SV_OK;
 	}
 	if (err == SV_OK) {
 		err = svw_encode(&c->rep, SVW_MAX_REPLY, replyp);
@@ -119,14 +135,11 @@ req_handle(req_ctx *c, nng_msg **replyp)
 			req_err(c, err, "cannot encode reply");
 		}
 	}
-	/* The body pointed into this frame: forget it. */
-	supervise__v1__envelope__init(&c->rep);
-	free(c->arena[0]);
-	free(c->arena[1]);
-	free(c->arena[2]);
+	req_done(c);
 	return err;
 }
 
+/* svd_sup_dispatch: see supervisor.h. */
 sv_err
 svd_sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, nng_msg **replyp)

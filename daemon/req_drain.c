@@ -9,26 +9,27 @@
 
 /* req_drain_reply makes the reply the report of drain id. */
 static sv_err
-req_drain_reply(req_ctx *c, req_drain_rep *r, uint64_t id)
+req_drain_reply(req_ctx *c, uint64_t id)
 {
-	const sv_drain *d = sv_core_drain_report(c->s->core, id);
+	Supervise__V1__DrainReport *dr = &c->out.dr;
+	const sv_drain             *d  = sv_core_drain_report(c->s->core, id);
 
 	if (d == NULL) {
 		return req_err(c, SV_ENOTFOUND,
 		    "no drain %" PRIu64 " (the last %d are kept)", id,
 		    SV_DRAINS_KEEP);
 	}
-	if (svd_drain_report(d, &r->dr, &c->arena[0], &c->arena[1]) != SV_OK) {
+	if (svd_drain_report(d, dr, &c->arena[0], &c->arena[1]) != SV_OK) {
 		return req_err(c, SV_EINTERNAL, "out of memory");
 	}
 	c->rep.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_REPORT;
-	c->rep.drain_report = &r->dr;
+	c->rep.drain_report = dr;
 	return SV_OK;
 }
 
 /* req_drain_workers answers DrainWorkers (admin). */
-static sv_err
-req_drain_workers(req_ctx *c, req_drain_rep *r)
+sv_err
+req_drain_workers(req_ctx *c)
 {
 	const Supervise__V1__DrainWorkers *dw = c->req->drain_workers;
 	const sv_cgroup                   *g  = NULL;
@@ -36,9 +37,6 @@ req_drain_workers(req_ctx *c, req_drain_rep *r)
 	uint64_t                           id = 0;
 	sv_err                             err;
 
-	if ((err = req_admin(c)) != SV_OK) {
-		return err;
-	}
 	if (dw->deadline_ms > SVD_MAX_TIMEOUT_MS) {
 		return req_err(c, SV_ETOOLARGE, "deadline_ms above %" PRIu64,
 		    (uint64_t) SVD_MAX_TIMEOUT_MS);
@@ -76,20 +74,26 @@ req_drain_workers(req_ctx *c, req_drain_rep *r)
 		    : req_err(c, err, "supervisor is shutting down");
 	}
 	sup_drain_effects(c->s);
-	return req_drain_reply(c, r, id);
+	return req_drain_reply(c, id);
+}
+
+/* req_get_drain answers GetDrain (admin): the report of one drain. */
+sv_err
+req_get_drain(req_ctx *c)
+{
+	return req_drain_reply(c, c->req->get_drain->id);
 }
 
 /* req_rolling_restart answers RollingRestart (admin). */
-static sv_err
-req_rolling_restart(req_ctx *c, req_drain_rep *r)
+sv_err
+req_rolling_restart(req_ctx *c)
 {
 	const Supervise__V1__RollingRestart *rr = c->req->rolling_restart;
 	const sv_cgroup                     *g  = NULL;
 	uint64_t                             id = 0;
 	sv_err                               err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, rr->group, &g)) != SV_OK || g == NULL) {
+	if ((err = req_group(c, rr->group, &g)) != SV_OK || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if (rr->ready_timeout_ms > SVD_MAX_TIMEOUT_MS) {
@@ -107,13 +111,13 @@ req_rolling_restart(req_ctx *c, req_drain_rep *r)
 		return req_core_err(c, err, g, 0);
 	}
 	sup_run_effects(c->s);
-	return req_drain_reply(c, r, id);
+	return req_drain_reply(c, id);
 }
 
 /* req_drain_worker answers DrainExtend and DrainAck: only the draining
  * worker process itself. */
 static sv_err
-req_drain_worker(req_ctx *c, req_drain_rep *r, bool ack)
+req_drain_worker(req_ctx *c, bool ack)
 {
 	const sv_cgroup *g = NULL;
 	const sv_seat   *s = NULL;
@@ -142,52 +146,21 @@ req_drain_worker(req_ctx *c, req_drain_rep *r, bool ack)
 	}
 	sup_drain_effects(c->s);
 	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
-	c->rep.ack       = &r->ack;
+	c->rep.ack       = &c->out.ack;
 	return SV_OK;
 }
 
-bool
-req_drain(req_ctx *c, sv_err *errp)
+/* req_drain_extend answers DrainExtend: the draining worker asks for more
+ * time. */
+sv_err
+req_drain_extend(req_ctx *c)
 {
-	req_drain_rep *r;
-
-	switch (c->req->body_case) {
-	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_WORKERS:
-	case SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN:
-	case SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART:
-	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_EXTEND:
-	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK:
-		break;
-	default:
-		return false;
-	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		*errp = req_err(c, SV_EINTERNAL, "out of memory");
-		return true;
-	}
-	c->arena[2] = r;
-	supervise__v1__ack__init(&r->ack);
-	switch (c->req->body_case) {
-	case SUPERVISE__V1__ENVELOPE__BODY_DRAIN_WORKERS:
-		*errp = req_drain_workers(c, r);
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN:
-		*errp = req_admin(c);
-		if (*errp == SV_OK) {
-			*errp = req_drain_reply(c, r, c->req->get_drain->id);
-		}
-		break;
-	case SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART:
-		*errp = req_rolling_restart(c, r);
-		break;
-	default:
-		*errp = req_drain_worker(c, r,
-		    c->req->body_case
-		        == SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK);
-		break;
-	}
-	return true;
+	return req_drain_worker(c, false);
 }
 
-/* req_handle routes a decoded request to its handler and encodes the
- * answer. */
+/* req_drain_ack answers DrainAck: the draining worker is done. */
+sv_err
+req_drain_ack(req_ctx *c)
+{
+	return req_drain_worker(c, true);
+}

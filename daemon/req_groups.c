@@ -45,8 +45,9 @@ group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi)
 
 /* req_groups answers ListGroups. */
 sv_err
-req_groups(req_ctx *c, Supervise__V1__GroupList *gl)
+req_groups(req_ctx *c)
 {
+	Supervise__V1__GroupList  *gl   = &c->out.gl;
 	const char                *name = c->req->list_groups->group;
 	const sv_cgroup           *only = NULL;
 	size_t                     n = sv_core_ngroups(c->s->core), k = 0;
@@ -81,13 +82,13 @@ req_groups(req_ctx *c, Supervise__V1__GroupList *gl)
 
 /* req_reset clears a failed group and starts it again. */
 sv_err
-req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi)
+req_reset(req_ctx *c)
 {
-	const sv_cgroup *g = NULL;
-	sv_err           err;
+	Supervise__V1__GroupInfo *gi = &c->out.gi;
+	const sv_cgroup          *g  = NULL;
+	sv_err                    err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->reset_group->group, &g)) != SV_OK
+	if ((err = req_group(c, c->req->reset_group->group, &g)) != SV_OK
 	    || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
@@ -218,17 +219,15 @@ spec_render(req_ctx *c, const Supervise__V1__GroupSpec *sp)
 /* req_create_group checks a GroupSpec by the config file's rules and adds
  * the group. */
 sv_err
-req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
+req_create_group(req_ctx *c)
 {
 	const Supervise__V1__GroupSpec *sp  = c->req->create_group->spec;
+	Supervise__V1__GroupInfo       *gi  = &c->out.gi;
 	svd_config                     *cfg = NULL;
 	char                           *text;
 	char                            msg[SVW_MAX_TEXT];
 	sv_err                          err;
 
-	if ((err = req_admin(c)) != SV_OK) {
-		return err;
-	}
 	if (sp == NULL) {
 		return req_err(c, SV_EBADREQ, "CreateGroup needs a spec");
 	}
@@ -268,13 +267,13 @@ req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
  * reaped. The reply describes the group as it was taken (copied, since the
  * group may be gone by the time the reply is encoded). */
 sv_err
-req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
+req_delete_group(req_ctx *c)
 {
-	const sv_cgroup *g = NULL;
-	sv_err           err;
+	Supervise__V1__GroupInfo *gi = &c->out.gi;
+	const sv_cgroup          *g  = NULL;
+	sv_err                    err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->delete_group->group, &g)) != SV_OK
+	if ((err = req_group(c, c->req->delete_group->group, &g)) != SV_OK
 	    || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
@@ -298,6 +297,3 @@ req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi)
 	c->rep.group_info = gi;
 	return SV_OK;
 }
-
-/* req_leases hands a lease, session or pool request to the lease shell
- * with the caller as the kernel tells it. False: not such a request. */

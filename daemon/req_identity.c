@@ -4,19 +4,14 @@
  */
 #include "sup_internal.h"
 
-static const char *const req_features[] = {"identity", "admin.list",
-    "admin.status", "admin.scale", "admin.stop", "admin.restart",
-    "admin.restart.expected_generation", "admin.reset", "admin.groups",
-    "admin.start_worker", "admin.terminate_worker", "admin.list.pages",
-    "ready", "heartbeat", "events", "admin.create_group", "admin.delete_group",
-    "durable", "leases", "admin.drain", "admin.rolling_restart", "drain",
-    "leases.sessions", "leases.pools", "subworkers", "activity"};
-
-/* req_hello answers Hello with the version and features. */
+/* req_hello answers Hello with the version and the features of the
+ * request table (libsupervise/src/requests.def), in its order. */
 sv_err
-req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
+req_hello(req_ctx *c)
 {
-	const Supervise__V1__Hello *h = c->req->hello;
+	const Supervise__V1__Hello *h  = c->req->hello;
+	Supervise__V1__HelloReply  *hr = &c->out.hello;
+	size_t                      n;
 
 	if (strlen(h->client_name) > SVW_MAX_TEXT) {
 		return req_err(c, SV_ETOOLARGE, "client_name too long");
@@ -27,12 +22,16 @@ req_hello(req_ctx *c, Supervise__V1__HelloReply *hr)
 		    "client speaks versions %u..%u; this server speaks %d",
 		    h->min_version, h->max_version, SV_PROTOCOL_VERSION);
 	}
-	hr->version        = SV_PROTOCOL_VERSION;
-	hr->minor_version  = SV_PROTOCOL_MINOR;
-	hr->server_name    = "supervised/" SV_VERSION_STRING;
-	hr->supervisor_id  = c->s->id;
-	hr->n_features     = sizeof(req_features) / sizeof(req_features[0]);
-	hr->features       = (char **) req_features;
+	hr->version       = SV_PROTOCOL_VERSION;
+	hr->minor_version = SV_PROTOCOL_MINOR;
+	hr->server_name   = "supervised/" SV_VERSION_STRING;
+	hr->supervisor_id = c->s->id;
+	n = sv_req_features(c->out.features, SV_REQ_MAX_FEATURES);
+	if (n > SV_REQ_MAX_FEATURES) {
+		return req_err(c, SV_EINTERNAL, "too many features");
+	}
+	hr->n_features     = n;
+	hr->features       = (char **) c->out.features;
 	hr->events_url     = c->s->events != NULL
 	        ? (char *) svd_events_url(c->s->events)
 	        : (char *) "";
@@ -143,15 +142,17 @@ req_caller(
 /* req_whoami answers for the caller, identified by the kernel (the peer
  * pid of the connection) or by its nearest supervised ancestor. */
 sv_err
-req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
-    Supervise__V1__Frame **frames)
+req_whoami(req_ctx *c)
 {
-	const sv_cgroup *g = NULL;
-	const sv_seat   *s = NULL;
-	const sv_proc   *p = NULL;
-	sv_err           err;
-	svd_gsh         *gsh;
-	uint64_t         dl = 0;
+	Supervise__V1__Identity *id     = &c->out.id;
+	Supervise__V1__Frame    *fr     = &c->out.fr;
+	Supervise__V1__Frame   **frames = c->out.frames;
+	const sv_cgroup         *g      = NULL;
+	const sv_seat           *s      = NULL;
+	const sv_proc           *p      = NULL;
+	sv_err                   err;
+	svd_gsh                 *gsh;
+	uint64_t                 dl = 0;
 
 	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
@@ -191,14 +192,15 @@ req_whoami(req_ctx *c, Supervise__V1__Identity *id, Supervise__V1__Frame *fr,
 }
 
 /* req_ready_heartbeat handles Ready and Heartbeat from a worker. */
-sv_err
-req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
+static sv_err
+req_ready_heartbeat(req_ctx *c, bool ready)
 {
-	const sv_cgroup *g = NULL;
-	const sv_seat   *s = NULL;
-	const sv_proc   *p = NULL;
-	sv_wkey          key;
-	sv_err           err;
+	Supervise__V1__Ack *ack = &c->out.ack;
+	const sv_cgroup    *g   = NULL;
+	const sv_seat      *s   = NULL;
+	const sv_proc      *p   = NULL;
+	sv_wkey             key;
+	sv_err              err;
 
 	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
@@ -237,3 +239,17 @@ req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack)
 }
 
 /* worker_state maps a seat state to the protocol's. */
+
+/* req_ready answers Ready: the calling worker is ready. */
+sv_err
+req_ready(req_ctx *c)
+{
+	return req_ready_heartbeat(c, true);
+}
+
+/* req_heartbeat answers Heartbeat: the calling worker is alive. */
+sv_err
+req_heartbeat(req_ctx *c)
+{
+	return req_ready_heartbeat(c, false);
+}

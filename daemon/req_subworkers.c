@@ -9,33 +9,29 @@
  */
 
 /* req_subworkers answers RegisterSubWorker and ReleaseSubWorker through
- * the sub-worker shell, with the caller as the kernel tells it; false for
- * any other body. A registration's identity is the caller's process's
- * (WhoAmI) made the sub-worker's. */
-bool
-req_subworkers(req_ctx *c, sv_err *errp)
+ * the sub-worker shell, with the caller as the kernel tells it. A
+ * registration's identity is the caller's process's (WhoAmI) made the
+ * sub-worker's. */
+sv_err
+req_subworkers(req_ctx *c)
 {
-	svd_subw_caller sc = {0};
-	sv_subw_grant   g  = {0};
-	req_subw_rep   *r;
+	svd_subw_caller sc  = {0};
+	sv_subw_grant   g   = {0};
+	req_reply      *r   = &c->out;
+	sv_err          err = SV_OK;
 
 	if (!svd_subw_is_request(c->req)) {
-		return false;
+		return req_err(c, SV_EINTERNAL, "not a sub-worker request");
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		*errp = req_err(c, SV_EINTERNAL, "out of memory");
-		return true;
-	}
-	c->arena[1] = r;
-	sc.pid      = c->peer_gone ? 0 : (int64_t) c->pid;
-	sc.ppid     = sc.pid > 0 ? (int64_t) proc_ppid((long) sc.pid) : -1;
-	sc.pidfd    = c->peer_pidfd;
+	sc.pid   = c->peer_gone ? 0 : (int64_t) c->pid;
+	sc.ppid  = sc.pid > 0 ? (int64_t) proc_ppid((long) sc.pid) : -1;
+	sc.pidfd = c->peer_pidfd;
 	sc.is_worker
 	    = sc.pid > 0 && sv_pidmap_get(&c->s->pids, (long) sc.pid, &sc.key);
 	sc.emsg    = c->emsg;
 	sc.emsglen = c->emsglen;
-	if ((*errp = svd_subw_handle(c->s->subw, c->req, &sc, &g)) != SV_OK) {
-		return true;
+	if ((err = svd_subw_handle(c->s->subw, c->req, &sc, &g)) != SV_OK) {
+		return err;
 	}
 	if (c->req->body_case
 	    == SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER) {
@@ -43,26 +39,21 @@ req_subworkers(req_ctx *c, sv_err *errp)
 		c->rep.body_case
 		    = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER_REPLY;
 		c->rep.release_sub_worker_reply = &r->rel;
-		return true;
+		return SV_OK;
 	}
-	supervise__v1__identity__init(&r->id);
-	supervise__v1__frame__init(&r->fr);
 	supervise__v1__register_sub_worker_reply__init(&r->reg);
-	if ((*errp = req_whoami(c, &r->id, &r->fr, r->frames)) != SV_OK) {
-		return true;
+	if ((err = req_whoami(c)) != SV_OK) {
+		return err;
 	}
 	if (c->arena[0] == NULL
 	    && svd_subw_fill(c->s->subw, &g, r->id.group, &r->id, &c->arena[0])
 	        != SV_OK) {
-		*errp = req_err(c, SV_EINTERNAL, "cannot make the identity");
-		return true;
+		return req_err(c, SV_EINTERNAL, "cannot make the identity");
 	}
 	r->reg.identity = &r->id;
 	r->reg.again    = g.again;
 	c->rep.body_case
 	    = SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER_REPLY;
 	c->rep.register_sub_worker_reply = &r->reg;
-	return true;
+	return SV_OK;
 }
-
-/* req_drain routes the drain requests; false for any other body. */

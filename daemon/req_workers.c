@@ -150,8 +150,9 @@ seat_listed(const sv_cgroup *g, const sv_seat *st)
 /* req_list answers ListWorkers, one page at a time when asked: the page
  * token is "GROUP_ID:ORDINAL" of the first seat of the next page. */
 sv_err
-req_list(req_ctx *c, Supervise__V1__WorkerList *wl)
+req_list(req_ctx *c)
 {
+	Supervise__V1__WorkerList        *wl   = &c->out.wl;
 	const Supervise__V1__ListWorkers *lw   = c->req->list_workers;
 	const sv_cgroup                  *only = NULL;
 	size_t                            n = 0, k = 0, gi0 = 0;
@@ -275,12 +276,13 @@ req_reply_status(req_ctx *c, const sv_cgroup *g, uint32_t ordinal,
 
 /* req_status answers GetStatus. */
 sv_err
-req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
+req_status(req_ctx *c)
 {
-	const sv_cgroup *g   = NULL;
-	const sv_seat   *s   = NULL;
-	sv_err           err = req_seat(
-	              c, c->req->get_status->group, c->req->get_status->ordinal, &g, &s);
+	const Supervise__V1__GetStatus *gs = c->req->get_status;
+	Supervise__V1__WorkerStatus    *w  = &c->out.ws;
+	const sv_cgroup                *g  = NULL;
+	const sv_seat                  *s  = NULL;
+	sv_err err = req_seat(c, gs->group, gs->ordinal, &g, &s);
 
 	if (err != SV_OK || g == NULL || s == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
@@ -288,17 +290,17 @@ req_status(req_ctx *c, Supervise__V1__WorkerStatus *w)
 	return req_reply_status(c, g, s->ordinal, w);
 }
 
-/* req_resize sets a group's number of workers. */
-sv_err
-req_resize(req_ctx *c, const char *name, uint32_t count,
-    Supervise__V1__GroupChange *gc)
+/* req_resize sets a group's number of workers (admin: checked by the
+ * dispatch). */
+static sv_err
+req_resize(req_ctx *c, const char *name, uint32_t count)
 {
-	const sv_cgroup *g    = NULL;
-	uint32_t         prev = 0;
-	sv_err           err;
+	Supervise__V1__GroupChange *gc   = &c->out.gc;
+	const sv_cgroup            *g    = NULL;
+	uint32_t                    prev = 0;
+	sv_err                      err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, name, &g)) != SV_OK || g == NULL) {
+	if ((err = req_group(c, name, &g)) != SV_OK || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	if (count > g->max_count) {
@@ -318,19 +320,34 @@ req_resize(req_ctx *c, const char *name, uint32_t count,
 	return SV_OK;
 }
 
+/* req_scale answers ScaleGroup: the group's target size. */
+sv_err
+req_scale(req_ctx *c)
+{
+	return req_resize(
+	    c, c->req->scale_group->group, c->req->scale_group->count);
+}
+
+/* req_stop answers StopGroup: target size 0. */
+sv_err
+req_stop(req_ctx *c)
+{
+	return req_resize(c, c->req->stop_group->group, 0);
+}
+
 /* req_restart restarts one worker: a live one stops and comes back with
  * the same ordinal and the next generation; one waiting in backoff starts
  * now, and the reply shows the new process. */
 sv_err
-req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
+req_restart(req_ctx *c)
 {
+	Supervise__V1__WorkerStatus        *w = &c->out.ws;
 	const Supervise__V1__RestartWorker *r = c->req->restart_worker;
 	const sv_cgroup                    *g = NULL;
 	const sv_seat                      *s = NULL;
 	sv_err                              err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_seat(c, r->group, r->ordinal, &g, &s)) != SV_OK
+	if ((err = req_seat(c, r->group, r->ordinal, &g, &s)) != SV_OK
 	    || g == NULL || s == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
@@ -349,14 +366,14 @@ req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w)
 
 /* req_start_worker holds one more ordinal and starts a worker on it. */
 sv_err
-req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
+req_start_worker(req_ctx *c)
 {
-	const sv_cgroup *g       = NULL;
-	uint32_t         ordinal = 0;
-	sv_err           err;
+	Supervise__V1__WorkerStatus *w       = &c->out.ws;
+	const sv_cgroup             *g       = NULL;
+	uint32_t                     ordinal = 0;
+	sv_err                       err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, c->req->start_worker->group, &g)) != SV_OK
+	if ((err = req_group(c, c->req->start_worker->group, &g)) != SV_OK
 	    || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
@@ -370,14 +387,14 @@ req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
 
 /* req_terminate_worker stops one worker and releases its ordinal. */
 sv_err
-req_terminate_worker(req_ctx *c, Supervise__V1__WorkerStatus *w)
+req_terminate_worker(req_ctx *c)
 {
 	const Supervise__V1__TerminateWorker *t = c->req->terminate_worker;
+	Supervise__V1__WorkerStatus          *w = &c->out.ws;
 	const sv_cgroup                      *g = NULL;
 	sv_err                                err;
 
-	if ((err = req_admin(c)) != SV_OK
-	    || (err = req_group(c, t->group, &g)) != SV_OK || g == NULL) {
+	if ((err = req_group(c, t->group, &g)) != SV_OK || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
 	err = sv_core_terminate_one(

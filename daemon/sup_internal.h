@@ -41,6 +41,7 @@
 #include "sockets.h"
 #include "state.h"
 #include "supervisor.h"
+#include "wire/reqtable.h"
 #include "wire/wire.h"
 #include "wire/wire_msg.h"
 
@@ -119,9 +120,31 @@ struct svd_sup {
 	bool              stale_due; /* an adopted worker was reaped */
 };
 
-/* A request handler fills rep (an envelope on the caller's stack) or
- * returns an error with a message in emsg. Heap memory hung off rep goes
- * into the arena, freed after encoding. Handlers run on the loop thread. */
+/* Storage for the reply a handler builds (in the request's req_ctx; the
+ * reply's body points into it until encoded). */
+typedef struct req_reply {
+	Supervise__V1__HelloReply             hello;
+	Supervise__V1__Identity               id;
+	Supervise__V1__Frame                  fr;
+	Supervise__V1__Frame                 *frames[1];
+	Supervise__V1__WorkerList             wl;
+	Supervise__V1__WorkerStatus           ws;
+	Supervise__V1__GroupChange            gc;
+	Supervise__V1__GroupList              gl;
+	Supervise__V1__GroupInfo              gi;
+	Supervise__V1__Ack                    ack;
+	Supervise__V1__DrainReport            dr;
+	Supervise__V1__RegisterSubWorkerReply reg;
+	Supervise__V1__ReleaseSubWorkerReply  rel;
+	const char *features[SV_REQ_MAX_FEATURES]; /* of hello */
+} req_reply;
+
+/* A request handler (sv_err handler(req_ctx *c), named by its row of
+ * libsupervise/src/requests.def) fills rep or returns an error with a
+ * message in emsg. The reply's messages live in out; heap memory hung off
+ * rep goes into the arena, freed after encoding. The dispatch has checked
+ * the caller (the row's who) before the handler runs. Handlers run on the
+ * loop thread. */
 typedef struct req_ctx {
 	svd_sup         *s;
 	const svw_env   *req;
@@ -138,23 +161,8 @@ typedef struct req_ctx {
 	int     found; /* req_find_worker's answer: 0 not asked, 1, -1 */
 	sv_wkey found_key; /* when found is 1 */
 	svd_peer_memo *memo; /* the connection's, or NULL */
+	req_reply      out; /* storage of the reply's messages */
 } req_ctx;
-
-/* Reply storage of the drain requests (in the arena: freed after
- * encoding). */
-typedef struct req_drain_rep {
-	Supervise__V1__DrainReport dr;
-	Supervise__V1__Ack         ack;
-} req_drain_rep;
-
-/* Reply storage of the sub-worker requests (in the arena). */
-typedef struct req_subw_rep {
-	Supervise__V1__Identity               id;
-	Supervise__V1__Frame                  fr;
-	Supervise__V1__Frame                 *frames[1];
-	Supervise__V1__RegisterSubWorkerReply reg;
-	Supervise__V1__ReleaseSubWorkerReply  rel;
-} req_subw_rep;
 
 /* sup_effects.c */
 svd_gsh    *gsh_find(svd_sup *s, uint32_t id);
@@ -194,45 +202,50 @@ sv_err gsh_add(
 /* req_common.c */
 sv_err req_err(req_ctx *c, sv_err err, const char *fmt, ...);
 sv_err req_admin(req_ctx *c);
+sv_err req_check_caller(req_ctx *c, sv_req_who who);
 sv_err req_group(req_ctx *c, const char *name, const sv_cgroup **gp);
 sv_err req_core_err(
     req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal);
 
 /* req_identity.c */
-sv_err req_hello(req_ctx *c, Supervise__V1__HelloReply *hr);
 long   proc_ppid(long pid);
 bool   req_find_worker(req_ctx *c, sv_wkey *keyp);
 sv_err req_caller(
     req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp);
-sv_err req_whoami(req_ctx *c, Supervise__V1__Identity *id,
-    Supervise__V1__Frame *fr, Supervise__V1__Frame **frames);
-sv_err req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack);
+sv_err req_hello(req_ctx *c);
+sv_err req_whoami(req_ctx *c);
+sv_err req_ready(req_ctx *c);
+sv_err req_heartbeat(req_ctx *c);
 
 /* req_workers.c */
 Supervise__V1__WorkerState worker_state(sv_seat_state st);
-sv_err                     req_list(req_ctx *c, Supervise__V1__WorkerList *wl);
-sv_err req_status(req_ctx *c, Supervise__V1__WorkerStatus *w);
-sv_err req_resize(req_ctx *c, const char *name, uint32_t count,
-    Supervise__V1__GroupChange *gc);
-sv_err req_restart(req_ctx *c, Supervise__V1__WorkerStatus *w);
-sv_err req_start_worker(req_ctx *c, Supervise__V1__WorkerStatus *w);
-sv_err req_terminate_worker(req_ctx *c, Supervise__V1__WorkerStatus *w);
+sv_err                     req_list(req_ctx *c);
+sv_err                     req_status(req_ctx *c);
+sv_err                     req_scale(req_ctx *c);
+sv_err                     req_stop(req_ctx *c);
+sv_err                     req_restart(req_ctx *c);
+sv_err                     req_start_worker(req_ctx *c);
+sv_err                     req_terminate_worker(req_ctx *c);
 
 /* req_groups.c */
 void group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi);
-sv_err req_groups(req_ctx *c, Supervise__V1__GroupList *gl);
-sv_err req_reset(req_ctx *c, Supervise__V1__GroupInfo *gi);
-sv_err req_create_group(req_ctx *c, Supervise__V1__GroupInfo *gi);
-sv_err req_delete_group(req_ctx *c, Supervise__V1__GroupInfo *gi);
+sv_err req_groups(req_ctx *c);
+sv_err req_reset(req_ctx *c);
+sv_err req_create_group(req_ctx *c);
+sv_err req_delete_group(req_ctx *c);
 
 /* req_drain.c */
-bool req_drain(req_ctx *c, sv_err *errp);
+sv_err req_drain_workers(req_ctx *c);
+sv_err req_get_drain(req_ctx *c);
+sv_err req_rolling_restart(req_ctx *c);
+sv_err req_drain_extend(req_ctx *c);
+sv_err req_drain_ack(req_ctx *c);
 
 /* req_subworkers.c */
-bool req_subworkers(req_ctx *c, sv_err *errp);
+sv_err req_subworkers(req_ctx *c);
 
 /* req_dispatch.c */
-bool   req_leases(req_ctx *c, sv_err *errp);
+sv_err req_leases(req_ctx *c);
 sv_err req_handle(req_ctx *c, nng_msg **replyp);
 sv_err sup_dispatch(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, int peer_pidfd, svd_peer_memo *memo,

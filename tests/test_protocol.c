@@ -1,17 +1,19 @@
 /*
  * test_protocol.c — the protocol's own rules (docs/protocol.md, sections 3,
  * 5 and 9), checked over the generated descriptor of supervise.v1.Envelope
- * and against supervised's request dispatch (daemon/supervisor.c).
+ * and against supervised's request dispatch (daemon/req_dispatch.c).
  *
- * Design. The tables below are the specification: the field-number plan
- * (copied from the .proto header comment) and, for every Envelope body,
- * whether it is a request or a reply, which reply answers a request and
- * which feature string advertises it. The generated descriptor is what is
- * actually on the wire, so every check walks the descriptor and looks each
- * body up in the tables: a body added to the .proto without a decision here
- * fails the test. The plan is also parsed from the .proto header comment and
- * from docs/protocol.md (found next to this file through __FILE__), so the
- * two documents and the schema cannot drift apart silently.
+ * Design. The request table (libsupervise/src/requests.def) says, for
+ * every request, which reply answers it, which feature string advertises
+ * it and who may send it; this test's rows are built from it and from the
+ * generated descriptor (what is actually on the wire): a body with a row is
+ * a request, any other a reply, and a reply that answers no request (a new
+ * request without its row) fails the test. This file keeps the
+ * field-number plan (copied from the .proto header comment) and what a
+ * default request gets here when that is not its reply (refusals[]). The plan
+ * is also parsed from the .proto header comment and from docs/protocol.md
+ * (found next to this file through __FILE__), so the two documents and the
+ * schema cannot drift apart silently.
  *
  * Rules checked:
  *   - every body number lies in an open range of the plan, and its kind
@@ -20,7 +22,11 @@
  *     documented reply (or the documented refusal), never UNKNOWN_MESSAGE
  *     nor BAD_REQUEST "not a request";
  *   - every request but Hello has a feature string that supervised sends,
- *     and every feature it sends is accounted for;
+ *     and every feature it sends is accounted for, in the table's order;
+ *   - who may call: for every admin request a worker of a group not
+ *     granted admin, and another uid, get PERMISSION_DENIED from the
+ *     caller check, and a worker of a group granted admin passes it; for
+ *     every worker request a non-worker gets NOT_A_WORKER;
  *   - every reply body sent as a request is refused with BAD_REQUEST;
  *   - a RestartWorker with check_generation sent twice restarts once;
  *   - an ErrorCode this library does not know keeps its number.
@@ -40,7 +46,9 @@
 
 #include <cmocka.h>
 
+#include "sup_internal.h"
 #include "supervisor.h"
+#include "wire/reqtable.h"
 #include "wire/wire.h"
 #include "wire/wire_msg.h"
 
@@ -93,62 +101,97 @@ typedef struct body_rule {
 	uint32_t    reply; /* request: body number of its reply */
 	sv_err      refusal; /* request: the Error expected in this test
 	                        (the caller is no worker); SV_OK: the reply */
+	sv_req_who who; /* request: who may send it */
 } body_rule;
 
-/* Every body of the Envelope. Hello has no feature: it is how features
- * are learnt, and every server serves it. */
-static const body_rule bodies[] = {
-    {10, "hello", true, NULL, 11, SV_OK},
-    {11, "hello_reply", false, NULL, 0, SV_OK},
-    {12, "error", false, NULL, 0, SV_OK},
-    {13, "whoami", true, "identity", 14, SV_ENOTWORKER},
-    {14, "identity", false, NULL, 0, SV_OK},
-    {30, "list_workers", true, "admin.list", 31, SV_OK},
-    {31, "worker_list", false, NULL, 0, SV_OK},
-    {32, "get_status", true, "admin.status", 33, SV_OK},
-    {33, "worker_status", false, NULL, 0, SV_OK},
-    {34, "scale_group", true, "admin.scale", 35, SV_OK},
-    {35, "group_change", false, NULL, 0, SV_OK},
-    {36, "stop_group", true, "admin.stop", 35, SV_OK},
-    {37, "restart_worker", true, "admin.restart", 33, SV_OK},
-    {38, "reset_group", true, "admin.reset", 41, SV_OK},
-    {39, "list_groups", true, "admin.groups", 40, SV_OK},
-    {40, "group_list", false, NULL, 0, SV_OK},
-    {41, "group_info", false, NULL, 0, SV_OK},
-    {42, "start_worker", true, "admin.start_worker", 33, SV_OK},
-    {43, "terminate_worker", true, "admin.terminate_worker", 33, SV_OK},
-    {50, "ready", true, "ready", 52, SV_ENOTWORKER},
-    {51, "heartbeat", true, "heartbeat", 52, SV_ENOTWORKER},
-    {52, "ack", false, NULL, 0, SV_OK},
-    {70, "acquire_lease", true, "leases", 71, SV_EBADREQ},
-    {71, "lease", false, NULL, 0, SV_OK},
-    {72, "renew_lease", true, "leases", 71, SV_ENOTWORKER},
-    {73, "release_lease", true, "leases", 52, SV_ENOTWORKER},
-    {74, "list_leases", true, "leases", 75, SV_OK},
-    {75, "lease_list", false, NULL, 0, SV_OK},
-    {76, "claim_lease", true, "leases", 71, SV_EBADREQ},
-    {77, "create_pool", true, "leases.pools", 78, SV_EBADREQ},
-    {78, "pool_info", false, NULL, 0, SV_OK},
-    {79, "list_pools", true, "leases.pools", 80, SV_OK},
-    {80, "pool_list", false, NULL, 0, SV_OK},
-    {90, "drain_workers", true, "admin.drain", 92, SV_OK},
-    {91, "get_drain", true, "admin.drain", 92, SV_ENOTFOUND},
-    {92, "drain_report", false, NULL, 0, SV_OK},
-    {93, "drain_extend", true, "drain", 52, SV_ENOTWORKER},
-    {94, "drain_ack", true, "drain", 52, SV_ENOTWORKER},
-    {95, "rolling_restart", true, "admin.rolling_restart", 92, SV_OK},
-    {130, "create_group", true, "admin.create_group", 41, SV_EBADREQ},
-    {131, "delete_group", true, "admin.delete_group", 41, SV_OK},
-    {170, "open_session", true, "leases.sessions", 171, SV_EBADREQ},
-    {171, "session", false, NULL, 0, SV_OK},
-    {172, "renew_session", true, "leases.sessions", 171, SV_ENOTFOUND},
-    {173, "close_session", true, "leases.sessions", 171, SV_OK},
-    {200, "register_sub_worker", true, "subworkers", 201, SV_EBADREQ},
-    {201, "register_sub_worker_reply", false, NULL, 0, SV_OK},
-    {202, "release_sub_worker", true, "subworkers", 203, SV_EBADREQ},
-    {203, "release_sub_worker_reply", false, NULL, 0, SV_OK},
+/*
+ * What a default (empty) request gets from this test's supervisor when its
+ * row's reply is not the answer: an empty message that is invalid for the
+ * request, or names nothing that exists. A WORKER row's refusal is
+ * NOT_A_WORKER (this process is no worker) and is not listed.
+ */
+typedef struct refusal_rule {
+	svw_body body;
+	sv_err   refusal;
+} refusal_rule;
+
+static const refusal_rule refusals[] = {
+    {SUPERVISE__V1__ENVELOPE__BODY_ACQUIRE_LEASE, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_RENEW_LEASE, SV_ENOTWORKER},
+    {SUPERVISE__V1__ENVELOPE__BODY_RELEASE_LEASE, SV_ENOTWORKER},
+    {SUPERVISE__V1__ENVELOPE__BODY_CLAIM_LEASE, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_CREATE_POOL, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN, SV_ENOTFOUND},
+    {SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_OPEN_SESSION, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_RENEW_SESSION, SV_ENOTFOUND},
+    {SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER, SV_EBADREQ},
+    {SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER, SV_EBADREQ},
 };
-#define NBODIES (sizeof(bodies) / sizeof(bodies[0]))
+#define NREFUSALS (sizeof(refusals) / sizeof(refusals[0]))
+
+/* Every body of the Envelope, built by bodies_build from the generated
+ * descriptor and the request table (libsupervise/src/requests.def): a
+ * body with a row is a request, any other a reply. Hello has no feature:
+ * it is how features are learnt, and every server serves it. */
+#define MAX_BODIES 128
+static body_rule bodies[MAX_BODIES];
+static size_t    nbodies;
+#define NBODIES nbodies
+
+/* refusal_of returns the expected refusal of a default request of row r
+ * in this test (SV_OK: its reply). */
+static sv_err
+refusal_of(const sv_req_row *r)
+{
+	if (r->who == SV_REQ_WORKER) {
+		return SV_ENOTWORKER;
+	}
+	for (size_t i = 0; i < NREFUSALS; i++) {
+		if (refusals[i].body == r->body) {
+			return refusals[i].refusal;
+		}
+	}
+	return SV_OK;
+}
+
+/* bodies_build fills bodies[] (a cmocka group setup). */
+static int
+bodies_build(void **state)
+{
+	const ProtobufCMessageDescriptor *d
+	    = &supervise__v1__envelope__descriptor;
+
+	(void) state;
+	nbodies = 0;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const sv_req_row               *r;
+
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) == 0) {
+			continue;
+		}
+		if (nbodies >= MAX_BODIES) {
+			return -1;
+		}
+		r                 = sv_req_find((svw_body) f->id);
+		bodies[nbodies++] = (body_rule) {f->id, f->name, r != NULL,
+		    r != NULL ? r->feature : NULL, r != NULL ? r->reply : 0,
+		    r != NULL ? refusal_of(r) : SV_OK,
+		    r != NULL ? r->who : SV_REQ_ANYONE};
+	}
+	/* Every row of the table is a body of the Envelope. */
+	for (size_t i = 0; i < sv_req_count(); i++) {
+		bool found = false;
+		for (size_t j = 0; j < nbodies; j++) {
+			found |= bodies[j].number == sv_req_at(i)->body;
+		}
+		if (!found) {
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /* nrequests counts the requests of the table. */
 static size_t
@@ -162,52 +205,46 @@ nrequests(void)
 	return n;
 }
 
-/* Features that name a field or a socket rather than a request: each is
- * anchored to the field that carries it. */
-typedef struct field_feature {
-	const char *feature;
-	const char *body; /* Envelope body whose message has the field */
-	const char *field;
-} field_feature;
-
-static const field_feature field_features[] = {
-    {"admin.restart.expected_generation", "restart_worker",
-        "expected_generation"},
-    {"admin.list.pages", "list_workers", "page_token"},
-    {"events", "hello_reply", "events_url"},
-    {"durable", "hello_reply", "epoch"},
-    {"activity", "worker_status", "activities"},
-};
-#define NFIELD_FEATURES (sizeof(field_features) / sizeof(field_features[0]))
-
 /* ---- helpers --------------------------------------------------------------
  */
 
 /* Not executable: a request that spawns at once fails to. */
 static char            *argv0[] = {"/nonexistent/sv-protocol-test", NULL};
-static svd_group_config grp;
+static svd_group_config grps[2];
 static svd_config       cfg;
+
+/* sup_new_groups builds a supervisor of one group ("web", count 2, max 4)
+ * or, with boss set, two: "web" and "boss" (count 0, max 1, granted
+ * admin). */
+static svd_sup *
+sup_new_groups(bool boss)
+{
+	svd_sup *s = NULL;
+
+	memset(grps, 0, sizeof(grps));
+	memset(&cfg, 0, sizeof(cfg));
+	for (size_t i = 0; i < 2; i++) {
+		grps[i].name      = i == 0 ? "web" : "boss";
+		grps[i].argv      = argv0;
+		grps[i].argc      = 1;
+		grps[i].purpose   = "protocol test";
+		grps[i].count     = i == 0 ? 2 : 0;
+		grps[i].max_count = i == 0 ? 4 : 1;
+		grps[i].admin     = i == 1;
+		svd_default_policy(&grps[i].pol, 100);
+	}
+	cfg.socket_dir = "/tmp";
+	cfg.groups     = grps;
+	cfg.ngroups    = boss ? 2 : 1;
+	assert_int_equal(svd_sup_create(&cfg, "ipc:///tmp/none", &s), SV_OK);
+	return s;
+}
 
 /* sup_new builds a one-group supervisor ("web", count 2, max 4). */
 static svd_sup *
 sup_new(void)
 {
-	svd_sup *s = NULL;
-
-	memset(&grp, 0, sizeof(grp));
-	memset(&cfg, 0, sizeof(cfg));
-	grp.name      = "web";
-	grp.argv      = argv0;
-	grp.argc      = 1;
-	grp.purpose   = "protocol test";
-	grp.count     = 2;
-	grp.max_count = 4;
-	svd_default_policy(&grp.pol, 100);
-	cfg.socket_dir = "/tmp";
-	cfg.groups     = &grp;
-	cfg.ngroups    = 1;
-	assert_int_equal(svd_sup_create(&cfg, "ipc:///tmp/none", &s), SV_OK);
-	return s;
+	return sup_new_groups(false);
 }
 
 /* rule_of returns the table entry of body number n, or NULL. */
@@ -285,16 +322,16 @@ minimal_request(const ProtobufCFieldDescriptor *f)
 	return m;
 }
 
-/* dispatch sends m to s as this process with the supervisor's uid and
- * returns the decoded reply (the caller frees it). */
+/* dispatch_as sends m to s as process pid of uid and returns the decoded
+ * reply (the caller frees it). */
 static svw_env *
-dispatch(svd_sup *s, nng_msg *m)
+dispatch_as(svd_sup *s, nng_msg *m, uint64_t pid, uint64_t uid)
 {
 	nng_msg *rep = NULL;
 	svw_env *env;
 
 	assert_int_equal(svd_sup_dispatch(s, nng_msg_body(m), nng_msg_len(m),
-	                     (uint64_t) getpid(), (uint64_t) geteuid(), &rep),
+	                     pid, uid, &rep),
 	    SV_OK);
 	env = supervise__v1__envelope__unpack(
 	    NULL, nng_msg_len(rep), nng_msg_body(rep));
@@ -303,6 +340,43 @@ dispatch(svd_sup *s, nng_msg *m)
 	assert_int_equal(env->version, SV_PROTOCOL_VERSION);
 	assert_int_equal(env->request_id, 4242);
 	return env;
+}
+
+/* dispatch sends m to s as this process with the supervisor's uid and
+ * returns the decoded reply (the caller frees it). */
+static svw_env *
+dispatch(svd_sup *s, nng_msg *m)
+{
+	return dispatch_as(s, m, (uint64_t) getpid(), (uint64_t) geteuid());
+}
+
+/* be_worker makes this process worker 0 of group in s's pid table, as if
+ * s had spawned it: the kernel's word for "the caller is that worker". */
+static void
+be_worker(svd_sup *s, const char *group)
+{
+	const sv_cgroup *g = sv_core_group_named(s->core, group);
+
+	assert_non_null(g);
+	assert_int_equal(sv_pidmap_put(&s->pids, (int64_t) getpid(),
+	                     (sv_wkey) {g->id, 0, 1}),
+	    SV_OK);
+}
+
+/* be_no_worker removes this process from s's pid table. */
+static void
+be_no_worker(svd_sup *s)
+{
+	(void) sv_pidmap_del(&s->pids, (int64_t) getpid());
+}
+
+/* error_of returns the sv_err of an Error reply, SV_OK for any other. */
+static sv_err
+error_of(const svw_env *rep)
+{
+	return rep->body_case == SUPERVISE__V1__ENVELOPE__BODY_ERROR
+	    ? svw_code_to_err(rep->error->code)
+	    : SV_OK;
 }
 
 /*
@@ -404,8 +478,7 @@ test_bodies_in_ranges(void **state)
 			    f->name, f->id, r->lo, r->hi);
 		}
 		if ((b = rule_of(f->id)) == NULL) {
-			fail_msg("body %s = %u is not in this test's table: "
-			         "decide request or reply, reply and feature",
+			fail_msg("body %s = %u is not in this test's table",
 			    f->name, f->id);
 		}
 		assert_string_equal(b->name, f->name);
@@ -451,7 +524,9 @@ test_request_reply_pairs(void **state)
 			    && bodies[j].reply == b->number;
 		}
 		if (!answers) {
-			fail_msg("reply %s answers no request", b->name);
+			fail_msg("reply %s answers no request (a request "
+			         "needs its row in requests.def)",
+			    b->name);
 		}
 	}
 }
@@ -513,8 +588,136 @@ test_requests_have_handlers(void **state)
 	}
 	/* Hello, WhoAmI, 9 administration requests, Ready, Heartbeat,
 	 * CreateGroup, DeleteGroup; leases: 5 lease, 2 pool and 3 session
-	 * requests; drain: 5 requests. Every request of the table. */
+	 * requests; drain: 5 requests; sub-workers: 2. Every request of the
+	 * table. */
 	assert_int_equal(n, nrequests());
+	assert_int_equal(n, sv_req_count());
+	assert_int_equal(n, 32);
+}
+
+/* ---- rule: who may call (the row's who, checked before the handler) -----
+ */
+
+/*
+ * A worker is no administrator: for every ADMIN row, a caller that is a
+ * worker of a group not granted admin gets PERMISSION_DENIED naming that
+ * group, from the caller check (the handler never runs); a worker of a
+ * group granted admin passes that check; a process of another uid gets
+ * PERMISSION_DENIED too. A fresh supervisor per request and caller.
+ */
+static void
+test_workers_cannot_admin(void **state)
+{
+	size_t n = 0;
+
+	(void) state;
+	for (size_t i = 0; i < sv_req_count(); i++) {
+		const sv_req_row *r = sv_req_at(i);
+		svd_sup          *s;
+		nng_msg          *m;
+		svw_env          *rep;
+
+		if (r->who != SV_REQ_ADMIN) {
+			continue;
+		}
+		m = minimal_request(body_field(r->body));
+		/* A worker of "web" (not granted admin). */
+		s = sup_new_groups(true);
+		be_worker(s, "web");
+		rep = dispatch(s, m);
+		if (error_of(rep) != SV_EPERM
+		    || strstr(rep->error->message, "not granted admin")
+		        == NULL) {
+			fail_msg("%s from a worker of a group not granted "
+			         "admin was not refused by the caller check",
+			    body_field(r->body)->name);
+		}
+		supervise__v1__envelope__free_unpacked(rep, NULL);
+		be_no_worker(s);
+		sup_free(s);
+		/* A worker of "boss" (granted admin). */
+		s = sup_new_groups(true);
+		be_worker(s, "boss");
+		rep = dispatch(s, m);
+		if (error_of(rep) == SV_EPERM) {
+			fail_msg("%s from a worker of a group granted admin "
+			         "was refused: %s",
+			    body_field(r->body)->name, rep->error->message);
+		}
+		supervise__v1__envelope__free_unpacked(rep, NULL);
+		be_no_worker(s);
+		sup_free(s);
+		/* Another uid, no worker. */
+		s   = sup_new_groups(true);
+		rep = dispatch_as(
+		    s, m, (uint64_t) getpid(), (uint64_t) geteuid() + 1);
+		if (error_of(rep) != SV_EPERM
+		    || strstr(rep->error->message, "may not administer")
+		        == NULL) {
+			fail_msg("%s from another uid was not refused",
+			    body_field(r->body)->name);
+		}
+		supervise__v1__envelope__free_unpacked(rep, NULL);
+		sup_free(s);
+		nng_msg_free(m);
+		n++;
+	}
+	/* Scale, stop, restart, reset, start, terminate, create and delete
+	 * group, create pool, drain, get drain, rolling restart. */
+	assert_int_equal(n, 12);
+}
+
+/*
+ * For every WORKER row a caller that is no worker gets NOT_A_WORKER, and a
+ * worker passes the caller check; no ANYONE row refuses another uid with
+ * PERMISSION_DENIED (no administration hides behind it).
+ */
+static void
+test_worker_and_anyone_rows(void **state)
+{
+	size_t nworker = 0;
+
+	(void) state;
+	for (size_t i = 0; i < sv_req_count(); i++) {
+		const sv_req_row *r = sv_req_at(i);
+		svd_sup          *s;
+		nng_msg          *m;
+		svw_env          *rep;
+
+		if (r->who == SV_REQ_ADMIN) {
+			continue;
+		}
+		m = minimal_request(body_field(r->body));
+		s = sup_new();
+		if (r->who == SV_REQ_WORKER) {
+			rep = dispatch(s, m);
+			assert_int_equal(error_of(rep), SV_ENOTWORKER);
+			supervise__v1__envelope__free_unpacked(rep, NULL);
+			be_worker(s, "web");
+			rep = dispatch(s, m);
+			if (error_of(rep) == SV_ENOTWORKER) {
+				fail_msg("%s from a worker: %s",
+				    body_field(r->body)->name,
+				    rep->error->message);
+			}
+			supervise__v1__envelope__free_unpacked(rep, NULL);
+			be_no_worker(s);
+			nworker++;
+		} else {
+			rep = dispatch_as(s, m, (uint64_t) getpid(),
+			    (uint64_t) geteuid() + 1);
+			if (error_of(rep) == SV_EPERM) {
+				fail_msg("%s (anyone) refused another uid: %s",
+				    body_field(r->body)->name,
+				    rep->error->message);
+			}
+			supervise__v1__envelope__free_unpacked(rep, NULL);
+		}
+		sup_free(s);
+		nng_msg_free(m);
+	}
+	/* WhoAmI, Ready, Heartbeat, DrainExtend, DrainAck. */
+	assert_int_equal(nworker, 5);
 }
 
 /* ---- rule: every reply sent as a request is refused -----------------------
@@ -665,6 +868,16 @@ test_features(void **state)
 			    b->name, b->feature);
 		}
 	}
+	/* The list is the request table's, in its order. */
+	{
+		const char *want[SV_REQ_MAX_FEATURES];
+		size_t      nw = sv_req_features(want, SV_REQ_MAX_FEATURES);
+		assert_int_equal(hr->n_features, nw);
+		for (size_t i = 0; i < nw; i++) {
+			assert_string_equal(hr->features[i], want[i]);
+		}
+		assert_string_equal(hr->features[0], "identity");
+	}
 	/* Every advertised feature is a request's or a field's, once. */
 	for (size_t i = 0; i < hr->n_features; i++) {
 		const char *ft    = hr->features[i];
@@ -673,21 +886,21 @@ test_features(void **state)
 			known |= bodies[j].feature != NULL
 			    && strcmp(bodies[j].feature, ft) == 0;
 		}
-		for (size_t j = 0; j < NFIELD_FEATURES; j++) {
-			const field_feature *ff = &field_features[j];
-			if (strcmp(ff->feature, ft) != 0) {
+		for (size_t j = 0; j < sv_req_field_feature_count(); j++) {
+			const sv_req_field_feature *ff
+			    = sv_req_field_feature_at(j);
+			if (strcmp(ff->name, ft) != 0) {
 				continue;
 			}
-			const body_rule *b = NULL;
-			for (size_t k = 0; k < NBODIES; k++) {
-				if (strcmp(bodies[k].name, ff->body) == 0) {
-					b = &bodies[k];
-				}
+			assert_non_null(rule_of(ff->body));
+			if (protobuf_c_message_descriptor_get_field_by_name(
+			        body_field(ff->body)->descriptor, ff->field)
+			    == NULL) {
+				fail_msg(
+				    "feature \"%s\" names field %s, which "
+				    "body %u's message does not have",
+				    ft, ff->field, (unsigned) ff->body);
 			}
-			assert_non_null(b);
-			assert_non_null(
-			    protobuf_c_message_descriptor_get_field_by_name(
-			        body_field(b->number)->descriptor, ff->field));
 			known = true;
 		}
 		if (!known) {
@@ -887,6 +1100,8 @@ main(void)
 	    cmocka_unit_test(test_bodies_in_ranges),
 	    cmocka_unit_test(test_request_reply_pairs),
 	    cmocka_unit_test(test_requests_have_handlers),
+	    cmocka_unit_test(test_workers_cannot_admin),
+	    cmocka_unit_test(test_worker_and_anyone_rows),
 	    cmocka_unit_test(test_replies_refused),
 	    cmocka_unit_test(test_restart_retry_conflicts),
 	    cmocka_unit_test(test_features),
@@ -895,5 +1110,6 @@ main(void)
 	    cmocka_unit_test(test_error_codes_match),
 	    cmocka_unit_test(test_unknown_error_code),
 	};
-	return cmocka_run_group_tests_name("protocol", tests, NULL, NULL);
+	return cmocka_run_group_tests_name(
+	    "protocol", tests, bodies_build, NULL);
 }

@@ -4,11 +4,11 @@
  * one worker, delete a group, and the group list (sv_groups). Creating a
  * group is groupspec.c.
  *
- * Which of these are sent again after a lost connection is the retry rule
- * of the call (client.c): scale, stop, reset, delete and the list are
- * idempotent; restart only with its compare-and-swap; start_worker and
- * terminate_worker never (a second copy would start or stop another
- * worker). An sv_groups handle keeps its reply (a GroupList, or one
+ * Which of these are sent again after a lost connection is the retry column
+ * of the request table (libsupervise/src/requests.def): scale, stop, reset,
+ * delete and the list are idempotent; restart only with its compare-and-swap;
+ * start_worker and terminate_worker never (a second copy would start or stop
+ * another worker). An sv_groups handle keeps its reply (a GroupList, or one
  * GroupInfo); its accessors are NULL-safe like those of sv_workers.
  */
 #include <stdbool.h>
@@ -28,9 +28,7 @@ cl_group_change(
     sv_client *c, svw_env *req, int timeout_ms, uint32_t *previousp)
 {
 	svw_env *rep = NULL;
-	sv_err   err
-	    = svc_call(c, req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE,
-	        true, timeout_ms, &rep);
+	sv_err   err = svc_call(c, req, timeout_ms, &rep);
 
 	if (err != SV_OK) {
 		return err;
@@ -106,8 +104,7 @@ cl_restart(sv_client *client, const char *group, uint32_t ordinal, bool cas,
 	req.restart_worker    = &r;
 	/* Without the compare-and-swap a lost connection is reported, never
 	 * resent; with it a resent copy gets CONFLICT at worst. */
-	return svc_send(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, cas, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -141,8 +138,7 @@ sv_client_reset(sv_client *client, const char *group, int timeout_ms)
 	r.group         = (char *) group;
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_RESET_GROUP;
 	req.reset_group = &r;
-	return svc_send(client, &req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO,
-	    true, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -164,8 +160,7 @@ sv_client_groups(
 	l.group         = group != NULL ? (char *) group : "";
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS;
 	req.list_groups = &l;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST,
-	    true, timeout_ms, &rep);
+	err             = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -250,10 +245,8 @@ sv_client_start_worker(
 	st.group         = (char *) group;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_START_WORKER;
 	req.start_worker = &st;
-	/* Not idempotent: a resent copy would start a second worker. */
-	err = svc_call(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms,
-	    &rep);
+	/* Not resent (requests.def): a copy would start a second worker. */
+	err = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -283,9 +276,9 @@ sv_client_terminate_worker(
 	t.ordinal            = ordinal;
 	req.body_case        = SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER;
 	req.terminate_worker = &t;
-	/* Not idempotent: a resent copy could stop a worker started since. */
-	return svc_send(client, &req,
-	    SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, false, timeout_ms);
+	/* Not resent (requests.def): a copy could stop a worker started
+	 * since. */
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -304,6 +297,5 @@ sv_client_delete_group(sv_client *client, const char *group, int timeout_ms)
 	d.group          = (char *) group;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DELETE_GROUP;
 	req.delete_group = &d;
-	return svc_send(client, &req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO,
-	    true, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }

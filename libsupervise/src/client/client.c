@@ -8,8 +8,10 @@
  *
  * One connection per handle, one request in flight at a time (a mutex
  * serialises calls). The transport sends a request once; when the
- * connection is lost before the reply, an idempotent request is sent again
- * under a new request id, and any other request fails with SV_ECLOSED. The
+ * connection is lost before the reply, a request the request table allows
+ * to (libsupervise/src/requests.def, sv_req_resend) is sent again under a
+ * new request id, and any other request fails with SV_ECLOSED. The reply
+ * kind expected is the table's too. The
  * caller's timeout is turned into one absolute deadline that bounds
  * reconnecting, sending and receiving together.
  *
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #include "client/client_call.h"
+#include "wire/reqtable.h"
 #include "client/transport.h"
 #include "supervise/client.h"
 #include "wire/wire.h"
@@ -244,25 +247,31 @@ sv_client_error_detail(sv_client *client, char *buf, size_t size)
  */
 
 /*
- * cl_call_locked sends req and waits for a reply whose body is expect. On
- * SV_OK *replyp is the decoded reply (free with svw_free). A typed Error
- * reply is returned as its sv_err with the server's message kept in the
- * client. A request whose connection is lost before the reply is sent
- * again, under a new request id and within the same deadline, when it is
- * idempotent (asking twice has the effect of asking once); otherwise the
- * loss is SV_ECLOSED. Called with the client's mutex held.
+ * cl_call_locked sends req and waits for a reply whose body is the one its
+ * row of the request table names. On SV_OK *replyp is the decoded reply
+ * (free with svw_free). A typed Error reply is returned as its sv_err with
+ * the server's message kept in the client. A request whose connection is
+ * lost before the reply is sent again, under a new request id and within
+ * the same deadline, when the table's retry rule allows (sv_req_resend:
+ * asking twice has the effect of asking once); otherwise the loss is
+ * SV_ECLOSED. Called with the client's mutex held.
  */
 static sv_err
-cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms, svw_env **replyp)
+cl_call_locked(sv_client *c, svw_env *req, int timeout_ms, svw_env **replyp)
 {
-	svw_env *rep = NULL;
-	uint64_t rid;
-	int64_t  deadline = svt_deadline(timeout_ms);
-	void    *rbuf     = NULL;
-	size_t   rlen     = 0;
-	sv_err   err;
+	const sv_req_row *row = sv_req_find(req->body_case);
+	svw_env          *rep = NULL;
+	uint64_t          rid;
+	int64_t           deadline = svt_deadline(timeout_ms);
+	void             *rbuf     = NULL;
+	size_t            rlen     = 0;
+	bool              idempotent;
+	sv_err            err;
 
+	if (row == NULL) {
+		return cl_fail(c, SV_EINVAL, "not a request of supervise.v1");
+	}
+	idempotent   = sv_req_resend(req);
 	req->version = SV_PROTOCOL_VERSION;
 	for (;;) {
 		size_t   len;
@@ -313,7 +322,7 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 		svw_free(rep);
 		return err;
 	}
-	if (rep->body_case != expect) {
+	if (rep->body_case != row->reply) {
 		svw_free(rep);
 		return cl_fail(c, SV_EPROTO, "unexpected reply kind");
 	}
@@ -321,52 +330,28 @@ cl_call_locked(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
 	return cl_fail(c, SV_OK, NULL);
 }
 
-/* cl_call_mode locks the client (adopting it after fork) around
+/* cl_call locks the client (adopting it after fork) around
  * cl_call_locked. */
 static sv_err
-cl_call_mode(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms, svw_env **replyp)
+cl_call(sv_client *c, svw_env *req, int timeout_ms, svw_env **replyp)
 {
 	sv_err err;
 
 	cl_lock(c);
-	err = cl_call_locked(c, req, expect, idempotent, timeout_ms, replyp);
+	err = cl_call_locked(c, req, timeout_ms, replyp);
 	pthread_mutex_unlock(&c->mtx);
 	return err;
 }
 
-/* cl_call sends an idempotent request (see cl_call_locked). */
-static sv_err
-cl_call(sv_client *c, svw_env *req, svw_body expect, int timeout_ms,
-    svw_env **replyp)
-{
-	return cl_call_mode(c, req, expect, true, timeout_ms, replyp);
-}
-
-/* cl_send sends a request whose reply carries nothing the caller needs. */
-static sv_err
-cl_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms)
-{
-	svw_env *rep = NULL;
-	sv_err   err
-	    = cl_call_mode(c, req, expect, idempotent, timeout_ms, &rep);
-
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
-}
-
-/* svc_call and svc_fail give the other files of the client (lease.c)
- * cl_call_mode and cl_fail (client_call.h). */
+/* svc_call gives the other files of the client cl_call (client_call.h). */
 sv_err
-svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms, svw_env **replyp)
+svc_call(sv_client *c, svw_env *req, int timeout_ms, svw_env **replyp)
 {
-	return cl_call_mode(c, req, expect, idempotent, timeout_ms, replyp);
+	return cl_call(c, req, timeout_ms, replyp);
 }
 
+/* svc_fail gives the other files of the client cl_fail, under the lock
+ * (client_call.h). */
 sv_err
 svc_fail(sv_client *c, sv_err err, const char *detail)
 {
@@ -378,12 +363,18 @@ svc_fail(sv_client *c, sv_err err, const char *detail)
 	return err;
 }
 
-/* svc_send gives the other files of the client cl_send (client_call.h). */
+/* svc_send sends a request whose reply carries nothing the caller needs
+ * (client_call.h). */
 sv_err
-svc_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms)
+svc_send(sv_client *c, svw_env *req, int timeout_ms)
 {
-	return cl_send(c, req, expect, idempotent, timeout_ms);
+	svw_env *rep = NULL;
+	sv_err   err = cl_call(c, req, timeout_ms, &rep);
+
+	if (err == SV_OK) {
+		svw_free(rep);
+	}
+	return err;
 }
 
 /* svc_check_group validates a group name argument (client_call.h). */
@@ -420,8 +411,7 @@ sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
 	h.max_version = SV_PROTOCOL_VERSION;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
 	req.hello     = &h;
-	err = cl_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY,
-	    timeout_ms, &rep);
+	err           = cl_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}

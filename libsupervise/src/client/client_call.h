@@ -14,21 +14,21 @@
 #include "wire/wire.h"
 
 /*
- * svc_call sends req on c and waits for a reply of body kind expect within
- * timeout_ms (the whole call), sending it again after a lost connection
- * when idempotent. On SV_OK *replyp is the decoded reply (free it with
- * svw_free). A typed Error reply is returned as its sv_err with the
- * server's message kept in c (sv_client_error_message).
+ * svc_call sends req (a request: its body has a row in
+ * libsupervise/src/requests.def) on c and waits within timeout_ms (the
+ * whole call) for the reply the row names, sending it again after a lost
+ * connection when the row's retry rule allows (sv_req_resend). On SV_OK
+ * *replyp is the decoded reply (free it with svw_free). A typed Error reply
+ * is returned as its sv_err with the server's message kept in c
+ * (sv_client_error_message).
  */
-sv_err svc_call(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms, svw_env **replyp);
+sv_err svc_call(sv_client *c, svw_env *req, int timeout_ms, svw_env **replyp);
 
 /*
  * svc_send is svc_call for a request whose reply carries nothing the
- * caller needs: the reply (of body kind expect) is checked and freed.
+ * caller needs: the reply is checked and freed.
  */
-sv_err svc_send(sv_client *c, svw_env *req, svw_body expect, bool idempotent,
-    int timeout_ms);
+sv_err svc_send(sv_client *c, svw_env *req, int timeout_ms);
 
 /*
  * svc_fail keeps detail as c's error message and returns err. It takes c's

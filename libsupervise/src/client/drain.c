@@ -5,8 +5,9 @@
  *
  * A report handle keeps the decoded DrainReport envelope and reads from it,
  * so its strings live as long as the handle. Which requests are sent again
- * after a lost connection: GetDrain, DrainExtend and DrainAck (the same
- * answer twice); DrainWorkers and RollingRestart are not (a second one
+ * after a lost connection is the retry column of the request table
+ * (libsupervise/src/requests.def): GetDrain, DrainExtend and DrainAck (the
+ * same answer twice); DrainWorkers and RollingRestart are not (a second one
  * would open a second report) and report SV_ECLOSED instead.
  */
 #include <stdbool.h>
@@ -23,15 +24,14 @@ struct sv_drain_report {
 
 /* dc_report wraps the reply of a call that answers DrainReport. */
 static sv_err
-dc_report(sv_client *client, svw_env *req, bool idempotent, int timeout_ms,
-    sv_drain_report **reportp)
+dc_report(
+    sv_client *client, svw_env *req, int timeout_ms, sv_drain_report **reportp)
 {
 	svw_env         *rep = NULL;
 	sv_drain_report *r;
 	sv_err           err;
 
-	err = svc_call(client, req, SUPERVISE__V1__ENVELOPE__BODY_DRAIN_REPORT,
-	    idempotent, timeout_ms, &rep);
+	err = svc_call(client, req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -77,7 +77,7 @@ sv_client_drain(sv_client *client, const char *group, int64_t ordinal,
 	d.deadline_ms     = deadline_ms;
 	req.body_case     = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_WORKERS;
 	req.drain_workers = &d;
-	return dc_report(client, &req, false, timeout_ms, reportp);
+	return dc_report(client, &req, timeout_ms, reportp);
 }
 
 sv_err
@@ -93,7 +93,7 @@ sv_client_drain_report(
 	g.id          = id;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_GET_DRAIN;
 	req.get_drain = &g;
-	return dc_report(client, &req, true, timeout_ms, reportp);
+	return dc_report(client, &req, timeout_ms, reportp);
 }
 
 sv_err
@@ -114,7 +114,7 @@ sv_client_rolling_restart(sv_client *client, const char *group,
 	r.ready_timeout_ms  = ready_timeout_ms;
 	req.body_case       = SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART;
 	req.rolling_restart = &r;
-	return dc_report(client, &req, false, timeout_ms, reportp);
+	return dc_report(client, &req, timeout_ms, reportp);
 }
 
 sv_err
@@ -131,8 +131,7 @@ sv_client_drain_extend(sv_client *client, uint64_t more_ms, int timeout_ms)
 	x.more_ms        = more_ms;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_EXTEND;
 	req.drain_extend = &x;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true,
-	    timeout_ms, &rep);
+	err              = svc_call(client, &req, timeout_ms, &rep);
 	svw_free(rep);
 	return err;
 }
@@ -151,8 +150,7 @@ sv_client_drain_ack(sv_client *client, uint64_t served, int timeout_ms)
 	a.served      = served;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK;
 	req.drain_ack = &a;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true,
-	    timeout_ms, &rep);
+	err           = svc_call(client, &req, timeout_ms, &rep);
 	svw_free(rep);
 	return err;
 }

@@ -175,6 +175,5 @@ sv_client_create_group(
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP;
 	req.create_group = &cg;
 	/* A resent copy finds the group there and is refused: not resent. */
-	return svc_send(client, &req, SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO,
-	    false, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }

@@ -38,8 +38,7 @@ sv_client_whoami(sv_client *client, int timeout_ms, sv_identity **identityp)
 	}
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_WHOAMI;
 	req.whoami    = &w;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_IDENTITY,
-	    true, timeout_ms, &rep);
+	err           = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}

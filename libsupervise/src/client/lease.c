@@ -6,7 +6,8 @@
  * A lease handle is a copy of one Lease message (its strings copied into
  * the handle), so it outlives the reply it came in; a list keeps its reply
  * envelope and hands out leases that point into it. Which requests are
- * sent again after a lost connection: acquire, renew, release, claim,
+ * sent again after a lost connection (the retry column of
+ * libsupervise/src/requests.def): acquire, renew, release, claim,
  * list, session renew and close are idempotent on the server's side (an
  * acquire by a holder that already holds the pool's lease, or already
  * waits, gets that lease or that wait); opening a session and creating a
@@ -88,8 +89,7 @@ lc_lease_call(
 	svw_env *rep = NULL;
 	sv_err   err;
 
-	err = svc_call(client, req, SUPERVISE__V1__ENVELOPE__BODY_LEASE, true,
-	    timeout_ms, &rep);
+	err = svc_call(client, req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -178,8 +178,7 @@ sv_client_lease_release(
 	r.session         = session;
 	req.body_case     = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_LEASE;
 	req.release_lease = &r;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true,
-	    timeout_ms, &rep);
+	err               = svc_call(client, &req, timeout_ms, &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}
@@ -230,8 +229,7 @@ sv_client_lease_list(sv_client *client, const char *pool, uint64_t session,
 	r.session       = session;
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_LEASES;
 	req.list_leases = &r;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_LEASE_LIST,
-	    true, timeout_ms, &rep);
+	err             = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -315,14 +313,12 @@ sv_lease_free(sv_lease *l)
 /* lc_session_call sends a session request; *idp (may be NULL) gets the
  * session id of the reply. */
 static sv_err
-lc_session_call(sv_client *client, svw_env *req, bool idempotent,
-    int timeout_ms, uint64_t *idp)
+lc_session_call(sv_client *client, svw_env *req, int timeout_ms, uint64_t *idp)
 {
 	svw_env *rep = NULL;
 	sv_err   err;
 
-	err = svc_call(client, req, SUPERVISE__V1__ENVELOPE__BODY_SESSION,
-	    idempotent, timeout_ms, &rep);
+	err = svc_call(client, req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -346,7 +342,7 @@ sv_client_session_open(
 	o.ttl_ms         = ttl_ms;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_OPEN_SESSION;
 	req.open_session = &o;
-	return lc_session_call(client, &req, false, timeout_ms, idp);
+	return lc_session_call(client, &req, timeout_ms, idp);
 }
 
 sv_err
@@ -361,7 +357,7 @@ sv_client_session_renew(sv_client *client, uint64_t id, int timeout_ms)
 	r.id              = id;
 	req.body_case     = SUPERVISE__V1__ENVELOPE__BODY_RENEW_SESSION;
 	req.renew_session = &r;
-	return lc_session_call(client, &req, true, timeout_ms, NULL);
+	return lc_session_call(client, &req, timeout_ms, NULL);
 }
 
 sv_err
@@ -376,7 +372,7 @@ sv_client_session_close(sv_client *client, uint64_t id, int timeout_ms)
 	c.id              = id;
 	req.body_case     = SUPERVISE__V1__ENVELOPE__BODY_CLOSE_SESSION;
 	req.close_session = &c;
-	return lc_session_call(client, &req, true, timeout_ms, NULL);
+	return lc_session_call(client, &req, timeout_ms, NULL);
 }
 
 /* ---- pools
@@ -408,8 +404,7 @@ sv_client_pool_create(sv_client *client, const char *name, uint32_t slots,
 	c.kind          = kind != NULL ? (char *) kind : "file";
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_CREATE_POOL;
 	req.create_pool = &c;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_POOL_INFO,
-	    false, timeout_ms, &rep);
+	err             = svc_call(client, &req, timeout_ms, &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}
@@ -430,8 +425,7 @@ sv_client_pools(sv_client *client, int timeout_ms, sv_pools **poolsp)
 	}
 	req.body_case  = SUPERVISE__V1__ENVELOPE__BODY_LIST_POOLS;
 	req.list_pools = &l;
-	err = svc_call(client, &req, SUPERVISE__V1__ENVELOPE__BODY_POOL_LIST,
-	    true, timeout_ms, &rep);
+	err            = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}

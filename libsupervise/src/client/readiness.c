@@ -26,8 +26,7 @@ sv_client_ready(sv_client *client, const char *status, int timeout_ms)
 	r.status      = status != NULL ? (char *) status : "";
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_READY;
 	req.ready     = &r;
-	return svc_send(
-	    client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -41,6 +40,5 @@ sv_client_heartbeat(sv_client *client, int timeout_ms)
 	}
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT;
 	req.heartbeat = &h;
-	return svc_send(
-	    client, &req, SUPERVISE__V1__ENVELOPE__BODY_ACK, true, timeout_ms);
+	return svc_send(client, &req, timeout_ms);
 }

@@ -7,8 +7,9 @@
  * RegisterSubWorkerReply into an envelope whose body is that Identity, so
  * that the result is an ordinary sv_identity handle with all of its
  * accessors. Both calls are idempotent on the server's side (a re-claim
- * answers the same grant; a stale release is a no-op), so they are sent
- * again after a lost connection.
+ * answers the same grant; a stale release is a no-op), so the request
+ * table (libsupervise/src/requests.def) has them sent again after a lost
+ * connection.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -64,9 +65,7 @@ sv_client_subworker_register(sv_client *client, sv_kind kind,
 	r.tid         = kind == SV_KIND_THREAD ? tid : 0;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER;
 	req.register_sub_worker = &r;
-	err                     = svc_call(client, &req,
-	                        SUPERVISE__V1__ENVELOPE__BODY_REGISTER_SUB_WORKER_REPLY, true,
-	                        timeout_ms, &rep);
+	err                     = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
@@ -115,9 +114,7 @@ sv_client_subworker_release(
 	r.generation  = sv_identity_generation(identity);
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER;
 	req.release_sub_worker = &r;
-	err                    = svc_call(client, &req,
-	                       SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER_REPLY, true,
-	                       timeout_ms, &rep);
+	err                    = svc_call(client, &req, timeout_ms, &rep);
 	if (err == SV_OK) {
 		svw_free(rep);
 	}

@@ -124,9 +124,7 @@ sv_client_list(sv_client *client, const char *group, int timeout_ms,
 		        : deadline > svt_now_ms() ? (int) (deadline - svt_now_ms())
 		                                  : 0;
 		l.page_token = token;
-		err          = svc_call(client, &req,
-		             SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST, true, left,
-		             &rep);
+		err          = svc_call(client, &req, left, &rep);
 		if (err == SV_OK) {
 			const char *next = rep->worker_list->next_page_token;
 			if (strlen(next) >= sizeof(token)) {
@@ -167,9 +165,7 @@ sv_client_status(sv_client *client, const char *group, uint32_t ordinal,
 	g.ordinal      = ordinal;
 	req.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GET_STATUS;
 	req.get_status = &g;
-	err            = svc_call(client, &req,
-	               SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS, true, timeout_ms,
-	               &rep);
+	err            = svc_call(client, &req, timeout_ms, &rep);
 	if (err != SV_OK) {
 		return err;
 	}
