@@ -5,14 +5,14 @@
  *   1. parse arguments and the config (errors go to the terminal);
  *   2. prepare the socket directory (0700, ours; 0711 when some group
  *      runs as another user, whose workers must reach the sockets);
- *   3. without --foreground, fork once into the background *before* nng
- *      starts any thread, and let the parent wait on a pipe until the child
+ *   3. without --foreground, fork once into the background *before* the
+ *      log thread starts, and let the parent wait on a pipe until the child
  *      serves (or says why it cannot), so "supervised && supervisectl ..."
  *      works;
- *   4. block SIGTERM/SIGINT/SIGHUP/SIGCHLD in every thread (before nng
- *      starts its threads) and receive them through a signalfd in the
- *      event loop; become a child subreaper, so orphans of workers come
- *      back to us (SIGCHLD) and are reaped;
+ *   4. block SIGTERM/SIGINT/SIGHUP/SIGCHLD in every thread (before the log
+ *      thread starts) and receive them through a signalfd in the event
+ *      loop; become a child subreaper, so orphans of workers come back to
+ *      us (SIGCHLD) and are reaped;
  *   5. detect cgroup v2 (one cgroup per worker where we may create them;
  *      logged either way), listen, start the groups, run until a signal
  *      has stopped every worker; then kill what the workers left (their
@@ -20,7 +20,8 @@
  * Sockets: control.sock and notify.sock are 0600, or 0666 when some group
  * runs as another user (a request's rights come from the kernel's peer
  * credentials, not from the file mode: docs/protocol.md); events.sock
- * stays 0600.
+ * stays 0600. The process has two threads: the loop thread (this one), which
+ * serves all three sockets, and the log writer (log.h).
  * Exit status: 0 after a clean shutdown, 2 for a bad configuration, 100 for
  * bad usage, 111 for a system failure.
  */
@@ -30,7 +31,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,11 +39,8 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <linux/close_range.h>
 #include <unistd.h>
-
-#include <nng/nng.h>
 
 #include "config.h"
 #include "paths.h"
@@ -54,10 +51,8 @@
 #include "supervisor.h"
 
 #define EXIT_CONFIG 2
-/* Longest teardown after the last worker before the process just exits. */
-#define EXIT_TEARDOWN_MS 3000
-#define EXIT_USAGE       100
-#define EXIT_SYSTEM      111
+#define EXIT_USAGE  100
+#define EXIT_SYSTEM 111
 /* How long the foreground parent waits for the detached daemon to serve. */
 #define DAEMONIZE_TIMEOUT_MS 30000
 /* How long the end waits for leftovers of workers to die. */
@@ -185,7 +180,7 @@ open_socket(const char *dir, const char *name, char *err, size_t errlen)
 }
 
 /* check_socket_path refuses to start where name in dir exists and is not
- * a socket (nng would silently delete it to listen there). */
+ * a socket (the listener would replace it, sp_listen.h). */
 static bool
 check_socket_path(const char *dir, const char *name)
 {
@@ -321,47 +316,6 @@ raise_nofile(void)
 	}
 }
 
-/* What exit_watchdog needs: set once, before the thread starts. */
-static struct {
-	char        path[600];
-	int         status;
-	atomic_bool done; /* the sockets were closed in time */
-} exit_wd;
-
-/* exit_watchdog ends the process if closing the sockets after the last
- * worker takes longer than EXIT_TEARDOWN_MS (see start_exit_watchdog). */
-static void *
-exit_watchdog(void *arg)
-{
-	struct timespec ts = {EXIT_TEARDOWN_MS / 1000, 0};
-
-	(void) arg;
-	while (nanosleep(&ts, &ts) != 0) {
-	}
-	if (atomic_load(&exit_wd.done)) {
-		return NULL;
-	}
-	(void) unlink(exit_wd.path);
-	svd_log("teardown of the sockets is stuck (nng 1.5.2: a pipe that "
-	        "never read what it was sent); exiting without it");
-	svd_log_stop();
-	_exit(exit_wd.status);
-}
-
-/* start_exit_watchdog arms exit_watchdog with the pid file to remove and
- * the exit status to use. */
-static void
-start_exit_watchdog(const char *pidpath, int status)
-{
-	pthread_t t;
-
-	snprintf(exit_wd.path, sizeof(exit_wd.path), "%s", pidpath);
-	exit_wd.status = status;
-	if (pthread_create(&t, NULL, exit_watchdog, NULL) == 0) {
-		pthread_detach(t);
-	}
-}
-
 int
 main(int argc, char **argv)
 {
@@ -449,7 +403,7 @@ main(int argc, char **argv)
 		readyfd = daemonize(logpath);
 	}
 
-	/* Before any nng call, so nng's threads inherit the mask. */
+	/* Before the log thread starts, so it inherits the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -515,7 +469,9 @@ main(int argc, char **argv)
 	/* The event socket sits beside the control socket. */
 	snprintf(
 	    evurl, sizeof(evurl), "ipc://%s/events.sock", cfg->socket_dir);
-	if (svd_events_open(evurl, &events, err, sizeof(err)) != SV_OK) {
+	if (svd_events_open(
+	        svd_sup_loop(sup), evurl, &events, err, sizeof(err))
+	    != SV_OK) {
 		svd_server_stop(srv);
 		svd_sup_destroy(sup);
 		goto fail;
@@ -560,14 +516,10 @@ main(int argc, char **argv)
 		close(readyfd);
 	}
 	rv = svd_sup_run(sup, sigfd);
-	/* Every worker is reaped by now. nng 1.5.2 can wait for ever in
-	 * nng_close() for a pipe whose peer never read (seen on the REP
-	 * socket the control socket used to be; the event socket is still
-	 * nng's): that must not keep a stopped daemon alive. */
-	start_exit_watchdog(pidpath, rv == SV_OK ? 0 : EXIT_SYSTEM);
+	/* Every worker is reaped by now. Closing the sockets never waits: no
+	 * connection can hold the daemon (server.h, events.h). */
 	svd_server_stop(srv);
 	svd_events_close(events);
-	atomic_store(&exit_wd.done, true);
 	svd_sup_destroy(sup);
 	svd_notify_close(notify);
 	svd_state_close(state);
@@ -582,9 +534,6 @@ main(int argc, char **argv)
 		svd_log("killed %zu process%s left by workers", left,
 		    left == 1 ? "" : "es");
 	}
-	/* Let nng's reaper finish with closed pipes and listeners, so nothing
-	 * is left allocated at exit (LeakSanitizer checks this in CI). */
-	nng_fini();
 	(void) unlink(pidpath);
 	if (created) {
 		(void) rmdir(

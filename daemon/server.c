@@ -12,7 +12,8 @@
  * request went through nng devices, at most SRV_MAX_HOPS) and the body, an
  * Envelope. The reply is a frame with the same backtrace and the reply's
  * body. A request without a request id within SRV_MAX_HOPS words is
- * dropped, as nng's REP does.
+ * dropped, as nng's REP does. The listener and the two headers are shared
+ * with the event socket (sp_listen.h).
  *
  * Why not nng's REP socket: every request crossed from an nng thread to
  * the loop thread and back (a queue, an eventfd wake-up, a pidfd
@@ -64,16 +65,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
 
 #include "server.h"
 #include "shell/loop.h"
+#include "sp_listen.h"
 #include "wire/wire.h"
 
 #ifndef SO_PEERPIDFD
@@ -88,10 +88,6 @@
 #define SRV_HELLO_MS 5000
 /* Connections served at once; more are accepted and closed at once. */
 #define SRV_CONNS_MAX 4096
-/* Connections accepted per readiness event of the listener. */
-#define SRV_ACCEPT_BATCH 64
-/* Back-off of the listener when the process is out of descriptors. */
-#define SRV_EMFILE_MS 100
 /* Backtrace words before the request id (nng's default TTL is 8). */
 #define SRV_MAX_HOPS 8
 /* Largest frame taken, backtrace included (as nng's NNG_OPT_RECVMAXSZ
@@ -119,9 +115,9 @@ struct srv_conn {
 	bool          doomed; /* to be closed by the reap timer */
 	int           pidfd; /* of the connecting process, -1: none */
 	uint64_t      pid, uid;
-	uint8_t       hello[8];
+	uint8_t       hello[SVD_SP_HELLO_LEN];
 	size_t        hello_got;
-	uint8_t       hdr[9]; /* frame header being read */
+	uint8_t       hdr[SVD_SP_FRAME_HDR]; /* frame header being read */
 	size_t        hdr_got;
 	uint8_t      *msg; /* frame being read: inline or malloc'd */
 	size_t        msg_len, msg_got;
@@ -133,24 +129,17 @@ struct srv_conn {
 };
 
 struct svd_server {
-	svd_sup      *sup;
-	sv_loop      *loop;
-	int           lfd; /* listening socket */
-	sv_io         lio;
-	bool          lwatched; /* lio is in the loop */
-	sv_timer      ltimer; /* EMFILE back-off */
-	sv_timer      reap; /* frees dead connections */
-	char          path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
-	srv_conn     *conns, *dead;
-	size_t        nconns;
-	uint32_t      next_id;
-	bool          stopping; /* svd_server_stop: the supervisor is done */
-	uint64_t      log_at; /* loop ms of the last line logged */
-	unsigned long unlogged; /* lines since then, not logged */
+	svd_sup        *sup;
+	sv_loop        *loop;
+	svd_sp_listener lst; /* the listening socket (sp_listen.h) */
+	sv_timer        reap; /* frees dead connections */
+	srv_conn       *conns, *dead;
+	size_t          nconns;
+	uint32_t        next_id;
+	bool            stopping; /* svd_server_stop: the supervisor is done */
+	uint64_t        log_at; /* loop ms of the last line logged */
+	unsigned long   unlogged; /* lines since then, not logged */
 };
-
-/* Our SP header: REP0. */
-static const uint8_t srv_hello[8] = {0, 'S', 'P', 0, 0, 0x31, 0, 0};
 
 static void srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events);
 
@@ -268,16 +257,12 @@ static void
 srv_send(
     srv_conn *c, const uint8_t *bt, size_t btlen, const void *body, size_t n)
 {
-	uint8_t      hdr[9];
-	uint64_t     len = btlen + n;
+	uint8_t      hdr[SVD_SP_FRAME_HDR];
 	struct iovec iov[3];
 	ssize_t      w;
 	size_t       total = sizeof(hdr) + btlen + n, off;
 
-	hdr[0] = 1;
-	for (int i = 0; i < 8; i++) {
-		hdr[1 + i] = (uint8_t) (len >> (56 - 8 * i));
-	}
+	svd_sp_frame(hdr, btlen + n);
 	if (c->state == SRV_BLOCKED) {
 		w = 0; /* keep the order: append behind what waits */
 	} else {
@@ -463,7 +448,7 @@ srv_readable(srv_conn *c)
 		if (c->hello_got < sizeof(c->hello)) {
 			return;
 		}
-		if (memcmp(c->hello, "\0SP\0\0\x30\0\0", 8) != 0) {
+		if (!svd_sp_hello_is(c->hello, SVD_SP_REQ0)) {
 			srv_log_limited(c->srv, c->pid,
 			    "not an SP REQ peer; connection closed");
 			srv_kill(c);
@@ -475,7 +460,8 @@ srv_readable(srv_conn *c)
 		return;
 	}
 	if (c->hdr_got < sizeof(c->hdr)) {
-		uint64_t len = 0;
+		uint64_t len;
+		bool     typed;
 		if (!srv_read(c, c->hdr, sizeof(c->hdr), &c->hdr_got)) {
 			srv_kill(c);
 			return;
@@ -483,14 +469,12 @@ srv_readable(srv_conn *c)
 		if (c->hdr_got < sizeof(c->hdr)) {
 			return;
 		}
-		for (int i = 0; i < 8; i++) {
-			len = len << 8 | c->hdr[1 + i];
-		}
-		if (c->hdr[0] != 1 || len > SRV_MAX_FRAME) {
+		typed = svd_sp_frame_len(c->hdr, &len);
+		if (!typed || len > SRV_MAX_FRAME) {
 			srv_log_limited(c->srv, c->pid,
-			    c->hdr[0] != 1 ? "bad frame; connection closed"
-			                   : "request over 64 KiB; "
-			                     "connection closed");
+			    !typed ? "bad frame; connection closed"
+			           : "request over 64 KiB; "
+			             "connection closed");
 			srv_kill(c);
 			return;
 		}
@@ -578,134 +562,42 @@ srv_peer(srv_conn *c)
 	c->pidfd = (int) syscall(SYS_pidfd_open, cr.pid, 0);
 }
 
-/* srv_listen_timer_cb ends an EMFILE back-off. */
+/* srv_accept takes a connection the listener accepted (sp_listen.h). */
 static void
-srv_listen_timer_cb(sv_loop *loop, sv_timer *t)
+srv_accept(void *arg, int fd)
 {
-	svd_server *srv = t->arg;
+	svd_server *srv = arg;
+	srv_conn   *c;
+	uint8_t     hello[SVD_SP_HELLO_LEN];
 
-	if (!srv->lwatched
-	    && sv_loop_add_io(loop, &srv->lio, EPOLLIN) == SV_OK) {
-		srv->lwatched = true;
-	}
-}
-
-/* srv_accept_cb takes the connections waiting on the listener. */
-static void
-srv_accept_cb(sv_loop *loop, sv_io *io, uint32_t events)
-{
-	svd_server *srv = io->arg;
-
-	(void) events;
-	for (int i = 0; i < SRV_ACCEPT_BATCH; i++) {
-		srv_conn *c;
-		int       fd = accept4(
-		          srv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE
-			    || errno == ENOBUFS || errno == ENOMEM) {
-				/* Out of descriptors: stop looking for a
-				 * while; the backlog waits. */
-				srv_log_limited(srv, 0,
-				    "out of descriptors; not accepting for "
-				    "100 ms");
-				sv_loop_del_io(loop, &srv->lio);
-				srv->lwatched = false;
-				(void) sv_loop_timer_start(
-				    loop, &srv->ltimer, SRV_EMFILE_MS);
-			}
-			return; /* EAGAIN, ECONNABORTED, ...: next time */
-		}
-		if (srv->nconns >= SRV_CONNS_MAX
-		    || (c = calloc(1, sizeof(*c))) == NULL) {
-			srv_log_limited(
-			    srv, 0, "too many connections; connection closed");
-			close(fd);
-			continue;
-		}
-		c->srv = srv;
-		c->io  = (sv_io) {fd, srv_conn_cb, c};
-		c->id  = ++srv->next_id != 0 ? srv->next_id : ++srv->next_id;
-		sv_timer_init(&c->timer, srv_conn_timer_cb, c);
-		srv_peer(c);
-		/* Our header first; a fresh socket's buffer always takes it.
-		 */
-		if (write(fd, srv_hello, sizeof(srv_hello))
-		        != (ssize_t) sizeof(srv_hello)
-		    || sv_loop_add_io(loop, &c->io, EPOLLIN) != SV_OK) {
-			if (c->pidfd >= 0) {
-				close(c->pidfd);
-			}
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->state   = SRV_HELLO;
-		c->next    = srv->conns;
-		srv->conns = c;
-		srv->nconns++;
-		(void) sv_loop_timer_start(loop, &c->timer, SRV_HELLO_MS);
-	}
-}
-
-/* srv_bind creates, binds and listens on srv->path, mode 0600. A socket
- * file left by a process that is gone (nothing accepts on it) is replaced;
- * one that answers means another server: SV_EBUSY. */
-static sv_err
-srv_bind(svd_server *srv, char *errbuf, size_t errlen)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int                fd;
-
-	memcpy(sa.sun_path, srv->path, strlen(srv->path) + 1);
-	for (int attempt = 0;; attempt++) {
-		if ((fd = socket(AF_UNIX,
-		         SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0))
-		    < 0) {
-			snprintf(errbuf, errlen, "cannot open socket: %s",
-			    strerror(errno));
-			return SV_ESYSTEM;
-		}
-		if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
-			break;
-		}
-		if (errno == EADDRINUSE && attempt == 0) {
-			/* Stale or live? A live server accepts. */
-			int probe
-			    = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			int live = probe >= 0
-			    && connect(
-			           probe, (struct sockaddr *) &sa, sizeof(sa))
-			        == 0;
-			if (probe >= 0) {
-				close(probe);
-			}
-			close(fd);
-			if (live) {
-				snprintf(errbuf, errlen,
-				    "cannot listen on ipc://%s: address in "
-				    "use "
-				    "(is another supervised running?)",
-				    srv->path);
-				return SV_EBUSY;
-			}
-			(void) unlink(srv->path);
-			continue;
-		}
-		snprintf(errbuf, errlen, "cannot listen on ipc://%s: %s",
-		    srv->path, strerror(errno));
+	if (srv->nconns >= SRV_CONNS_MAX
+	    || (c = calloc(1, sizeof(*c))) == NULL) {
+		srv_log_limited(
+		    srv, 0, "too many connections; connection closed");
 		close(fd);
-		return errno == EADDRINUSE ? SV_EBUSY : SV_ESYSTEM;
+		return;
 	}
-	if (chmod(srv->path, 0600) != 0 || listen(fd, 128) != 0) {
-		snprintf(errbuf, errlen, "cannot listen on ipc://%s: %s",
-		    srv->path, strerror(errno));
-		(void) unlink(srv->path);
+	c->srv = srv;
+	c->io  = (sv_io) {fd, srv_conn_cb, c};
+	c->id  = ++srv->next_id != 0 ? srv->next_id : ++srv->next_id;
+	sv_timer_init(&c->timer, srv_conn_timer_cb, c);
+	srv_peer(c);
+	/* Our header first; a fresh socket's buffer always takes it. */
+	svd_sp_hello(hello, SVD_SP_REP0);
+	if (write(fd, hello, sizeof(hello)) != (ssize_t) sizeof(hello)
+	    || sv_loop_add_io(srv->loop, &c->io, EPOLLIN) != SV_OK) {
+		if (c->pidfd >= 0) {
+			close(c->pidfd);
+		}
 		close(fd);
-		return SV_ESYSTEM;
+		free(c);
+		return;
 	}
-	srv->lfd = fd;
-	return SV_OK;
+	c->state   = SRV_HELLO;
+	c->next    = srv->conns;
+	srv->conns = c;
+	srv->nconns++;
+	(void) sv_loop_timer_start(srv->loop, &c->timer, SRV_HELLO_MS);
 }
 
 sv_err
@@ -715,39 +607,20 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 	svd_server *srv;
 	sv_err      err;
 
-	if (strncmp(url, "ipc://", 6) != 0
-	    || strlen(url + 6) >= sizeof(srv->path)) {
-		snprintf(errbuf, errlen,
-		    "cannot listen on %s: not an ipc:// "
-		    "URL of a path under 108 bytes",
-		    url);
-		return SV_EINVAL;
-	}
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
 		return SV_ENOMEM;
 	}
 	srv->sup  = sup;
 	srv->loop = svd_sup_loop(sup);
-	srv->lfd  = -1;
-	memcpy(srv->path, url + 6, strlen(url + 6) + 1);
-	sv_timer_init(&srv->ltimer, srv_listen_timer_cb, srv);
 	sv_timer_init(&srv->reap, srv_reap_cb, srv);
-	if ((err = srv_bind(srv, errbuf, errlen)) != SV_OK) {
+	if ((err = svd_sp_listen(&srv->lst, srv->loop, url, "control",
+	         srv_accept, srv, errbuf, errlen))
+	    != SV_OK) {
 		free(srv);
 		return err;
 	}
-	srv->lio = (sv_io) {srv->lfd, srv_accept_cb, srv};
-	if (sv_loop_add_io(srv->loop, &srv->lio, EPOLLIN) != SV_OK) {
-		snprintf(errbuf, errlen, "cannot watch the control socket: %s",
-		    strerror(errno));
-		(void) unlink(srv->path);
-		close(srv->lfd);
-		free(srv);
-		return SV_ESYSTEM;
-	}
-	srv->lwatched = true;
-	*srvp         = srv;
+	*srvp = srv;
 	return SV_OK;
 }
 
@@ -757,13 +630,8 @@ svd_server_stop(svd_server *srv)
 	if (srv == NULL) {
 		return;
 	}
-	if (srv->lwatched) {
-		sv_loop_del_io(srv->loop, &srv->lio);
-	}
-	sv_loop_timer_stop(srv->loop, &srv->ltimer);
+	svd_sp_unlisten(&srv->lst);
 	srv->stopping = true;
-	close(srv->lfd);
-	(void) unlink(srv->path);
 	while (srv->conns != NULL) {
 		srv_kill(srv->conns);
 	}
