@@ -117,7 +117,7 @@ svs_seat_after_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why,
 	svs_emit(c, g, s, NULL, ev);
 }
 
-void
+sv_err
 sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 {
 	sv_cgroup *g = svs_group_find(c, key.group_id, NULL);
@@ -129,12 +129,15 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	uint64_t   uptime;
 
 	if (g == NULL || key.ordinal >= g->max_count) {
-		return;
+		return SV_OK;
 	}
 	s = &g->seats[key.ordinal];
 	if ((p = svs_proc_find(s, key.generation)) == NULL
 	    || p->state == SV_PROC_SPAWNING) {
-		return;
+		return SV_OK;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	was_old      = p == &s->old;
 	why          = p->why;
@@ -156,7 +159,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	svs_proc_forget(c, g, p);
 	if (was_old) {
@@ -172,12 +175,12 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		}
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	if (in_plan) {
 		/* Stopped by a strategy restart, or failed during one: the
@@ -197,6 +200,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	}
 	(void) svs_group_maybe_delete(c, g);
 	svs_plan_step(c, now_ms);
+	return SV_OK;
 }
 
 /* ---- the strategy plan ---------------------------------------------------
