@@ -118,6 +118,12 @@ req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
 		    g->name, ordinal,
 		    ordinal < g->max_count ? g->seats[ordinal].tok.generation
 		                           : 0);
+	case SV_ENOMEM:
+		return req_err(c, err,
+		    "%s: the supervisor is out of memory; nothing was "
+		    "changed, "
+		    "try again later",
+		    g->name);
 	case SV_EBUSY:
 		if (g->failed) {
 			return req_err(c, err,

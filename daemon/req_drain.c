@@ -69,8 +69,11 @@ req_drain_workers(req_ctx *c)
 		    c, err, "%d drains are unfinished", SV_DRAINS_KEEP);
 	}
 	if (err != SV_OK) {
-		return g != NULL
-		    ? req_core_err(c, err, g, dw->ordinal)
+		return g != NULL ? req_core_err(c, err, g, dw->ordinal)
+		    : err == SV_ENOMEM
+		    ? req_err(c, err,
+		        "the supervisor is out of memory; nothing was "
+		        "changed, try again later")
 		    : req_err(c, err, "supervisor is shutting down");
 	}
 	sup_drain_effects(c->s);
@@ -140,6 +143,9 @@ req_drain_worker(req_ctx *c, bool ack)
 	    ? sv_core_drain_ack(c->s->core, key, c->req->drain_ack->served)
 	    : sv_core_drain_extend(c->s->core, key,
 	        c->req->drain_extend->more_ms, sv_loop_now_ms(), NULL);
+	if (err == SV_ENOMEM) {
+		return req_core_err(c, err, g, s->ordinal);
+	}
 	if (err != SV_OK) {
 		return req_err(c, err, "%s[%" PRIu32 "] is not draining",
 		    g->name, s->ordinal);

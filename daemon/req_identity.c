@@ -229,6 +229,12 @@ req_ready_heartbeat(req_ctx *c, bool ready)
 	}
 	err = ready ? sv_core_ready(c->s->core, key, sv_loop_now_ms())
 	            : sv_core_heartbeat(c->s->core, key, sv_loop_now_ms());
+	if (err == SV_ENOMEM) {
+		return req_err(c, err,
+		    "the supervisor is out of memory; nothing was changed, "
+		    "try "
+		    "again later");
+	}
 	if (err != SV_OK) {
 		return req_err(c, err, "worker is not running");
 	}

@@ -115,7 +115,9 @@ fx_timer(svd_sup *s, const sv_fx *fx)
 		/* No memory for the timer heap: fire it now rather than
 		 * never; the core treats an early timer like a late one. */
 		svd_log("cannot arm a timer: out of memory; firing it now");
-		sv_core_timer(s->core, fx->timer, fx->key, fx->guard, now);
+		SUP_CORE_RETRY("a timer",
+		    sv_core_timer(
+		        s->core, fx->timer, fx->key, fx->guard, now));
 	}
 }
 

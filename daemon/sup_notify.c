@@ -68,15 +68,19 @@ sup_notify_one(svd_sup *s, const svd_notify_msg *m)
 	if (m->has_status) {
 		sup_status_text(s, key, m->status);
 	}
+	/* (SV_ENOTFOUND, a process no longer live, is ignored; out of
+	 * memory, the report is given again: sup_retry.c.) */
 	if (m->has_extend) {
-		(void) sv_core_extend(
-		    s->core, key, m->extend_usec / 1000, now);
+		SUP_CORE_RETRY("an extension",
+		    sv_core_extend(s->core, key, m->extend_usec / 1000, now));
 	}
 	if (m->ready) {
-		(void) sv_core_ready(s->core, key, now);
+		SUP_CORE_RETRY(
+		    "a readiness", sv_core_ready(s->core, key, now));
 	}
 	if (m->watchdog) {
-		(void) sv_core_heartbeat(s->core, key, now);
+		SUP_CORE_RETRY(
+		    "a heartbeat", sv_core_heartbeat(s->core, key, now));
 	}
 }
 

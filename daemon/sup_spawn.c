@@ -95,13 +95,17 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	char         v_act[SVD_ACTIVITY_ENV_MAX];
 
 	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
-		sv_core_spawn_failed(s->core, t, EAGAIN, sv_loop_now_ms());
+		SUP_CORE_RETRY("a failed spawn",
+		    sv_core_spawn_failed(
+		        s->core, t, EAGAIN, sv_loop_now_ms()));
 		return;
 	}
 	k    = g->nenvbase;
 	envp = malloc((k + 10) * sizeof(*envp));
 	if (envp == NULL) {
-		sv_core_spawn_failed(s->core, t, ENOMEM, sv_loop_now_ms());
+		SUP_CORE_RETRY("a failed spawn",
+		    sv_core_spawn_failed(
+		        s->core, t, ENOMEM, sv_loop_now_ms()));
 		return;
 	}
 	memcpy(envp, g->envbase, k * sizeof(*envp));
@@ -176,7 +180,8 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		svd_log("%s: cannot spawn %s: %s",
 		    key_name(s, t, nm, sizeof(nm)), g->cfg->argv[0],
 		    strerror(eno));
-		sv_core_spawn_failed(s->core, t, eno, sv_loop_now_ms());
+		SUP_CORE_RETRY("a failed spawn",
+		    sv_core_spawn_failed(s->core, t, eno, sv_loop_now_ms()));
 		return;
 	}
 	free(envp);
@@ -216,10 +221,11 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		p->cg = NULL;
 		svd_activity_end(s->act, p->act);
 		p->act = NULL;
-		sv_core_spawn_failed(s->core, t, ENOMEM, now);
+		SUP_CORE_RETRY("a failed spawn",
+		    sv_core_spawn_failed(s->core, t, ENOMEM, now));
 		return;
 	}
-	sv_core_spawned(s->core, t, pid, now);
+	SUP_CORE_RETRY("a spawn", sv_core_spawned(s->core, t, pid, now));
 	svd_subw_attach(s->subw, t, pid, g->cfg->max_subworkers);
 }
 
@@ -313,7 +319,8 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	 * that tree may be empty now (looked at after this turn). */
 	s->stale_due = s->stale_due || p->adopted;
 	x            = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
-	sv_core_exited(s->core, p->key, x, sv_loop_now_ms());
+	SUP_CORE_RETRY(
+	    "an exit", sv_core_exited(s->core, p->key, x, sv_loop_now_ms()));
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
 	svd_leases_worker_gone(s->leases, p->key);
 	svd_subw_worker_gone(s->subw, p->key); /* its sub-workers too */
@@ -332,7 +339,9 @@ proc_timer_cb(sv_loop *loop, sv_timer *t)
 
 	(void) loop;
 	p->guard = 0;
-	sv_core_timer(p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms());
+	SUP_CORE_RETRY("a timer",
+	    sv_core_timer(
+	        p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms()));
 	sup_run_effects(p->s);
 }
 
@@ -346,7 +355,9 @@ seat_timer_cb(sv_loop *loop, sv_timer *t)
 
 	(void) loop;
 	g->seat_guards[ordinal] = 0;
-	sv_core_timer(g->s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms());
+	SUP_CORE_RETRY("a timer",
+	    sv_core_timer(
+	        g->s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms()));
 	sup_run_effects(g->s);
 }
 
@@ -359,7 +370,9 @@ plan_timer_cb(sv_loop *loop, sv_timer *t)
 
 	(void) loop;
 	s->plan_guard = 0;
-	sv_core_timer(s->core, SV_TIMER_PLAN, key, guard, sv_loop_now_ms());
+	SUP_CORE_RETRY("a timer",
+	    sv_core_timer(
+	        s->core, SV_TIMER_PLAN, key, guard, sv_loop_now_ms()));
 	sup_run_effects(s);
 }
 

@@ -39,13 +39,15 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 	svd_proc  *p   = proc_slot(g, ordinal);
 	sv_adoptee a   = {jp->generation, jp->pid, jp->ready, jp->stopping};
 	sv_wkey    key = {g->id, ordinal, jp->generation};
+	sv_err     err;
 
 	if (p == NULL
 	    || sv_pidmap_put(&s->pids, (pid_t) jp->pid, key) != SV_OK) {
 		to_kill(pidfd, (pid_t) jp->pid, "no room to track it",
 		    g->cfg->name, ordinal);
-		(void) sv_core_restore(
-		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		SUP_CORE_RETRY("a restored seat",
+		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
+		        sv_loop_now_ms()));
 		return;
 	}
 	p->key        = key;
@@ -59,10 +61,13 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 	/* The region the predecessor made for it, if any (activity.h). */
 	p->act = svd_activity_adopt(
 	    s->act, g->cfg->name, ordinal, jp->generation);
-	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
-	    || sv_core_restore(
-	           s->core, g->id, ordinal, floor, &a, sv_loop_now_ms())
-	        != SV_OK) {
+	err = sv_loop_add_io(s->loop, &p->io, EPOLLIN);
+	if (err == SV_OK) {
+		SUP_CORE_CALL(err, "an adopted worker",
+		    sv_core_restore(
+		        s->core, g->id, ordinal, floor, &a, sv_loop_now_ms()));
+	}
+	if (err != SV_OK) {
 		sv_loop_del_io(s->loop, &p->io);
 		(void) sv_pidmap_del(&s->pids, p->pid);
 		p->pidfd = -1;
@@ -70,8 +75,9 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 		p->act = NULL;
 		to_kill(pidfd, (pid_t) jp->pid, "cannot watch it",
 		    g->cfg->name, ordinal);
-		(void) sv_core_restore(
-		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		SUP_CORE_RETRY("a restored seat",
+		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
+		        sv_loop_now_ms()));
 		return;
 	}
 	svd_subw_attach(s->subw, key, jp->pid, g->cfg->max_subworkers);
@@ -167,8 +173,9 @@ to_seat(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
 	if (best != NULL) {
 		to_adopt(s, g, ordinal, best, bestfd, floor);
 	} else if (floor > 0) {
-		(void) sv_core_restore(
-		    s->core, g->id, ordinal, floor, NULL, sv_loop_now_ms());
+		SUP_CORE_RETRY("a restored seat",
+		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
+		        sv_loop_now_ms()));
 	}
 }
 
@@ -235,8 +242,9 @@ svd_sup_take_over(
 		if (jg != NULL && jg->config_count == g->cfg->count
 		    && jg->count != g->cfg->count
 		    && jg->count <= g->cfg->max_count) {
-			(void) sv_core_scale(
-			    s->core, g->id, jg->count, &previous, now);
+			SUP_CORE_RETRY("a restored size",
+			    sv_core_scale(
+			        s->core, g->id, jg->count, &previous, now));
 			svd_log("%s: size %" PRIu32
 			        " restored from the journal (the config says "
 			        "%" PRIu32 ")",
@@ -269,10 +277,14 @@ svd_sup_take_over(
 			}
 			/* A released ordinal stays released: a process
 			 * adopted on it is stopped, not replaced. */
-			bool freed = g != NULL && o < g->cfg->max_count
-			    && js->released
-			    && sv_core_restore_release(s->core, g->id, o)
-			        == SV_OK;
+			sv_err rel = SV_ENOTFOUND;
+			if (g != NULL && o < g->cfg->max_count
+			    && js->released) {
+				SUP_CORE_CALL(rel, "a released seat",
+				    sv_core_restore_release(
+				        s->core, g->id, o));
+			}
+			bool freed = rel == SV_OK;
 			if (js->nprocs > 0 || js->spawning || g != NULL) {
 				to_seat(s, g, jg->name, o, js, same_boot,
 				    prev->supervisor_id);

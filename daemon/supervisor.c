@@ -69,7 +69,8 @@ sup_sig_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		    strsignal((int) si.ssi_signo),
 		    sv_core_shutting_down(s->core) ? "killing" : "stopping",
 		    sv_core_live(s->core));
-		sv_core_shutdown(s->core, sv_loop_now_ms());
+		SUP_CORE_RETRY(
+		    "a shutdown", sv_core_shutdown(s->core, sv_loop_now_ms()));
 		sup_run_effects(s);
 	}
 }

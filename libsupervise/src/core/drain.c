@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/drain.h"
 
 void
@@ -35,32 +36,67 @@ sv_drains_fini(sv_drains *ds)
 	ds->n = 0;
 }
 
+/* sv_drains_open: see drain.h. */
 sv_err
-sv_drains_open(sv_drains *ds, bool rolling, sv_drain **dp)
+sv_drains_open(sv_drains *ds, bool rolling, size_t rows, sv_drain **dp)
 {
 	sv_drain *d;
+	size_t    drop = ds->n;
 
 	if (ds->n == SV_DRAINS_KEEP) {
-		size_t i = 0;
-		while (i < ds->n && !sv_drain_done(ds->d[i])) {
-			i++;
+		drop = 0;
+		while (drop < ds->n && !sv_drain_done(ds->d[drop])) {
+			drop++;
 		}
-		if (i == ds->n) {
+		if (drop == ds->n) {
 			return SV_EEXHAUSTED;
 		}
-		drain_free(ds->d[i]);
-		memmove(&ds->d[i], &ds->d[i + 1],
-		    (ds->n - i - 1) * sizeof(sv_drain *));
-		ds->n--;
 	}
-	if ((d = calloc(1, sizeof(*d))) == NULL) {
+	/* Allocate first; sv_drains_fini frees the report and its rows. */
+	if ((d = sv_mem_calloc(1, sizeof(*d))) == NULL) {
 		return SV_ENOMEM;
+	}
+	if (sv_drain_reserve(d, rows) != SV_OK) {
+		drain_free(d);
+		return SV_ENOMEM;
+	}
+	if (drop < ds->n) {
+		drain_free(ds->d[drop]);
+		memmove(&ds->d[drop], &ds->d[drop + 1],
+		    (ds->n - drop - 1) * sizeof(sv_drain *));
+		ds->n--;
 	}
 	d->id          = ++ds->last_id;
 	d->rolling     = rolling;
 	d->roll_active = rolling;
 	ds->d[ds->n++] = d;
 	*dp            = d;
+	return SV_OK;
+}
+
+/* sv_drain_reserve: see drain.h. */
+sv_err
+sv_drain_reserve(sv_drain *d, size_t more)
+{
+	size_t      need = more > SV_DRAIN_MAX_ROWS - d->n ? SV_DRAIN_MAX_ROWS
+	                                                   : d->n + more;
+	size_t      cap  = d->cap == 0 ? 8 : d->cap;
+	sv_drained *n;
+
+	if (need <= d->cap) {
+		return SV_OK;
+	}
+	while (cap < need) {
+		cap *= 2;
+	}
+	if (cap > SV_DRAIN_MAX_ROWS) {
+		cap = SV_DRAIN_MAX_ROWS;
+	}
+	if ((n = sv_mem_realloc(d->rows, cap * sizeof(*n))) == NULL) {
+		return SV_ENOMEM;
+	}
+	d->rows = n;
+	d->cap  = cap;
 	return SV_OK;
 }
 
@@ -75,23 +111,16 @@ sv_drains_find(const sv_drains *ds, uint64_t id)
 	return NULL;
 }
 
+/* sv_drain_add: see drain.h. */
 sv_err
 sv_drain_add(sv_drain *d, const sv_drained *w)
 {
-	if (d->n == d->cap) {
-		size_t      cap = d->cap == 0 ? 8 : d->cap * 2;
-		sv_drained *n;
-		if (d->n >= SV_DRAIN_MAX_ROWS) {
-			return SV_EEXHAUSTED;
-		}
-		if (cap > SV_DRAIN_MAX_ROWS) {
-			cap = SV_DRAIN_MAX_ROWS;
-		}
-		if ((n = realloc(d->rows, cap * sizeof(*n))) == NULL) {
-			return SV_ENOMEM;
-		}
-		d->rows = n;
-		d->cap  = cap;
+	if (d->n >= SV_DRAIN_MAX_ROWS) {
+		d->truncated = true;
+		return SV_EEXHAUSTED;
+	}
+	if (d->n == d->cap && sv_drain_reserve(d, 1) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	d->rows[d->n++] = *w;
 	return SV_OK;

@@ -62,6 +62,7 @@ typedef struct sv_drain {
 	char        reason[SV_DRAIN_REASON_LEN];
 	sv_drained *rows;
 	size_t      n, cap;
+	bool truncated; /* rows past SV_DRAIN_MAX_ROWS went unrecorded */
 } sv_drain;
 
 /* Every report of one supervisor. */
@@ -78,21 +79,32 @@ void sv_drains_init(sv_drains *ds);
 void sv_drains_fini(sv_drains *ds);
 
 /*
- * sv_drains_open starts a report with the next id; rolling marks a rolling
- * restart (roll_active set). When SV_DRAINS_KEEP reports exist, the oldest
- * finished one is dropped. On SV_OK *dp points into the table (valid until
- * the report is dropped).
+ * sv_drains_open starts a report with the next id, with room for `rows`
+ * rows; rolling marks a rolling restart (roll_active set). When
+ * SV_DRAINS_KEEP reports exist, the oldest finished one is dropped. Every
+ * allocation comes first: on an error the table is unchanged. On SV_OK
+ * *dp points into the table (valid until the report is dropped).
  * Errors: SV_EEXHAUSTED (SV_DRAINS_KEEP reports are all unfinished),
  * SV_ENOMEM.
  */
-sv_err sv_drains_open(sv_drains *ds, bool rolling, sv_drain **dp);
+sv_err sv_drains_open(sv_drains *ds, bool rolling, size_t rows, sv_drain **dp);
+
+/*
+ * sv_drain_reserve makes room for `more` rows in report d (never past
+ * SV_DRAIN_MAX_ROWS), so that as many sv_drain_add calls cannot fail for
+ * lack of memory. Allocates through core/alloc.h; sv_drains_fini frees.
+ * Errors: SV_ENOMEM (d unchanged).
+ */
+sv_err sv_drain_reserve(sv_drain *d, size_t more);
 
 /* sv_drains_find returns the report with id, or NULL. */
 sv_drain *sv_drains_find(const sv_drains *ds, uint64_t id);
 
 /*
- * sv_drain_add appends a copy of row w to report d.
- * Errors: SV_EEXHAUSTED (SV_DRAIN_MAX_ROWS rows), SV_ENOMEM.
+ * sv_drain_add appends a copy of row w to report d. Within a reservation
+ * (sv_drain_reserve) it fails only at the row limit.
+ * Errors: SV_EEXHAUSTED (SV_DRAIN_MAX_ROWS rows: d->truncated is set),
+ * SV_ENOMEM.
  */
 sv_err sv_drain_add(sv_drain *d, const sv_drained *w);
 

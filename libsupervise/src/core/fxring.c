@@ -1,13 +1,19 @@
 /*
- * fxring.c — the cores' effect queue (see fxring.h). The ring doubles when
- * full, starting at 64 records, and is unrolled into the new buffer so the
- * oldest record is first again.
+ * fxring.c — the cores' effect queue (see fxring.h): a ring of records that
+ * grows only when a reservation asks for more room than is free. It
+ * doubles, starting at 64 records, and is unrolled into the new buffer so
+ * the oldest record is first again.
  */
+#include <assert.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/fxring.h"
 
+/* sv_fxring_init: see fxring.h. */
 void
 sv_fxring_init(sv_fxring *r, size_t esize)
 {
@@ -15,6 +21,7 @@ sv_fxring_init(sv_fxring *r, size_t esize)
 	r->esize = esize;
 }
 
+/* sv_fxring_fini: see fxring.h. */
 void
 sv_fxring_fini(sv_fxring *r)
 {
@@ -29,28 +36,89 @@ fxr_at(const sv_fxring *r, size_t i)
 	return r->buf + ((r->head + i) % r->cap) * r->esize;
 }
 
-void
-sv_fxring_push(sv_fxring *r, const void *e)
+/* fxr_grow makes the capacity at least need records (doubling); the ring
+ * is unchanged when that fails. */
+static sv_err
+fxr_grow(sv_fxring *r, size_t need)
 {
-	if (r->n == r->cap) {
-		size_t         cap = r->cap == 0 ? 64 : r->cap * 2;
-		unsigned char *nb  = malloc(cap * r->esize);
-		if (nb == NULL) {
-			r->lost = true;
-			return;
+	size_t         cap = r->cap == 0 ? 64 : r->cap;
+	unsigned char *nb;
+
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2 / r->esize) {
+			return SV_ENOMEM;
 		}
-		for (size_t i = 0; i < r->n; i++) {
-			memcpy(nb + i * r->esize, fxr_at(r, i), r->esize);
-		}
-		free(r->buf);
-		r->buf  = nb;
-		r->cap  = cap;
-		r->head = 0;
+		cap *= 2;
 	}
+	if ((nb = sv_mem_malloc(cap * r->esize)) == NULL) {
+		return SV_ENOMEM;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		memcpy(nb + i * r->esize, fxr_at(r, i), r->esize);
+	}
+	free(r->buf);
+	r->buf  = nb;
+	r->cap  = cap;
+	r->head = 0;
+	return SV_OK;
+}
+
+/* sv_fxring_reserve: see fxring.h. */
+sv_err
+sv_fxring_reserve(sv_fxring *r, size_t n)
+{
+	if (n > SIZE_MAX - r->n) {
+		return SV_ENOMEM;
+	}
+	if (r->cap - r->n < n && fxr_grow(r, r->n + n) != SV_OK) {
+		return SV_ENOMEM;
+	}
+	r->budget = n;
+	return SV_OK;
+}
+
+/* fxr_append copies e after the last record (there is room). */
+static void
+fxr_append(sv_fxring *r, const void *e)
+{
 	memcpy(fxr_at(r, r->n), e, r->esize);
 	r->n++;
 }
 
+/* sv_fxring_push: see fxring.h. */
+void
+sv_fxring_push(sv_fxring *r, const void *e)
+{
+	assert(r->budget > 0 && r->n < r->cap);
+	if (r->budget == 0 || r->n == r->cap) {
+		/* The entry point's bound was too low: a bug. Never lose the
+		 * record; without memory for it, stop here. */
+		r->overruns++;
+		if (r->n == r->cap && fxr_grow(r, r->n + 1) != SV_OK) {
+			fprintf(stderr,
+			    "fxring: effect beyond its reservation "
+			    "and no memory for it\n");
+			abort();
+		}
+	} else {
+		r->budget--;
+	}
+	fxr_append(r, e);
+}
+
+/* sv_fxring_push_or_drop: see fxring.h. */
+bool
+sv_fxring_push_or_drop(sv_fxring *r, const void *e)
+{
+	if (r->n == r->cap && fxr_grow(r, r->n + 1) != SV_OK) {
+		r->lost = true;
+		return false;
+	}
+	fxr_append(r, e);
+	return true;
+}
+
+/* sv_fxring_pop: see fxring.h. */
 bool
 sv_fxring_pop(sv_fxring *r, void *e)
 {

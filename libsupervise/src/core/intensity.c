@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/intensity.h"
 
 sv_err
@@ -14,7 +15,7 @@ sv_intensity_init(sv_intensity *i, uint32_t max, uint64_t window_ms)
 	}
 	i->max       = max;
 	i->window_ms = window_ms;
-	if (max > 0 && (i->at = calloc(max, sizeof(*i->at))) == NULL) {
+	if (max > 0 && (i->at = sv_mem_calloc(max, sizeof(*i->at))) == NULL) {
 		return SV_ENOMEM;
 	}
 	return SV_OK;

@@ -440,7 +440,9 @@ size_t sv_lease_count(const sv_lease_core *c);
 bool sv_lease_pop_effect(sv_lease_core *c, sv_lease_fx *fx);
 
 /* sv_lease_effects_lost tells whether an effect was dropped because memory
- * ran out (the shell should then log it and re-derive its timers). */
+ * ran out (the shell logs it; nothing re-derives the lost effect: unlike
+ * the supervision core, the lease core does not reserve yet, see
+ * core/fxring.h). */
 bool sv_lease_effects_lost(const sv_lease_core *c);
 
 /* sv_lease_holder_eq tells whether a and b are the same holder. */

@@ -7,11 +7,12 @@
 #include "core/lease_internal.h"
 
 /* svl_fx_push queues an effect; out of memory, it is dropped and fx.lost
- * is set (core/fxring.h). */
+ * is set for the shell to log (core/fxring.h: the lease core does not
+ * reserve effect capacity yet, unlike the supervision core). */
 void
 svl_fx_push(sv_lease_core *c, const sv_lease_fx *fx)
 {
-	sv_fxring_push(&c->fx, fx);
+	(void) sv_fxring_push_or_drop(&c->fx, fx);
 }
 
 /* sv_lease_pop_effect: see core/lease.h. */

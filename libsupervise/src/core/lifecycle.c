@@ -63,7 +63,7 @@ spawn_seat(sv_core *c, sv_spawn_ticket t, sv_cgroup **gp, sv_seat **sp)
 	return &s->cur;
 }
 
-void
+sv_err
 sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 {
 	sv_cgroup *g  = NULL;
@@ -72,7 +72,15 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 	sv_event   ev = {.kind = SV_EV_STARTED};
 
 	if (p == NULL) {
-		return;
+		return SV_OK;
+	}
+	/* Room first: its effects, a row in the drain that waited for it and
+	 * one in its group's roll report. */
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK
+	    || svs_rows_reserve(c, s->drain_on_spawn) != SV_OK
+	    || (g->roll.active && svs_rows_reserve(c, g->roll.drain_id))
+	        != SV_OK) {
+		return SV_ENOMEM;
 	}
 	p->pid        = pid;
 	p->started_ms = now_ms;
@@ -101,7 +109,7 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 			svs_proc_drain(
 			    c, g, s, p, d, dl, SV_WHY_DRAINED, now_ms);
 			svs_plan_step(c, now_ms);
-			return;
+			return SV_OK;
 		}
 	}
 	/* The new generation of a roll: its own ready timeout, or, without
@@ -122,9 +130,10 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 	}
 	/* A strategy restart that waited for this spawn. */
 	svs_plan_step(c, now_ms);
+	return SV_OK;
 }
 
-void
+sv_err
 sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 {
 	sv_cgroup *g  = NULL;
@@ -133,7 +142,10 @@ sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 	sv_event   ev = {.kind = SV_EV_SPAWN_FAILED, .error = error};
 
 	if (p == NULL) {
-		return;
+		return SV_OK;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	svs_emit(c, g, s, p, ev);
 	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
@@ -141,12 +153,13 @@ sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	svs_seat_after_exit(
 	    c, g, s, SV_WHY_NONE, NULL, 0, SV_CORE_SPAWN_RETRY_MS, now_ms);
 	(void) svs_group_maybe_delete(c, g);
 	svs_plan_step(c, now_ms);
+	return SV_OK;
 }
 
 /* ---- readiness, watchdog, timers -----------------------------------------
@@ -184,6 +197,13 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 	if (p == NULL) {
 		return SV_ENOTFOUND;
 	}
+	/* Room first: its effects, and the row of the old generation a roll
+	 * drains once this one is ready. */
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK
+	    || (g->roll.active && svs_rows_reserve(c, g->roll.drain_id))
+	        != SV_OK) {
+		return SV_ENOMEM;
+	}
 	if (p->state == SV_PROC_STARTING) {
 		p->state = SV_PROC_RUNNING;
 		svs_proc_await(g, p, false);
@@ -215,6 +235,9 @@ sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms)
 	if (p == NULL) {
 		return SV_ENOTFOUND;
 	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	if (p->guard != 0 && !p->draining
 	    && (p->state == SV_PROC_STARTING || p->state == SV_PROC_STOPPING)
 	    && now_ms + ms > p->due_ms) {
@@ -232,6 +255,9 @@ sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms)
 
 	if (p == NULL) {
 		return SV_ENOTFOUND;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	if (p->state == SV_PROC_RUNNING && g->pol.watchdog_ms > 0) {
 		svs_proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);
@@ -317,7 +343,7 @@ proc_timer(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 	}
 }
 
-void
+sv_err
 sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
     uint64_t now_ms)
 {
@@ -325,30 +351,44 @@ sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
 	sv_seat   *s = NULL;
 	sv_proc   *p;
 
+	/* Room first: a plan timer may reach every group, a process timer
+	 * its group (or any, through a plan), a seat timer only emits
+	 * nothing. */
+	if (kind == SV_TIMER_PROC
+	    && (g = svs_group_find(c, key.group_id, NULL)) == NULL) {
+		return SV_OK;
+	}
+	if (svs_fx_reserve(c,
+	        kind == SV_TIMER_SEAT ? svs_fx_bound_seat()
+	                              : svs_fx_bound(c, g, 0))
+	    != SV_OK) {
+		return SV_ENOMEM;
+	}
 	switch (kind) {
 	case SV_TIMER_PLAN:
 		if (c->plan.phase == PLAN_DELAY && guard == c->plan.guard) {
 			svs_plan_start(c, now_ms);
 		}
-		return;
+		return SV_OK;
 	case SV_TIMER_SEAT:
 		if ((g = svs_group_find(c, key.group_id, NULL)) == NULL
 		    || key.ordinal >= g->max_count) {
-			return;
+			return SV_OK;
 		}
 		s = &g->seats[key.ordinal];
 		if (s->state != SV_SP_BACKOFF || s->guard != guard) {
-			return;
+			return SV_OK;
 		}
 		svs_seat_fire(c, g, s, SEV_TIMER, NULL);
-		return;
+		return SV_OK;
 	case SV_TIMER_PROC:
 		if ((p = svs_live_proc(c, key, &g, &s)) == NULL
 		    || p->guard != guard || guard == 0) {
-			return;
+			return SV_OK;
 		}
 		proc_timer(c, g, s, p, now_ms);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
+	return SV_OK;
 }

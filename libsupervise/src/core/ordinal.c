@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/ordinal.h"
 
 sv_err
@@ -19,9 +20,9 @@ sv_ordinals_init(sv_ordinals *o, uint32_t limit, uint32_t max)
 	if (max == 0 || max > SV_ORDINALS_MAX || limit > max) {
 		return SV_EINVAL;
 	}
-	o->is_held  = calloc(max, sizeof(*o->is_held));
-	o->cur_gen  = calloc(max, sizeof(*o->cur_gen));
-	o->next_gen = calloc(max, sizeof(*o->next_gen));
+	o->is_held  = sv_mem_calloc(max, sizeof(*o->is_held));
+	o->cur_gen  = sv_mem_calloc(max, sizeof(*o->cur_gen));
+	o->next_gen = sv_mem_calloc(max, sizeof(*o->next_gen));
 	if (o->is_held == NULL || o->cur_gen == NULL || o->next_gen == NULL) {
 		sv_ordinals_fini(o);
 		return SV_ENOMEM;

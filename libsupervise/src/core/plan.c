@@ -116,7 +116,7 @@ svs_seat_after_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why,
 	svs_emit(c, g, s, NULL, ev);
 }
 
-void
+sv_err
 sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 {
 	sv_cgroup *g = svs_group_find(c, key.group_id, NULL);
@@ -128,12 +128,15 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	uint64_t   uptime;
 
 	if (g == NULL || key.ordinal >= g->max_count) {
-		return;
+		return SV_OK;
 	}
 	s = &g->seats[key.ordinal];
 	if ((p = svs_proc_find(s, key.generation)) == NULL
 	    || p->state == SV_PROC_SPAWNING) {
-		return;
+		return SV_OK;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	was_old      = p == &s->old;
 	why          = p->why;
@@ -154,7 +157,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	if (was_old) {
 		/* An abandoned or drained process, or the old generation of a
@@ -170,13 +173,13 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		}
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
-		return;
+		return SV_OK;
 	}
 	if (in_plan) {
 		/* Stopped by a strategy restart, or failed during one: the
@@ -196,6 +199,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	}
 	(void) svs_group_maybe_delete(c, g);
 	svs_plan_step(c, now_ms);
+	return SV_OK;
 }
 
 /* ---- the strategy plan ---------------------------------------------------

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/supervision_internal.h"
 
 /* group_acquire holds free ordinals below the limit and schedules them. */
@@ -48,25 +49,31 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	if (c->ngroups >= SV_CORE_MAX_GROUPS) {
 		return SV_EEXHAUSTED;
 	}
-	if ((ng = realloc(c->groups, (c->ngroups + 1) * sizeof(sv_cgroup *)))
-	    == NULL) {
+	/* Every allocation and the effect reservation come before the core
+	 * changes: a larger groups array alone changes nothing. The group is
+	 * freed by svs_group_free (on an error here, or when deleted). */
+	ng = sv_mem_realloc(c->groups, (c->ngroups + 1) * sizeof(sv_cgroup *));
+	if (ng == NULL) {
 		return SV_ENOMEM;
 	}
 	c->groups = ng;
-	if ((g = calloc(1, sizeof(*g))) == NULL) {
+	if ((g = sv_mem_calloc(1, sizeof(*g))) == NULL) {
 		return SV_ENOMEM;
 	}
 	g->pol       = *pol;
 	g->max_count = max_count;
 	g->cursor    = max_count;
-	if ((g->name = strdup(name)) == NULL
-	    || (g->seats = calloc(max_count, sizeof(*g->seats))) == NULL) {
+	if ((g->name = sv_mem_strdup(name)) == NULL
+	    || (g->seats = sv_mem_calloc(max_count, sizeof(*g->seats)))
+	        == NULL) {
 		svs_group_free(g);
 		return SV_ENOMEM;
 	}
 	if ((err = sv_ordinals_init(&g->ords, count, max_count)) != SV_OK
 	    || (err = sv_intensity_init(
 	            &g->intensity, pol->max_restarts, pol->max_window_ms))
+	        != SV_OK
+	    || (err = svs_fx_reserve(c, svs_fx_bound_group(g, count)))
 	        != SV_OK) {
 		svs_group_free(g);
 		return err;
@@ -101,6 +108,9 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 	}
 	if (s->used || (a != NULL && a->generation == UINT64_MAX)) {
 		return SV_EINVAL;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	if (a != NULL && a->generation + 1 > next_generation) {
 		next_generation = a->generation + 1;
@@ -141,6 +151,9 @@ sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal)
 	if (s->cur.state != SV_PROC_NONE || s->used) {
 		return SV_EBUSY;
 	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	svs_seat_fire(c, g, s, SEV_RELEASE, NULL);
 	return SV_OK;
 }
@@ -168,6 +181,9 @@ sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms)
 	}
 	if (g->deleting) {
 		return SV_OK;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	g->deleting = true;
 	svs_roll_end(c, g, "the group is being deleted");
@@ -199,6 +215,9 @@ sv_core_scale(sv_core *c, uint32_t id, uint32_t count, uint32_t *previousp,
 	}
 	if (count > g->max_count) {
 		return SV_EEXHAUSTED;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, count)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	ev.previous = g->ords.held;
 	if (previousp != NULL) {
@@ -245,6 +264,9 @@ sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has_expected,
 	if (s->cur.draining || s->rolling) {
 		return SV_EBUSY; /* being drained, or a roll is replacing it */
 	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	s->fast_failures = 0;
 	if (s->in_plan) {
 		return SV_OK; /* the strategy restart in progress covers it */
@@ -268,6 +290,9 @@ sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms)
 
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_group(g, 0)) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	sv_intensity_reset(&g->intensity);
 	for (uint32_t o = 0; o < g->max_count; o++) {
@@ -297,6 +322,9 @@ sv_core_start_one(sv_core *c, uint32_t id, uint32_t *ordinalp, uint64_t now_ms)
 
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	while ((err = sv_ordinals_acquire(&g->ords, &tok)) == SV_EEXHAUSTED
 	    && g->ords.limit < g->max_count) {
@@ -329,6 +357,9 @@ sv_core_terminate_one(
 	if (ordinal >= g->max_count || !g->seats[ordinal].wanted) {
 		return SV_ENOTFOUND;
 	}
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	svs_seat_release(g, &g->seats[ordinal]);
 	svs_seat_stop(c, g, &g->seats[ordinal], SV_WHY_UNWANTED, now_ms);
 	svs_plan_step(c, now_ms);
@@ -338,11 +369,14 @@ sv_core_terminate_one(
 /* ---- shutdown ------------------------------------------------------------
  */
 
-void
+sv_err
 sv_core_shutdown(sv_core *c, uint64_t now_ms)
 {
 	bool again = c->shutting_down;
 
+	if (svs_fx_reserve(c, svs_fx_bound(c, NULL, 0)) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	c->shutting_down = true;
 	if (c->plan.phase == PLAN_DELAY) {
 		svs_timer_cancel(c, SV_TIMER_PLAN, (sv_wkey) {0, 0, 0});
@@ -372,4 +406,5 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 			}
 		}
 	}
+	return SV_OK;
 }

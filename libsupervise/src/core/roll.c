@@ -41,6 +41,20 @@ drain_row(sv_core *c, const sv_cgroup *g, uint32_t ordinal, const sv_proc *p)
 	return sv_drain_row(d, g->id, ordinal, p->generation);
 }
 
+/* svs_rows_reserve makes room for one more row in report drain_id (0 or
+ * unknown: nothing to do), before an entry point changes anything. */
+sv_err
+svs_rows_reserve(sv_core *c, uint64_t drain_id)
+{
+	sv_drain *d;
+
+	if (drain_id == 0
+	    || (d = sv_drains_find(&c->drains, drain_id)) == NULL) {
+		return SV_OK;
+	}
+	return sv_drain_reserve(d, 1);
+}
+
 /* svs_drain_exited records the reap of process p (about to be forgotten). */
 void
 svs_drain_exited(sv_core *c, const sv_cgroup *g, const sv_seat *s,
@@ -86,9 +100,9 @@ svs_proc_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_drain *d,
 	w.noticed_ms  = now_ms;
 	w.deadline_ms = now_ms + deadline_ms;
 	w.cap_ms      = w.deadline_ms + g->pol.drain_extend_max_ms;
-	if (sv_drain_add(d, &w) != SV_OK) {
-		c->fx.lost = true; /* drained all the same, unreported */
-	}
+	/* The entry point reserved the row; past SV_DRAIN_MAX_ROWS it is
+	 * drained all the same, and the report says it is truncated. */
+	(void) sv_drain_add(d, &w);
 	svs_proc_await(g, p, false);
 	p->draining     = true;
 	p->drain_id     = d->id;
@@ -192,7 +206,15 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 			return SV_ENOTFOUND;
 		}
 	}
-	if ((err = sv_drains_open(&c->drains, false, &d)) != SV_OK) {
+	/* Room first: the effects, then the report with a row for every
+	 * live process in scope (those on their way reserve theirs when
+	 * spawned). */
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
+		return SV_ENOMEM;
+	}
+	if ((err = sv_drains_open(
+	         &c->drains, false, g != NULL ? g->live : sv_core_live(c), &d))
+	    != SV_OK) {
 		return err;
 	}
 	for (size_t gi = 0; gi < c->ngroups; gi++) {
@@ -224,6 +246,9 @@ sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
 
 	if (p == NULL || !p->draining) {
 		return SV_ENOTFOUND;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	due = more_ms > UINT64_MAX - now_ms ? UINT64_MAX : now_ms + more_ms;
 	if (due > p->drain_cap_ms) {
@@ -389,7 +414,12 @@ sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
 	if (g->failed || g->roll.active) {
 		return SV_EBUSY;
 	}
-	if ((err = sv_drains_open(&c->drains, true, &d)) != SV_OK) {
+	/* Room first; each old generation's row is reserved by the entry
+	 * point that drains it (readiness or spawn of its successor). */
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
+	}
+	if ((err = sv_drains_open(&c->drains, true, 0, &d)) != SV_OK) {
 		return err;
 	}
 	if (ready_timeout_ms == 0) {

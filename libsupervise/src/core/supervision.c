@@ -11,18 +11,100 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/supervision_internal.h"
 
 /* ---- effect queue --------------------------------------------------------
+ *
+ * Lossless: every entry point that changes state first reserves room for
+ * the effects it can emit (svs_fx_reserve with a bound from svs_fx_bound)
+ * and returns SV_ENOMEM, having changed nothing, when it cannot. The pushes
+ * below then cannot fail (core/fxring.h). The shell re-derives nothing: an
+ * effect that is not queued is never carried out.
+ *
+ * The bound. One seat, in one call, emits at most SVS_FX_PER_SEAT effects:
+ * stopping its current process and a roll's old one (a STOPPING event, a
+ * signal and a timer each), cancelling its backoff, coming to rest
+ * (STOPPED), a SIGKILL to an abandoned process, joining a strategy plan
+ * and being started by it. A group adds at most SVS_FX_PER_GROUP events of
+ * its own (created, scaled, reset, failed, roll done, deleted), and the
+ * call itself SVS_FX_BASE (the seat it is about, the plan timer). Only
+ * seats with a live process or a held ordinal emit anything, so a group
+ * counts min(max_count, live + held) seats, which keeps the ring small for
+ * groups far below their max_count. A transition reaches past its own
+ * group only through a strategy plan (one_for_all, rest_for_one), or when
+ * it is about every group (shutdown, drain of everything).
  */
 
-/* fx_push queues an effect (dropped, and fx.lost set, when out of
- * memory; the shell logs it. Timers are the only effects whose loss
- * matters, and the shell re-derives them, see supervisor.c). */
+/* Effects of one call: see above. */
+#define SVS_FX_BASE      32
+#define SVS_FX_PER_GROUP 8
+#define SVS_FX_PER_SEAT  12
+
+/* fx_push queues an effect within the caller's reservation. */
 static void
 fx_push(sv_core *c, const sv_fx *fx)
 {
 	sv_fxring_push(&c->fx, fx);
+}
+
+/* fx_group_bound bounds the effects of a transition over all of group g
+ * whose held ordinals may grow to at least `held`. */
+static size_t
+fx_group_bound(const sv_cgroup *g, uint32_t held)
+{
+	size_t seats;
+
+	if (g == NULL) {
+		return 0;
+	}
+	seats = (size_t) g->live + (g->ords.held > held ? g->ords.held : held);
+	if (seats > g->max_count) {
+		seats = g->max_count;
+	}
+	return SVS_FX_PER_GROUP + SVS_FX_PER_SEAT * seats;
+}
+
+/* svs_fx_bound bounds the effects of an entry point that may reach every
+ * seat of group g (NULL: of every group), and through a strategy plan any
+ * group; held: the held ordinals g may reach in this call. */
+size_t
+svs_fx_bound(const sv_core *c, const sv_cgroup *g, uint32_t held)
+{
+	size_t n = SVS_FX_BASE;
+
+	if (g != NULL && !sv_strategy_has_plan(c->strategy)) {
+		return n + fx_group_bound(g, held);
+	}
+	for (size_t i = 0; i < c->ngroups; i++) {
+		n += fx_group_bound(
+		    c->groups[i], c->groups[i] == g ? held : 0);
+	}
+	return n;
+}
+
+/* svs_fx_bound_group bounds the effects of an entry point that reaches
+ * group g only (and no plan), its held ordinals growing to `held`. */
+size_t
+svs_fx_bound_group(const sv_cgroup *g, uint32_t held)
+{
+	return SVS_FX_BASE + fx_group_bound(g, held);
+}
+
+/* svs_fx_bound_seat bounds the effects of an entry point about one seat
+ * that cannot reach further (readiness, heartbeat, restart, ...). */
+size_t
+svs_fx_bound_seat(void)
+{
+	return SVS_FX_BASE;
+}
+
+/* svs_fx_reserve makes room for n effects before a state change.
+ * Errors: SV_ENOMEM (nothing changed). */
+sv_err
+svs_fx_reserve(sv_core *c, size_t n)
+{
+	return sv_fxring_reserve(&c->fx, n);
 }
 
 bool
@@ -96,7 +178,7 @@ svs_signal_proc(sv_core *c, const sv_cgroup *g, const sv_seat *s,
 sv_err
 sv_core_create(sv_strategy strategy, sv_core **corep)
 {
-	sv_core *c = calloc(1, sizeof(*c));
+	sv_core *c = sv_mem_calloc(1, sizeof(*c)); /* sv_core_destroy frees */
 
 	if (c == NULL) {
 		return SV_ENOMEM;

@@ -35,6 +35,13 @@
  * none, SIGKILLed at its deadline, and never restarted; its ordinal is no
  * longer held. Reports are kept by core/drain.h.
  *
+ * Out of memory. Every entry point that changes state reserves, before its
+ * first change, room for every effect it can queue (and any other memory
+ * it needs); when it cannot, it returns SV_ENOMEM having changed nothing
+ * and queued nothing, and the shell calls it again later with the same
+ * arguments. No effect is ever dropped (core/fxring.h). Allocations go
+ * through core/alloc.h, where a test injects failures.
+ *
  * Timers are keyed and guarded: every arm carries a guard number; a timer
  * that fires with a stale guard is ignored, so a stop or shutdown that
  * cancels a scheduled restart can never be undone by a late timer.
@@ -340,7 +347,7 @@ sv_err sv_core_add_group(sv_core *c, const char *name,
 /*
  * sv_core_delete_group stops every worker of the group and removes it once
  * the last has been reaped (GROUP_DELETED; at once if none is alive).
- * Errors: SV_ENOTFOUND.
+ * Errors: SV_ENOTFOUND, SV_ENOMEM.
  */
 sv_err sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms);
 
@@ -383,29 +390,32 @@ bool sv_core_pop_effect(sv_core *c, sv_fx *fx);
  */
 bool sv_core_next_spawn(sv_core *c, uint64_t now_ms, sv_spawn_ticket *t);
 
-/* sv_core_spawned: the ticket's process runs as pid. */
-void sv_core_spawned(
+/* sv_core_spawned: the ticket's process runs as pid.
+ * Errors: SV_ENOMEM (nothing changed: call again). */
+sv_err sv_core_spawned(
     sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms);
 
-/* sv_core_spawn_failed: the ticket could not be spawned (errno error). */
-void sv_core_spawn_failed(
+/* sv_core_spawn_failed: the ticket could not be spawned (errno error).
+ * Errors: SV_ENOMEM (nothing changed: call again). */
+sv_err sv_core_spawn_failed(
     sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms);
 
 /*
  * sv_core_exited: the process key was reaped with status x. Events for
  * unknown or stale keys are ignored.
+ * Errors: SV_ENOMEM (nothing changed: call again).
  */
-void sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms);
+sv_err sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms);
 
 /*
  * sv_core_ready: the process key reported readiness.
- * Errors: SV_ENOTFOUND (not a live process of this core).
+ * Errors: SV_ENOTFOUND (not a live process of this core), SV_ENOMEM.
  */
 sv_err sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms);
 
 /*
  * sv_core_heartbeat: the process key is alive (watchdog).
- * Errors: SV_ENOTFOUND (not a live process of this core).
+ * Errors: SV_ENOTFOUND (not a live process of this core), SV_ENOMEM.
  */
 sv_err sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms);
 
@@ -413,23 +423,24 @@ sv_err sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms);
  * sv_core_extend: the process key asks for more time (systemd's
  * EXTEND_TIMEOUT_USEC): a start or stop timeout that is armed fires no
  * sooner than ms from now. Anything else is left as it is.
- * Errors: SV_ENOTFOUND (not a live process of this core).
+ * Errors: SV_ENOTFOUND (not a live process of this core), SV_ENOMEM.
  */
 sv_err sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms);
 
 /*
  * sv_core_timer: a timer armed by an SV_FX_TIMER effect fired. key and
  * guard are those of the effect. Stale timers are ignored.
+ * Errors: SV_ENOMEM (nothing changed: fire it again).
  */
-void sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
-    uint64_t now_ms);
+sv_err sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key,
+    uint64_t guard, uint64_t now_ms);
 
 /*
  * sv_core_scale sets the group's number of workers to count: ordinals
  * 0..count-1 are held, the workers above are stopped. *previousp (may be
  * NULL) receives the old count.
  * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (count > max_count), SV_EBUSY
- * (shutting down or group being deleted).
+ * (shutting down or group being deleted), SV_ENOMEM.
  */
 sv_err sv_core_scale(sv_core *c, uint32_t id, uint32_t count,
     uint32_t *previousp, uint64_t now_ms);
@@ -441,7 +452,8 @@ sv_err sv_core_scale(sv_core *c, uint32_t id, uint32_t count,
  * expected_generation (compare-and-swap, so a retried request restarts at
  * most once).
  * Errors: SV_ENOTFOUND (no such group or held ordinal), SV_ECONFLICT
- * (generation mismatch), SV_EBUSY (the group failed, or shutting down).
+ * (generation mismatch), SV_EBUSY (the group failed, or shutting down),
+ * SV_ENOMEM.
  */
 sv_err sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal,
     bool has_expected, uint64_t expected_generation, uint64_t now_ms);
@@ -449,14 +461,16 @@ sv_err sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal,
 /*
  * sv_core_reset clears a group's failed state, its restart intensity and
  * every seat's failure history, and starts its held seats again.
- * Errors: SV_ENOTFOUND, SV_EBUSY (shutting down or being deleted).
+ * Errors: SV_ENOTFOUND, SV_EBUSY (shutting down or being deleted),
+ * SV_ENOMEM.
  */
 sv_err sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms);
 
 /*
  * sv_core_start_one holds one more ordinal (the lowest free one) and starts
  * a worker on it. *ordinalp receives the ordinal.
- * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (max_count reached), SV_EBUSY.
+ * Errors: SV_ENOTFOUND, SV_EEXHAUSTED (max_count reached), SV_EBUSY,
+ * SV_ENOMEM.
  */
 sv_err sv_core_start_one(
     sv_core *c, uint32_t id, uint32_t *ordinalp, uint64_t now_ms);
@@ -464,7 +478,7 @@ sv_err sv_core_start_one(
 /*
  * sv_core_terminate_one stops the worker on ordinal and releases the
  * ordinal; the group's count goes down by one.
- * Errors: SV_ENOTFOUND, SV_EBUSY.
+ * Errors: SV_ENOTFOUND, SV_EBUSY, SV_ENOMEM.
  */
 sv_err sv_core_terminate_one(
     sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now_ms);
@@ -485,7 +499,7 @@ sv_err sv_core_terminate_one(
  *     replaced).
  * Errors: SV_ENOTFOUND (no group id), SV_EINVAL (ordinal >= max_count, or
  * generation below one the seat has used), SV_EBUSY (the seat already has
- * a process, or the core is shutting down).
+ * a process, or the core is shutting down), SV_ENOMEM.
  */
 sv_err sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
     uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms);
@@ -498,7 +512,7 @@ sv_err sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
  * freed (the group holds one ordinal fewer; a later scale-up or start may
  * take it again). A process later adopted on it is stopped and not
  * replaced. Errors: SV_ENOTFOUND (no such group), SV_EINVAL (ordinal out of
- * range), SV_EBUSY (the seat already has a process).
+ * range), SV_EBUSY (the seat already has a process), SV_ENOMEM.
  */
 sv_err sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal);
 
@@ -531,7 +545,8 @@ sv_err sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id,
  * deadline moves to now + more_ms, never earlier than it was and never past
  * its cap (first deadline + the group's drain_extend_max_ms). *deadlinep
  * (may be NULL) receives the deadline in effect (absolute).
- * Errors: SV_ENOTFOUND (not a live process of this core, or not draining).
+ * Errors: SV_ENOTFOUND (not a live process of this core, or not draining),
+ * SV_ENOMEM.
  */
 sv_err sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
     uint64_t now_ms, uint64_t *deadlinep);
@@ -571,8 +586,9 @@ bool sv_core_proc_deadline(const sv_core *c, sv_wkey key, uint64_t *deadlinep);
  * sv_core_shutdown stops every worker (reverse start order) and cancels
  * every scheduled start. Called again, it sends SIGKILL to every process
  * still alive.
+ * Errors: SV_ENOMEM (nothing changed: call again).
  */
-void sv_core_shutdown(sv_core *c, uint64_t now_ms);
+sv_err sv_core_shutdown(sv_core *c, uint64_t now_ms);
 
 /* sv_why_name returns "restart", "strategy", ... for logs and events. */
 const char *sv_why_name(sv_why why);

@@ -53,6 +53,22 @@ struct sv_core {
 /* ---- supervision.c (the core record: create/destroy, the effect queue,
  * queries and names) ---- */
 
+/* fx_bound bounds the effects of an entry point that may reach every seat
+ * of group g (NULL: of every group), or any group through a strategy
+ * plan; held: the held ordinals g may reach in this call. */
+size_t svs_fx_bound(const sv_core *c, const sv_cgroup *g, uint32_t held);
+
+/* fx_bound_group bounds the effects of an entry point that reaches group
+ * g only (no plan), its held ordinals growing to `held`. */
+size_t svs_fx_bound_group(const sv_cgroup *g, uint32_t held);
+
+/* fx_bound_seat bounds the effects of an entry point about one seat. */
+size_t svs_fx_bound_seat(void);
+
+/* fx_reserve makes room for n effects: every entry point calls it before
+ * its first state change. Errors: SV_ENOMEM (nothing changed). */
+sv_err svs_fx_reserve(sv_core *c, size_t n);
+
 /* key_of names a process of a seat. */
 sv_wkey svs_key_of(const sv_cgroup *g, const sv_seat *s, const sv_proc *p);
 
@@ -231,6 +247,10 @@ sv_proc *svs_live_proc(sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp);
 sv_err svs_group_for_request(sv_core *c, uint32_t id, sv_cgroup **gp);
 
 /* ---- roll.c (drain and rolling restart) ---- */
+
+/* rows_reserve makes room for one more row in report drain_id (0 or
+ * unknown: nothing to do). Errors: SV_ENOMEM (nothing changed). */
+sv_err svs_rows_reserve(sv_core *c, uint64_t drain_id);
 
 /* drain_exited records the reap of process p (about to be forgotten). */
 void svs_drain_exited(sv_core *c, const sv_cgroup *g, const sv_seat *s,
