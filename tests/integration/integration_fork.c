@@ -181,8 +181,8 @@ test_deadlines_without_daemon(void **state)
 
 	/* A stopped (SIGSTOP) daemon: the kernel accepts the connection,
 	 * nobody answers. Open returns by its deadline, keeping the half-open
-	 * connection (hanging up would trip nng#1518 in the daemon), and
-	 * calls give up at their deadline too. */
+	 * connection (hanging up would trip nng#1518 in a daemon built on
+	 * nng), and calls give up at their deadline too. */
 	assert_int_equal(kill(ctx->daemon, SIGSTOP), 0);
 	assert_int_equal(wait_state(ctx->daemon, 'T', IT_CONVERGE_MS), 0);
 	t0 = it_now_ms();

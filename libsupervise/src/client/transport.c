@@ -18,9 +18,10 @@
  * the supervisor's header has not come in time (a stopped or overloaded
  * supervisor), the connection is kept and the next call waits for the
  * header again. nng 1.5.2 (nanomsg/nng#1518) stops accepting connections
- * for good when a peer hangs up during the exchange; supervised repairs
- * that within about a second, but a client that hung up on every slow
- * start would keep causing it.
+ * for good when a peer hangs up during the exchange. supervised serves its
+ * sockets itself and is not affected, but another implementation of
+ * supervise.v1 built on nng's REP socket would be, by a client that hung
+ * up on every slow start.
  *
  * Divisions: clock and errors; raw I/O with deadlines; connecting and the
  * connection header; the request/reply exchange.
@@ -468,7 +469,8 @@ svt_dial(svt_conn *c, int64_t deadline, bool *gave_upp)
 				/* Exchanged, or the peer's header is still
 				 * due: keep the connection, svt_call waits for
 				 * it. Hanging up now would trip nng#1518 in
-				 * the supervisor (see the top of this file).
+				 * a supervisor built on nng (see the top of
+				 * this file).
 				 */
 				return SV_OK;
 			}

@@ -79,11 +79,11 @@ sv_err svt_init(svt_conn *c, const char *url);
  * again after a pause growing from SVT_BACKOFF_MIN_MS to SVT_BACKOFF_MAX_MS
  * until deadline; a deadline already past allows exactly one attempt. The
  * peer's header is awaited until deadline; if it has not come by then, the
- * connection is kept (hanging up would trip nng#1518 in the supervisor) and
- * svt_call finishes the exchange under its own deadline. Errors (c->detail
- * says why; c then has no connection): SV_ECONNECT (nobody listening before
- * the deadline, or the socket cannot be reached), SV_EPROTO (the peer is
- * not an SP REP socket), SV_ENOMEM, SV_ESYSTEM.
+ * connection is kept (hanging up would trip nng#1518 in a supervisor
+ * built on nng's REP socket) and svt_call finishes the exchange under its own
+ * deadline. Errors (c->detail says why; c then has no connection): SV_ECONNECT
+ * (nobody listening before the deadline, or the socket cannot be reached),
+ * SV_EPROTO (the peer is not an SP REP socket), SV_ENOMEM, SV_ESYSTEM.
  */
 sv_err svt_connect(svt_conn *c, int64_t deadline);
 

@@ -2,18 +2,18 @@
  * spawn.h — starting, signalling and reaping worker processes (internal,
  * effect shell).
  *
- * Spawning never forks a copy of the daemon, because nng's threads make
- * fork unsafe. The common case uses posix_spawn (glibc:
- * clone(CLONE_VM|CLONE_VFORK)). A worker that runs as another user, or
- * that joins its own cgroup before exec, needs steps posix_spawn cannot
- * take (setgroups, setresgid, setresuid; a write to cgroup.procs); for it
- * sv_spawn does what glibc does, itself: clone(CLONE_VM|CLONE_VFORK|
- * CLONE_PIDFD) onto a private stack, with every signal blocked around it.
- * That child shares the daemon's memory until it execs, so it makes only
- * async-signal-safe calls, and credentials are set with raw system calls
- * (glibc's setuid() would try to apply the change to every thread of the
- * daemon). The PATH search is done beforehand, in the parent; a failure in
- * the child is reported through memory the two share.
+ * Spawning never forks a copy of the daemon: it has a second thread (the
+ * log writer), which makes fork unsafe, and copying its page tables costs. The
+ * common case uses posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK)). A worker
+ * that runs as another user, or that joins its own cgroup before exec, needs
+ * steps posix_spawn cannot take (setgroups, setresgid, setresuid; a write to
+ * cgroup.procs); for it sv_spawn does what glibc does, itself:
+ * clone(CLONE_VM|CLONE_VFORK| CLONE_PIDFD) onto a private stack, with every
+ * signal blocked around it. That child shares the daemon's memory until it
+ * execs, so it makes only async-signal-safe calls, and credentials are set
+ * with raw system calls (glibc's setuid() would try to apply the change to
+ * every thread of the daemon). The PATH search is done beforehand, in the
+ * parent; a failure in the child is reported through memory the two share.
  *
  * Either way the child gets an empty signal mask, default dispositions for
  * the signals the daemon blocks or ignores, its own process group, and
