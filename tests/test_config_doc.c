@@ -65,9 +65,9 @@ static size_t
 doc_section(const char *heading, doc_row *rows, size_t max)
 {
 	char   line[8192];
-	FILE  *f   = fopen(SV_SOURCE_DIR "/docs/config.md", "r");
-	size_t n   = 0;
-	int    on  = 0;
+	FILE  *f  = fopen(SV_SOURCE_DIR "/docs/config.md", "r");
+	size_t n  = 0;
+	int    on = 0;
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -128,7 +128,8 @@ doc_compare(const char *heading, const doc_key *table, size_t ntable)
 	}
 	for (size_t j = 0; j < n; j++) {
 		size_t i = 0;
-		while (i < ntable && strcmp(rows[j].name, table[i].name) != 0) {
+		while (
+		    i < ntable && strcmp(rows[j].name, table[i].name) != 0) {
 			i++;
 		}
 		if (i == ntable) {
@@ -157,7 +158,8 @@ static void
 test_top_keys(void **state)
 {
 	(void) state;
-	assert_int_equal(doc_compare("Top level", top_rows, NROWS(top_rows)), 0);
+	assert_int_equal(
+	    doc_compare("Top level", top_rows, NROWS(top_rows)), 0);
 }
 
 /* The daemon's GroupSpec option check follows the rows' spec column, and

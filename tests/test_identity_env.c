@@ -82,9 +82,9 @@ test_reads_every_field(void **state)
 static void
 test_missing_is_not_a_worker(void **state)
 {
-	static const char *names[] = {"SUPERVISE_GROUP", "SUPERVISE_ORDINAL",
-	    "SUPERVISE_GENERATION", "SUPERVISE_PURPOSE",
-	    "SUPERVISE_SUPERVISOR_ID"};
+	static const char *names[]
+	    = {"SUPERVISE_GROUP", "SUPERVISE_ORDINAL", "SUPERVISE_GENERATION",
+	        "SUPERVISE_PURPOSE", "SUPERVISE_SUPERVISOR_ID"};
 	const char      *env[16];
 	char             buf[64];
 	sv_whoami_result r;
