@@ -818,7 +818,7 @@ test_many_leases(void **state)
 	ml_check(&a, m);
 	/* 10 pool names and 5 group names, each stored once. */
 	assert_true(a.nlnames <= ML_POOLS + ML_GROUPS);
-	assert_int_equal(a.nlnames - a.lnames_free, ML_POOLS + ML_GROUPS);
+	assert_int_equal(a.lname_index.n, ML_POOLS + ML_GROUPS);
 
 	/* The daemon's mirror applies line by line: the same snapshot. */
 	assert_int_equal(sv_jstate_init(&b, "boot"), SV_OK);

@@ -55,9 +55,9 @@
  * In memory. The daemon keeps an sv_jstate of what it journaled (its
  * mirror, for compaction), so a live lease costs it memory twice, in the
  * lease core and here. Here a lease is a 64-byte record in a dense array
- * with an id map (idmap.h) by (pool, slot); pool and holder group names are
- * stored once each, counted by the leases naming them. Applying an L or U
- * record costs O(1), not a scan.
+ * with a hash index by (pool, slot) (4-byte buckets, at most three quarters
+ * full); pool and holder group names are stored once each, counted by the
+ * leases naming them. Applying an L or U record costs O(1), not a scan.
  */
 #ifndef SV_CORE_JOURNAL_H
 #define SV_CORE_JOURNAL_H
@@ -66,7 +66,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "idmap.h"
 #include "supervise/supervise.h"
 
 /* Format version written in the header. */
@@ -156,10 +155,17 @@ typedef struct sv_jlease {
  * number of live leases naming it; a name no lease names is freed. */
 typedef struct sv_jname {
 	char    *s; /* owned; NULL: a free entry */
-	uint64_t hash; /* of s: its key in lname_index */
 	uint32_t refs;
-	uint32_t next; /* the next name id of the same hash; 0: none */
+	uint32_t hash;
 } sv_jname;
+
+/* An open-addressing hash index of entry numbers (entry + 1; 0: empty),
+ * linear probing, at most three quarters full. */
+typedef struct sv_jindex {
+	uint32_t *b; /* [cap], owned */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n;
+} sv_jindex;
 
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
@@ -175,11 +181,11 @@ typedef struct sv_jstate {
 	sv_jlease *leases; /* [nleases], live leases in no order */
 	size_t     nleases;
 	size_t     capleases;
-	sv_idmap   lease_index; /* (pool << 32) | slot -> leases[] + 1 */
+	sv_jindex  lease_index; /* (pool, slot) -> leases[] */
 	sv_jname  *lnames; /* [nlnames]: name id k is lnames[k - 1] */
 	uint32_t   nlnames, caplnames;
 	uint32_t   lnames_free; /* free entries among them */
-	sv_idmap   lname_index; /* hash -> first name id of that hash */
+	sv_jindex  lname_index; /* string -> name id */
 	bool       torn; /* a torn last line was dropped */
 } sv_jstate;
 

@@ -4,14 +4,12 @@
  * compaction can write them again and a successor can restore them.
  *
  * Live leases sit in a dense array (a lease that ends is replaced by the
- * last one, so a snapshot lists them in the order this leaves). An id map
- * (idmap.h) finds a lease from its (pool, slot) without a scan. Pool and
- * holder group names are interned: a lease holds ids into lnames, each
- * name counted by the leases that name it and freed with the last of
- * them; a second id map finds a name from its hash.
+ * last one, so a snapshot lists them in the order this leaves). An index
+ * finds a lease from its (pool, slot) without a scan. Pool and holder
+ * group names are interned: a lease holds ids into lnames, each name
+ * counted by the leases that name it and freed with the last of them.
  * Runtime pools are few (at most SV_JOURNAL_MAX_POOLS): a plain array.
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,49 +43,152 @@ sv_jlease_group(const sv_jstate *st, const sv_jlease *l)
 /* What the lease table saves rests on this (x86-64: 64 bytes). */
 _Static_assert(sizeof(sv_jlease) <= 64, "a journaled lease stays compact");
 
-/* J_REF and J_UNREF carry a 1-based number (a name id, a lease's place
- * + 1) as an id map value, never NULL. */
-#define J_REF(v)   ((void *) (uintptr_t) (v))
-#define J_UNREF(p) ((uint32_t) (uintptr_t) (p))
+/* Smallest index table; an index grows at three quarters full. */
+#define J_INDEX_MIN 16u
 
-/* j_strhash is the 64-bit FNV-1a hash of s. */
+/* j_mix is a 64-bit finaliser (splitmix64's), so close keys spread. */
 static uint64_t
+j_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+/* j_strhash is the FNV-1a hash of s. */
+static uint32_t
 j_strhash(const char *s)
 {
-	uint64_t h = UINT64_C(14695981039346656037);
+	uint32_t h = 2166136261u;
 
 	for (; *s != '\0'; s++) {
-		h = (h ^ (uint8_t) *s) * UINT64_C(1099511628211);
+		h = (h ^ (uint8_t) *s) * 16777619u;
 	}
 	return h;
 }
 
-/* ---- names --------------------------------------------------------------
- *
- * lname_index maps a name's hash to the first name id with that hash;
- * names sharing a hash are chained through sv_jname.next.
- */
+/* What an index is of: its entries' key hashes and key comparisons. */
+typedef uint64_t (*j_keyhash)(const sv_jstate *st, uint32_t v);
+typedef bool (*j_keyeq)(const sv_jstate *st, uint32_t v, const void *key);
+
+/* j_home is the first bucket of hash h in a table of cap buckets. */
+static size_t
+j_home(uint64_t h, size_t cap)
+{
+	return (size_t) j_mix(h) & (cap - 1);
+}
+
+/* j_index_find returns the bucket holding the entry whose key is key
+ * (hash h), or the empty bucket where it would go. ix->cap must be > 0. */
+static size_t
+j_index_find(const sv_jstate *st, const sv_jindex *ix, uint64_t h, j_keyeq eq,
+    const void *key)
+{
+	size_t i = j_home(h, ix->cap);
+
+	while (ix->b[i] != 0 && !eq(st, ix->b[i], key)) {
+		i = (i + 1) & (ix->cap - 1);
+	}
+	return i;
+}
+
+/* j_index_add adds entry v (key hash h, not present yet), growing the
+ * table first when it would pass three quarters full. */
+static sv_err
+j_index_add(
+    const sv_jstate *st, sv_jindex *ix, uint64_t h, uint32_t v, j_keyhash kh)
+{
+	size_t i;
+
+	if ((ix->n + 1) * 4 > ix->cap * 3) {
+		size_t    cap = ix->cap == 0 ? J_INDEX_MIN : ix->cap * 2;
+		uint32_t *b   = calloc(cap, sizeof(*b));
+		if (b == NULL) {
+			return SV_ENOMEM;
+		}
+		for (size_t k = 0; k < ix->cap; k++) {
+			if (ix->b[k] != 0) {
+				i = j_home(kh(st, ix->b[k]), cap);
+				while (b[i] != 0) {
+					i = (i + 1) & (cap - 1);
+				}
+				b[i] = ix->b[k];
+			}
+		}
+		free(ix->b);
+		ix->b   = b;
+		ix->cap = cap;
+	}
+	i = j_home(h, ix->cap);
+	while (ix->b[i] != 0) {
+		i = (i + 1) & (ix->cap - 1);
+	}
+	ix->b[i] = v;
+	ix->n++;
+	return SV_OK;
+}
+
+/* j_index_del empties bucket i and moves the later entries of its probe
+ * run back into the hole unless their home lies cyclically in (i, j]. */
+static void
+j_index_del(const sv_jstate *st, sv_jindex *ix, size_t i, j_keyhash kh)
+{
+	size_t j = i;
+
+	for (;;) {
+		size_t home;
+		j = (j + 1) & (ix->cap - 1);
+		if (ix->b[j] == 0) {
+			break;
+		}
+		home = j_home(kh(st, ix->b[j]), ix->cap);
+		if (i <= j ? (i < home && home <= j)
+		           : (i < home || home <= j)) {
+			continue;
+		}
+		ix->b[i] = ix->b[j];
+		i        = j;
+	}
+	ix->b[i] = 0;
+	ix->n--;
+}
+
+/* Names: entry v is name id v; the key is the string. j_name_hash is the
+ * key hash of entry v. */
+static uint64_t
+j_name_hash(const sv_jstate *st, uint32_t v)
+{
+	return st->lnames[v - 1].hash;
+}
+
+/* j_name_eq tells whether entry v is the name key (a string). */
+static bool
+j_name_eq(const sv_jstate *st, uint32_t v, const void *key)
+{
+	return strcmp(st->lnames[v - 1].s, key) == 0;
+}
 
 /* j_name_id returns the id of name s, or 0 if no lease names it. */
 static uint32_t
 j_name_id(const sv_jstate *st, const char *s)
 {
-	uint32_t id = J_UNREF(sv_idmap_get(&st->lname_index, j_strhash(s)));
-
-	while (id != 0 && strcmp(st->lnames[id - 1].s, s) != 0) {
-		id = st->lnames[id - 1].next;
+	if (st->lname_index.cap == 0) {
+		return 0;
 	}
-	return id;
+	return st->lname_index
+	    .b[j_index_find(st, &st->lname_index, j_strhash(s), j_name_eq, s)];
 }
 
 /* j_name_ref counts one more lease naming s and sets *idp to its id,
- * entering s if it is new. On failure nothing changed. */
+ * entering s if it is new. */
 static sv_err
 j_name_ref(sv_jstate *st, const char *s, uint32_t *idp)
 {
 	uint32_t  id = j_name_id(st, s);
 	uint32_t  k  = st->nlnames;
-	uint64_t  h;
 	sv_jname *n;
 	char     *copy;
 	sv_err    rv;
@@ -115,19 +216,20 @@ j_name_ref(sv_jstate *st, const char *s, uint32_t *idp)
 		st->lnames    = n;
 		st->caplnames = cap;
 	}
-	h = j_strhash(s);
-	if ((rv = sv_idmap_reserve(&st->lname_index, 1)) != SV_OK) {
-		return rv;
-	}
 	if ((copy = strdup(s)) == NULL) {
 		return SV_ENOMEM;
 	}
 	n       = &st->lnames[k];
 	n->s    = copy;
 	n->refs = 1;
-	n->hash = h;
-	n->next = J_UNREF(sv_idmap_get(&st->lname_index, h));
-	(void) sv_idmap_put(&st->lname_index, h, J_REF(k + 1)); /* reserved */
+	n->hash = j_strhash(s);
+	if ((rv = j_index_add(
+	         st, &st->lname_index, n->hash, k + 1, j_name_hash))
+	    != SV_OK) {
+		free(copy);
+		n->s = NULL; /* the entry stays free (or unused) */
+		return rv;
+	}
 	if (k == st->nlnames) {
 		st->nlnames++;
 	} else {
@@ -138,12 +240,11 @@ j_name_ref(sv_jstate *st, const char *s, uint32_t *idp)
 }
 
 /* j_name_unref counts one lease fewer naming name id (0 is ignored); the
- * last one frees the name and unchains it. */
+ * last one frees the name. */
 static void
 j_name_unref(sv_jstate *st, uint32_t id)
 {
 	sv_jname *n;
-	uint32_t  head, *linkp;
 
 	if (id == 0) {
 		return;
@@ -152,36 +253,52 @@ j_name_unref(sv_jstate *st, uint32_t id)
 	if (--n->refs > 0) {
 		return;
 	}
-	head = J_UNREF(sv_idmap_get(&st->lname_index, n->hash));
-	if (head == id) {
-		if (n->next != 0) {
-			(void) sv_idmap_put(
-			    &st->lname_index, n->hash, J_REF(n->next));
-		} else {
-			(void) sv_idmap_del(&st->lname_index, n->hash);
-		}
-	} else {
-		for (linkp = &st->lnames[head - 1].next; *linkp != id;
-		     linkp = &st->lnames[*linkp - 1].next) {
-		}
-		*linkp = n->next;
-	}
+	j_index_del(st, &st->lname_index,
+	    j_index_find(st, &st->lname_index, n->hash, j_name_eq, n->s),
+	    j_name_hash);
 	free(n->s);
-	n->s    = NULL;
-	n->next = 0;
+	n->s = NULL;
 	st->lnames_free++;
 }
 
-/* ---- leases -------------------------------------------------------------
- *
- * lease_index maps (pool id << 32) | slot to the lease's place + 1.
- */
+/* Leases: entry v is leases[v - 1]; the key is (pool id, slot). */
+typedef struct j_lkey {
+	uint32_t pool, slot;
+} j_lkey;
 
-/* j_lkey is the index key of (pool id, slot). */
+/* j_lkey_hash is the key hash of (pool id, slot). */
 static uint64_t
-j_lkey(uint32_t pool, uint32_t slot)
+j_lkey_hash(uint32_t pool, uint32_t slot)
 {
 	return ((uint64_t) pool << 32) | slot;
+}
+
+/* j_lease_hash is the key hash of entry v. */
+static uint64_t
+j_lease_hash(const sv_jstate *st, uint32_t v)
+{
+	return j_lkey_hash(st->leases[v - 1].pool, st->leases[v - 1].slot);
+}
+
+/* j_lease_eq tells whether entry v is on key (a j_lkey). */
+static bool
+j_lease_eq(const sv_jstate *st, uint32_t v, const void *key)
+{
+	const j_lkey *k = key;
+
+	return st->leases[v - 1].pool == k->pool
+	    && st->leases[v - 1].slot == k->slot;
+}
+
+/* j_lease_bucket returns the index bucket of the lease on (pool, slot),
+ * whose content is 0 when there is none. The index must not be empty. */
+static size_t
+j_lease_bucket(const sv_jstate *st, uint32_t pool, uint32_t slot)
+{
+	j_lkey k = {pool, slot};
+
+	return j_index_find(
+	    st, &st->lease_index, j_lkey_hash(pool, slot), j_lease_eq, &k);
 }
 
 /* j_lease_find returns the live lease on (pool, slot), or NULL. */
@@ -191,10 +308,10 @@ j_lease_find(const sv_jstate *st, const char *pool, uint32_t slot)
 	uint32_t pid = j_name_id(st, pool);
 	uint32_t v;
 
-	if (pid == 0) {
+	if (pid == 0 || st->lease_index.cap == 0) {
 		return NULL;
 	}
-	v = J_UNREF(sv_idmap_get(&st->lease_index, j_lkey(pid, slot)));
+	v = st->lease_index.b[j_lease_bucket(st, pid, slot)];
 	return v != 0 ? &st->leases[v - 1] : NULL;
 }
 
@@ -206,13 +323,13 @@ j_lease_remove(sv_jstate *st, sv_jlease *l)
 	size_t    last = st->nleases - 1;
 	sv_jlease gone = *l;
 
-	(void) sv_idmap_del(&st->lease_index, j_lkey(gone.pool, gone.slot));
+	j_index_del(st, &st->lease_index,
+	    j_lease_bucket(st, gone.pool, gone.slot), j_lease_hash);
 	if (i != last) {
-		st->leases[i] = st->leases[last];
-		/* Replacing a present key: no allocation, cannot fail. */
-		(void) sv_idmap_put(&st->lease_index,
-		    j_lkey(st->leases[i].pool, st->leases[i].slot),
-		    J_REF(i + 1));
+		size_t b = j_lease_bucket(
+		    st, st->leases[last].pool, st->leases[last].slot);
+		st->leases[i]        = st->leases[last];
+		st->lease_index.b[b] = (uint32_t) i + 1;
 	}
 	st->nleases--;
 	j_name_unref(st, gone.pool);
@@ -225,17 +342,19 @@ j_lease_remove(sv_jstate *st, sv_jlease *l)
 static sv_err
 j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 {
-	uint64_t key = j_lkey(nl->pool, nl->slot);
-	uint32_t v   = J_UNREF(sv_idmap_get(&st->lease_index, key));
-	sv_err   rv;
+	size_t b = 0;
+	sv_err rv;
 
-	if (v != 0) {
-		sv_jlease *l = &st->leases[v - 1];
-		/* The same pool: its count moves to the new lease. */
-		j_name_unref(st, l->pool);
-		j_name_unref(st, l->group);
-		*l = *nl;
-		return SV_OK;
+	if (st->lease_index.cap > 0) {
+		b = j_lease_bucket(st, nl->pool, nl->slot);
+		if (st->lease_index.b[b] != 0) {
+			sv_jlease *l = &st->leases[st->lease_index.b[b] - 1];
+			/* The same pool: its count moves to the new lease. */
+			j_name_unref(st, l->pool);
+			j_name_unref(st, l->group);
+			*l = *nl;
+			return SV_OK;
+		}
 	}
 	if (st->nleases == SV_JOURNAL_MAX_LEASES) {
 		rv = svj_fail(
@@ -252,11 +371,14 @@ j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 		st->leases    = p;
 		st->capleases = cap;
 	}
-	if ((rv = sv_idmap_put(&st->lease_index, key, J_REF(st->nleases + 1)))
+	st->leases[st->nleases] = *nl;
+	if ((rv = j_index_add(st, &st->lease_index,
+	         j_lkey_hash(nl->pool, nl->slot), (uint32_t) st->nleases + 1,
+	         j_lease_hash))
 	    != SV_OK) {
 		goto fail;
 	}
-	st->leases[st->nleases++] = *nl;
+	st->nleases++;
 	return SV_OK;
 fail:
 	j_name_unref(st, nl->pool);
@@ -411,6 +533,6 @@ svj_leases_free(sv_jstate *st)
 		free(st->lnames[i].s);
 	}
 	free(st->lnames);
-	sv_idmap_fini(&st->lease_index);
-	sv_idmap_fini(&st->lname_index);
+	free(st->lease_index.b);
+	free(st->lname_index.b);
 }

@@ -1,50 +1,132 @@
 /*
- * lease_index.c — the lease id index: lease id -> its slot, over the id map
- * (idmap.h). The value is the slot's reference, (pool id <<
- * LINDEX_SLOT_BITS) | slot, never 0 since pool ids start at 1.
+ * lease_index.c — the lease id index: an open-addressing hash table
+ * (linear probing, Fibonacci hashing, backward-shift deletion) from a lease
+ * id to its slot. A bucket is 4 bytes, (pool id << LINDEX_SLOT_BITS) |
+ * slot; the id it stands for is read from the slot itself.
  */
-#include <stdint.h>
+#include <stdlib.h>
 
 #include "core/lease_internal.h"
 
-/* index_ref is the reference of slot i of p, as an id map value. */
-static void *
+/* index_ref is the bucket value of slot i of p. */
+static uint32_t
 index_ref(const lpool *p, uint32_t i)
 {
-	return (void *) (uintptr_t) ((p->id << LINDEX_SLOT_BITS) | i);
+	return (p->id << LINDEX_SLOT_BITS) | i;
 }
 
-/* svl_index_get returns the slot reference of lease id, 0 if there is
- * none. */
+/* index_slot returns the slot bucket value v stands for. */
+static const lslot *
+index_slot(const sv_lease_core *c, uint32_t v)
+{
+	return &c->pools[(v >> LINDEX_SLOT_BITS) - 1]
+	            ->slots[v & ((1u << LINDEX_SLOT_BITS) - 1)];
+}
+
+/* index_home is the first bucket of lease id in a table of cap buckets
+ * (Fibonacci hashing). */
+static size_t
+index_home(uint64_t id, size_t cap)
+{
+	return (size_t) ((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32)
+	    & (cap - 1);
+}
+
+/* index_find returns the bucket of lease id, or the empty bucket where
+ * it would go. The table must not be empty. */
+static size_t
+index_find(const sv_lease_core *c, uint64_t id)
+{
+	const lindex *x = &c->index;
+	size_t        i = index_home(id, x->cap);
+
+	while (x->b[i] != 0 && index_slot(c, x->b[i])->id != id) {
+		i = (i + 1) & (x->cap - 1);
+	}
+	return i;
+}
+
+/* svl_index_get returns the bucket value of lease id, 0 if there is none. */
 uint32_t
 svl_index_get(const sv_lease_core *c, uint64_t id)
 {
-	return (uint32_t) (uintptr_t) sv_idmap_get(&c->index, id);
+	return c->index.cap == 0 ? 0 : c->index.b[index_find(c, id)];
 }
 
-/* svl_index_reserve makes room for one more entry, so that the next
- * svl_index_put cannot fail. Errors: SV_ENOMEM (nothing changed). */
+/* svl_index_reserve makes room for one more entry (at most three quarters
+ * full), rehashing into a table twice the size. */
 sv_err
 svl_index_reserve(sv_lease_core *c)
 {
-	return sv_idmap_reserve(&c->index, 1);
+	lindex   *x = &c->index;
+	size_t    cap;
+	uint32_t *b;
+
+	if ((x->n + 1) * 4 <= x->cap * 3) {
+		return SV_OK;
+	}
+	cap = x->cap == 0 ? 64 : x->cap * 2;
+	if ((b = calloc(cap, sizeof(*b))) == NULL) {
+		return SV_ENOMEM;
+	}
+	for (size_t k = 0; k < x->cap; k++) {
+		if (x->b[k] != 0) {
+			size_t i = index_home(index_slot(c, x->b[k])->id, cap);
+			while (b[i] != 0) {
+				i = (i + 1) & (cap - 1);
+			}
+			b[i] = x->b[k];
+		}
+	}
+	free(x->b);
+	x->b   = b;
+	x->cap = cap;
+	return SV_OK;
 }
 
-/* svl_index_put enters slot i of p, whose id is set, after
- * svl_index_reserve (so it cannot fail). */
+/* svl_index_put enters slot i of p, whose id is set, after index_reserve. */
 void
 svl_index_put(sv_lease_core *c, const lpool *p, uint32_t i)
 {
-	sv_err rv = sv_idmap_put(&c->index, p->slots[i].id, index_ref(p, i));
+	lindex *x = &c->index;
+	size_t  k = index_home(p->slots[i].id, x->cap);
 
-	(void) rv; /* SV_OK: room was reserved */
+	while (x->b[k] != 0) {
+		k = (k + 1) & (x->cap - 1);
+	}
+	x->b[k] = index_ref(p, i);
+	x->n++;
 }
 
-/* svl_index_del removes lease id, if it is there. */
+/* svl_index_del removes lease id (its slot still names it): backward shift,
+ * moving later entries of the probe run into the hole unless their home
+ * lies cyclically in (i, j]. */
 void
 svl_index_del(sv_lease_core *c, uint64_t id)
 {
-	(void) sv_idmap_del(&c->index, id);
+	lindex *x = &c->index;
+	size_t  i, j;
+
+	if (x->cap == 0 || x->b[i = index_find(c, id)] == 0) {
+		return;
+	}
+	j = i;
+	for (;;) {
+		size_t home;
+		j = (j + 1) & (x->cap - 1);
+		if (x->b[j] == 0) {
+			break;
+		}
+		home = index_home(index_slot(c, x->b[j])->id, x->cap);
+		if (i <= j ? (i < home && home <= j)
+		           : (i < home || home <= j)) {
+			continue;
+		}
+		x->b[i] = x->b[j];
+		i       = j;
+	}
+	x->b[i] = 0;
+	x->n--;
 }
 
 /* svl_lease_find finds lease id; on success *pp and *ip name its slot. */

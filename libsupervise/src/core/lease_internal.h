@@ -7,10 +7,11 @@
  * keeps the slot's token counter between leases. A slot record is 72 bytes
  * (x86-64), leased or not: the holder is kept unpacked into its fields and
  * one deadline serves the claim (UNCLAIMED) and the grace (disconnected).
- * An id map (idmap.h) of lease ids finds a lease from its id
- * (lease_index.c); the value is (pool id << 12) | slot. Each pool has a
- * FIFO of waiters; a waiter id carries the pool's index in its low 8 bits
- * so that a timer finds it without a search.
+ * A hash index of lease ids finds a lease from its id (lease_index.c); a
+ * bucket is 4 bytes, (pool id << 12) | slot, and the lease id it stands for
+ * is read from that slot. Each pool has a FIFO of waiters; a waiter id
+ * carries the pool's index in its low 8 bits so that a timer finds it
+ * without a search.
  *
  * Every change of a slot goes through svl_lease_grant or svl_lease_end
  * (lease_slots.c), which keep the derived counts (pool nheld, core
@@ -36,7 +37,6 @@
 
 #include "core/fxring.h"
 #include "core/lease.h"
-#include "idmap.h"
 
 typedef struct lslot {
 	uint64_t id;
@@ -57,12 +57,19 @@ typedef struct lslot {
 /* The slot tables' size rests on this (docs/leases.md, "Bounds"). */
 _Static_assert(sizeof(lslot) <= 72, "a slot record stays compact");
 
-/* Bits of the slot in an index value: SV_LEASE_MAX_SLOTS must fit. */
+/* The lease id index (see the layout above). */
+typedef struct lindex {
+	uint32_t *b; /* [cap]; 0: empty */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n;
+} lindex;
+
+/* Bits of the slot in an index bucket: SV_LEASE_MAX_SLOTS must fit. */
 #define LINDEX_SLOT_BITS 12u
 _Static_assert(SV_LEASE_MAX_SLOTS <= (1u << LINDEX_SLOT_BITS),
-    "a slot number must fit an index value");
+    "a slot number must fit an index bucket");
 _Static_assert(SV_LEASE_MAX_POOLS < (1u << (32u - LINDEX_SLOT_BITS)),
-    "a pool id must fit an index value");
+    "a pool id must fit an index bucket");
 
 typedef struct lwaiter {
 	uint64_t        id;
@@ -105,7 +112,7 @@ struct sv_lease_core {
 	uint32_t  next_session;
 	uint64_t  next_waiter;
 	uint64_t  guards; /* source of timer guards */
-	sv_idmap  index; /* lease id -> (pool id << 12) | slot */
+	lindex    index; /* lease id -> (pool id, slot) */
 	size_t    nleases;
 	sv_fxring fx; /* pending effects (core/fxring.h) */
 };

@@ -40,7 +40,7 @@ sv_lease_core_destroy(sv_lease_core *c)
 		free(c->pools[i]->w);
 		free(c->pools[i]);
 	}
-	sv_idmap_fini(&c->index);
+	free(c->index.b);
 	free(c->sessions);
 	sv_fxring_fini(&c->fx);
 	free(c);
