@@ -13,15 +13,11 @@
 _Static_assert(SV_LTIMER_SLOT == 1 && SV_LTIMER_SESSION == LS_TIMER_KINDS,
     "one id map per timer kind, kinds 1 .. LS_TIMER_KINDS");
 
-/* ls_timer_map returns the map of timers of kind, or NULL for a kind the
- * shell does not know. */
-static sv_idmap *
-ls_timer_map(svd_leases *l, sv_lease_timer_kind kind)
+/* ls_timer_known tells whether kind is one the shell keeps timers of. */
+static bool
+ls_timer_known(sv_lease_timer_kind kind)
 {
-	if ((unsigned) kind < 1 || (unsigned) kind > LS_TIMER_KINDS) {
-		return NULL;
-	}
-	return &l->timers[kind - 1];
+	return (unsigned) kind >= 1 && (unsigned) kind <= LS_TIMER_KINDS;
 }
 
 /* ls_timer_cb hands a fired timer to the core. */
@@ -40,10 +36,12 @@ ls_timer_cb(sv_loop *loop, sv_timer *st)
 void
 ls_timer_cancel(svd_leases *l, sv_lease_timer_kind kind, uint64_t key)
 {
-	sv_idmap *m = ls_timer_map(l, kind);
-	ls_timer *t = m != NULL ? sv_idmap_del(m, key) : NULL;
+	ls_timer *t;
 
-	if (t != NULL) {
+	if (!ls_timer_known(kind)) {
+		return;
+	}
+	if ((t = sv_idmap_del(&l->timers[kind - 1], key)) != NULL) {
 		sv_loop_timer_stop(l->loop, &t->t);
 		free(t);
 	}
@@ -54,17 +52,18 @@ ls_timer_cancel(svd_leases *l, sv_lease_timer_kind kind, uint64_t key)
 void
 ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 {
-	sv_idmap *m   = ls_timer_map(l, fx->timer);
-	ls_timer *t   = m != NULL ? sv_idmap_get(m, fx->key) : NULL;
 	uint64_t  now = sv_loop_now_ms();
+	sv_idmap *m;
+	ls_timer *t;
 
-	if (m == NULL) {
+	if (!ls_timer_known(fx->timer)) {
 		svd_log("leases: timer of unknown kind %d; firing it now",
 		    (int) fx->timer);
 		sv_lease_timer(l->core, fx->timer, fx->key, fx->guard, now);
 		return;
 	}
-	if (t == NULL) {
+	m = &l->timers[fx->timer - 1];
+	if ((t = sv_idmap_get(m, fx->key)) == NULL) {
 		if ((t = calloc(1, sizeof(*t))) == NULL
 		    || sv_idmap_put(m, fx->key, t) != SV_OK) {
 			free(t);

@@ -28,7 +28,7 @@ j_put(j_buf *b, const sv_jrec *r)
 	if ((b->err = sv_journal_format(r, &line, &n)) != SV_OK) {
 		return;
 	}
-	if (b->len + n + 1 > b->cap) {
+	if (b->p == NULL || b->len + n + 1 > b->cap) {
 		size_t cap = (b->len + n + 1) * 2;
 		char  *p   = realloc(b->p, cap);
 		if (p == NULL) {
