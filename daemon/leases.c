@@ -133,16 +133,7 @@ svd_leases_destroy(svd_leases *l)
 	if (l == NULL) {
 		return;
 	}
-	for (size_t b = 0; b < LS_TIMER_BUCKETS; b++) {
-		while (l->timers[b] != NULL) {
-			ls_timer *t  = l->timers[b];
-			l->timers[b] = t->next;
-			if (l->loop != NULL) {
-				sv_loop_timer_stop(l->loop, &t->t);
-			}
-			free(t);
-		}
-	}
+	ls_timers_destroy(l);
 	for (size_t i = 0; i < SV_LEASE_MAX_POOLS; i++) {
 		free(l->res[i].path);
 	}

@@ -29,10 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "leases.h"
 
-/* Buckets of the timer hash. */
-#define LS_TIMER_BUCKETS 1024u
+/* Kinds of the core's timers (sv_lease_timer_kind 1 ..): one id map each. */
+#define LS_TIMER_KINDS 3u
 /* Lease ids whose grant was aborted, remembered until answered. */
 #define LS_ABORTED_MAX 8u
 /* Longest rendered resource path. */
@@ -63,7 +64,6 @@ typedef struct ls_timer {
 	struct svd_leases  *l;
 	sv_lease_timer_kind kind;
 	uint64_t            key, guard;
-	struct ls_timer    *next;
 } ls_timer;
 
 /* A waiting AcquireLease whose reply is deferred (leases_effects.c). */
@@ -90,7 +90,7 @@ struct svd_leases {
 	sv_loop       *loop;
 	svd_lease_host h;
 	ls_res         res[SV_LEASE_MAX_POOLS]; /* of pool id at id - 1 */
-	ls_timer      *timers[LS_TIMER_BUCKETS];
+	sv_idmap       timers[LS_TIMER_KINDS]; /* key -> ls_timer *, owned */
 	ls_deferred    deferred[SVD_LEASE_MAX_DEFERRED];
 	ls_pipe       *pipes; /* [SVD_LEASE_MAX_PIPES] */
 	uint64_t       aborted[LS_ABORTED_MAX];
@@ -117,6 +117,7 @@ sv_err   ls_pool_add(svd_leases *l, const char *name, uint32_t slots,
 /* leases_timers.c */
 void ls_timer_cancel(svd_leases *l, sv_lease_timer_kind kind, uint64_t key);
 void ls_timer_arm(svd_leases *l, const sv_lease_fx *fx);
+void ls_timers_destroy(svd_leases *l);
 
 /* leases_resources.c */
 bool   ls_render(const ls_pool *p, uint32_t slot, char *buf, size_t len);

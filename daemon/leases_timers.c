@@ -1,8 +1,8 @@
 /*
  * leases_timers.c — the lease core's timers as loop timers: one sv_timer
- * per (kind, key) in a small chained hash, re-armed in place, carrying the
- * guard the core gave; a fired timer goes back to the core
- * (sv_lease_timer) and its effects are carried out.
+ * per (kind, key), found through one id map per kind (idmap.h), re-armed
+ * in place, carrying the guard the core gave; a fired timer goes back to
+ * the core (sv_lease_timer) and its effects are carried out.
  */
 #include <stdlib.h>
 
@@ -10,25 +10,14 @@
 #include "log.h"
 #include "shell/loop.h"
 
-/* ls_timer_bucket hashes (kind, key). */
-static size_t
-ls_timer_bucket(sv_lease_timer_kind kind, uint64_t key)
-{
-	uint64_t x = key * 0x9e3779b97f4a7c15ull + (uint64_t) kind;
-	return (size_t) (x >> 40) % LS_TIMER_BUCKETS;
-}
+_Static_assert(SV_LTIMER_SLOT == 1 && SV_LTIMER_SESSION == LS_TIMER_KINDS,
+    "one id map per timer kind, kinds 1 .. LS_TIMER_KINDS");
 
-/* ls_timer_find returns the timer (kind, key), or NULL. */
-static ls_timer *
-ls_timer_find(svd_leases *l, sv_lease_timer_kind kind, uint64_t key)
+/* ls_timer_known tells whether kind is one the shell keeps timers of. */
+static bool
+ls_timer_known(sv_lease_timer_kind kind)
 {
-	for (ls_timer *t = l->timers[ls_timer_bucket(kind, key)]; t != NULL;
-	     t           = t->next) {
-		if (t->kind == kind && t->key == key) {
-			return t;
-		}
-	}
-	return NULL;
+	return (unsigned) kind >= 1 && (unsigned) kind <= LS_TIMER_KINDS;
 }
 
 /* ls_timer_cb hands a fired timer to the core. */
@@ -47,29 +36,37 @@ ls_timer_cb(sv_loop *loop, sv_timer *st)
 void
 ls_timer_cancel(svd_leases *l, sv_lease_timer_kind kind, uint64_t key)
 {
-	ls_timer **pp = &l->timers[ls_timer_bucket(kind, key)];
+	ls_timer *t;
 
-	for (; *pp != NULL; pp = &(*pp)->next) {
-		ls_timer *t = *pp;
-		if (t->kind == kind && t->key == key) {
-			sv_loop_timer_stop(l->loop, &t->t);
-			*pp = t->next;
-			free(t);
-			return;
-		}
+	if (!ls_timer_known(kind)) {
+		return;
+	}
+	if ((t = sv_idmap_del(&l->timers[kind - 1], key)) != NULL) {
+		sv_loop_timer_stop(l->loop, &t->t);
+		free(t);
 	}
 }
 
-/* ls_timer_arm arms (or re-arms) timer (kind, key) at due_ms. */
+/* ls_timer_arm arms (or re-arms) timer (kind, key) at due_ms. A timer that
+ * cannot be kept (no memory, an unknown kind) fires now instead, logged. */
 void
 ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 {
-	ls_timer *t   = ls_timer_find(l, fx->timer, fx->key);
 	uint64_t  now = sv_loop_now_ms();
+	sv_idmap *m;
+	ls_timer *t;
 
-	if (t == NULL) {
-		size_t b = ls_timer_bucket(fx->timer, fx->key);
-		if ((t = calloc(1, sizeof(*t))) == NULL) {
+	if (!ls_timer_known(fx->timer)) {
+		svd_log("leases: timer of unknown kind %d; firing it now",
+		    (int) fx->timer);
+		sv_lease_timer(l->core, fx->timer, fx->key, fx->guard, now);
+		return;
+	}
+	m = &l->timers[fx->timer - 1];
+	if ((t = sv_idmap_get(m, fx->key)) == NULL) {
+		if ((t = calloc(1, sizeof(*t))) == NULL
+		    || sv_idmap_put(m, fx->key, t) != SV_OK) {
+			free(t);
 			svd_log("leases: cannot arm a timer: out of memory; "
 			        "firing it now");
 			sv_lease_timer(
@@ -77,11 +74,9 @@ ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 			return;
 		}
 		sv_timer_init(&t->t, ls_timer_cb, t);
-		t->l         = l;
-		t->kind      = fx->timer;
-		t->key       = fx->key;
-		t->next      = l->timers[b];
-		l->timers[b] = t;
+		t->l    = l;
+		t->kind = fx->timer;
+		t->key  = fx->key;
 	}
 	sv_loop_timer_stop(l->loop, &t->t);
 	t->guard = fx->guard;
@@ -90,5 +85,24 @@ ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 	    != SV_OK) {
 		svd_log("leases: cannot arm a timer; firing it now");
 		sv_lease_timer(l->core, fx->timer, fx->key, fx->guard, now);
+	}
+}
+
+/* ls_timers_destroy stops and frees every timer, and the maps
+ * (svd_leases_destroy calls it). */
+void
+ls_timers_destroy(svd_leases *l)
+{
+	for (size_t k = 0; k < LS_TIMER_KINDS; k++) {
+		size_t cur = 0;
+		void  *v;
+		while (sv_idmap_next(&l->timers[k], &cur, NULL, &v)) {
+			ls_timer *t = v;
+			if (l->loop != NULL) {
+				sv_loop_timer_stop(l->loop, &t->t);
+			}
+			free(t);
+		}
+		sv_idmap_fini(&l->timers[k]);
 	}
 }

@@ -2,6 +2,7 @@
  * req_identity.c — the identity requests: Hello, WhoAmI, Ready and
  * Heartbeat, and finding the worker a caller is (or descends from).
  */
+#include "procstat.h"
 #include "sup_internal.h"
 
 /* req_hello answers Hello with the version and the features of the
@@ -46,28 +47,12 @@ req_hello(req_ctx *c)
 long
 proc_ppid(long pid)
 {
-	char    path[64], buf[512];
-	char   *rp;
-	long    ppid = -1;
-	char    st;
-	int     fd;
-	ssize_t n;
+	sv_procstat ps;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if (pid <= 0 || sv_procstat_read((pid_t) pid, &ps) != SV_OK) {
 		return -1;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return -1;
-	}
-	buf[n] = '\0';
-	if ((rp = strrchr(buf, ')')) == NULL
-	    || sscanf(rp + 1, " %c %ld", &st, &ppid) != 2) {
-		ppid = -1;
-	}
-	return ppid;
+	return (long) ps.ppid;
 }
 
 /* req_find_worker finds the worker that is the caller or its nearest

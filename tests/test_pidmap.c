@@ -1,6 +1,6 @@
 /*
- * test_pidmap.c — the pid -> worker hash table (core/pidmap.c): put, get,
- * delete, replace, growth, pid <= 0 refused, and deletion by backward
+ * test_pidmap.c — the pid -> worker map (core/pidmap.c, over idmap.c): put,
+ * get, delete, replace, growth, pid <= 0 refused, and deletion by backward
  * shift. The model check drives thousands of random operations on pids
  * chosen to collide (same home slot, runs that wrap around the end of the
  * table) against a plain array, and after every step checks that every key
@@ -26,36 +26,43 @@ wkey(uint32_t g, uint32_t o, uint64_t gen)
 	return k;
 }
 
-/* home is the slot where pid would go in a table of cap slots: the
- * documented Fibonacci hash, recomputed here to build collisions. */
+/* home is the bucket where pid would go in an id map of cap buckets: the
+ * documented splitmix64 finaliser (idmap.h), recomputed here to build
+ * collisions. */
 static size_t
 home(int64_t pid, size_t cap)
 {
-	uint64_t h = (uint64_t) pid * UINT64_C(0x9E3779B97F4A7C15);
-	return (size_t) (h >> 32) & (cap - 1);
+	uint64_t x = (uint64_t) pid;
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return (size_t) x & (cap - 1);
 }
 
-/* check_runs asserts that every entry is reachable from its home slot
- * without crossing an empty slot, and that the count is right. */
+/* check_runs asserts that every entry of the underlying id map is
+ * reachable from its home bucket without crossing an empty one, that it
+ * holds a key, and that the count is right. */
 static void
 check_runs(const sv_pidmap *m)
 {
-	size_t n = 0;
+	const sv_idmap *x = &m->map;
+	size_t          n = 0;
 
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->slots[i].pid == 0) {
+	for (size_t i = 0; i < x->cap; i++) {
+		if (x->ents[i].val == NULL) {
 			continue;
 		}
 		n++;
-		for (size_t j = home(m->slots[i].pid, m->cap); j != i;
-		     j        = (j + 1) & (m->cap - 1)) {
-			assert_int_not_equal(m->slots[j].pid, 0);
+		assert_true(x->ents[i].key > 0);
+		for (size_t j = home((int64_t) x->ents[i].key, x->cap); j != i;
+		     j        = (j + 1) & (x->cap - 1)) {
+			assert_non_null(x->ents[j].val);
 		}
 	}
-	assert_int_equal(n, m->n);
-	if (m->cap > 0) {
-		assert_true(m->n * 2 <= m->cap); /* load stays at most 50% */
-	}
+	assert_int_equal(n, sv_pidmap_count(m));
+	assert_true(x->n * 4 <= x->cap * 3); /* at most three quarters */
 }
 
 /* Put, get, replace and delete a few pids. */
@@ -172,8 +179,8 @@ test_growth(void **state)
 		    SV_OK);
 	}
 	assert_int_equal(sv_pidmap_count(&m), N);
-	assert_true(m.cap >= 2 * (size_t) N);
-	assert_int_equal(m.cap & (m.cap - 1), 0); /* power of two */
+	assert_true(m.map.cap * 3 >= 4 * (size_t) N);
+	assert_int_equal(m.map.cap & (m.map.cap - 1), 0); /* power of two */
 	for (int64_t p = 1; p <= N; p++) {
 		assert_true(sv_pidmap_get(&m, p * 7, &k));
 		assert_int_equal(k.ordinal, (uint32_t) p);
@@ -207,7 +214,7 @@ test_wrap_delete(void **state)
 	assert_int_equal(sv_pidmap_put(&m, 1, wkey(0, 0, 0)), SV_OK);
 	/* Four pids whose home is the last slot of the first table. */
 	for (int64_t p = 2; n < 4; p++) {
-		if (home(p, m.cap) == m.cap - 1) {
+		if (home(p, m.map.cap) == m.map.cap - 1) {
 			last[n++] = p;
 		}
 	}
@@ -233,7 +240,7 @@ test_wrap_delete(void **state)
 
 /* Random put/replace/delete/get against a plain array of (pid, key). The
  * pid pool is built of clusters sharing a home slot in the tables the map
- * goes through (64 .. 512 slots), so collisions and long runs are the
+ * goes through (16 .. 512 buckets), so collisions and long runs are the
  * rule; the pool is small enough that the table grows and shrinks in
  * occupancy many times. */
 static void
@@ -303,6 +310,52 @@ test_model(void **state)
 	sv_pidmap_fini(&m);
 }
 
+/* no_calloc is an allocator that always fails. */
+static void *
+no_calloc(size_t nmemb, size_t size)
+{
+	(void) nmemb;
+	(void) size;
+	return NULL;
+}
+
+/* When the table cannot grow, a put of a new pid fails with SV_ENOMEM
+ * and changes nothing (count, version, other entries); replacing the key
+ * of a known pid needs no table growth and still works. */
+static void
+test_alloc_failure(void **state)
+{
+	sv_pidmap m;
+	sv_wkey   k;
+	uint64_t  v;
+
+	(void) state;
+	sv_pidmap_init(&m);
+	sv_idmap_calloc = no_calloc;
+	v               = sv_pidmap_version(&m);
+	assert_int_equal(sv_pidmap_put(&m, 5, wkey(1, 2, 3)), SV_ENOMEM);
+	assert_int_equal(sv_pidmap_count(&m), 0);
+	assert_int_equal(sv_pidmap_version(&m), v);
+	assert_false(sv_pidmap_get(&m, 5, &k));
+	sv_idmap_calloc = calloc;
+	assert_int_equal(sv_pidmap_put(&m, 5, wkey(1, 2, 3)), SV_OK);
+	sv_idmap_calloc = no_calloc;
+	assert_int_equal(sv_pidmap_put(&m, 5, wkey(4, 5, 6)), SV_OK);
+	assert_true(sv_pidmap_get(&m, 5, &k));
+	assert_int_equal(k.generation, 6);
+	/* Fill the table to three quarters; the next new pid needs growth. */
+	for (int64_t p = 6; sv_pidmap_count(&m) < m.map.cap / 4 * 3; p++) {
+		assert_int_equal(sv_pidmap_put(&m, p, wkey(0, 0, 0)), SV_OK);
+	}
+	v = sv_pidmap_version(&m);
+	assert_int_equal(sv_pidmap_put(&m, 1000, wkey(0, 0, 0)), SV_ENOMEM);
+	assert_int_equal(sv_pidmap_version(&m), v);
+	assert_false(sv_pidmap_get(&m, 1000, &k));
+	check_runs(&m);
+	sv_idmap_calloc = calloc;
+	sv_pidmap_fini(&m);
+}
+
 int
 main(void)
 {
@@ -313,6 +366,7 @@ main(void)
 	    cmocka_unit_test(test_growth),
 	    cmocka_unit_test(test_wrap_delete),
 	    cmocka_unit_test(test_model),
+	    cmocka_unit_test(test_alloc_failure),
 	};
 	return cmocka_run_group_tests_name("pidmap", tests, NULL, NULL);
 }

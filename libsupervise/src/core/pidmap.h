@@ -1,11 +1,12 @@
 /*
  * pidmap.h — live worker processes by pid (pure data structure).
  *
- * An open-addressing hash table (linear probing, deletion by backward
- * shift, no tombstones) from a pid to the worker key (group id, ordinal,
- * generation) of the process. Lookups cost the same with 1 or 100,000
- * workers: whoami finds its caller without scanning groups. The table
- * grows by doubling at 50% load; it never shrinks below its initial size.
+ * A map from a pid to the worker key (group id, ordinal, generation) of
+ * the process, over the id map (idmap.h): lookups cost the same with 1 or
+ * 100,000 workers, so whoami finds its caller without scanning groups. The
+ * map owns one sv_wkey per entry (allocated by a put of a new pid, freed
+ * by its del or by sv_pidmap_fini). A version number lets a caller cache
+ * an answer derived from the map.
  */
 #ifndef SV_CORE_PIDMAP_H
 #define SV_CORE_PIDMAP_H
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "supervise/supervise.h"
 
 /* The worker a process belongs to. */
@@ -23,25 +25,18 @@ typedef struct sv_wkey {
 	uint64_t generation;
 } sv_wkey;
 
-typedef struct sv_pidmap_slot {
-	int64_t pid; /* 0: empty */
-	sv_wkey key;
-} sv_pidmap_slot;
-
 typedef struct sv_pidmap {
-	sv_pidmap_slot *slots;
-	size_t          cap; /* power of two */
-	size_t          n;
-	uint64_t        version; /* >= 1, grows with every put and del */
+	sv_idmap map; /* pid -> sv_wkey *, each owned by the pidmap */
+	uint64_t version; /* >= 1, grows with every put and del */
 } sv_pidmap;
 
 /*
- * sv_pidmap_init prepares an empty map. The table is allocated on the first
+ * sv_pidmap_init prepares an empty map. Nothing is allocated until the first
  * insertion; free it with sv_pidmap_fini. Never fails.
  */
 void sv_pidmap_init(sv_pidmap *m);
 
-/* sv_pidmap_fini frees the table. Idempotent. */
+/* sv_pidmap_fini frees the table and every key in it. Idempotent. */
 void sv_pidmap_fini(sv_pidmap *m);
 
 /*

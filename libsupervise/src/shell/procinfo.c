@@ -1,6 +1,6 @@
 /*
  * procinfo.c — process start times, the boot id, and claiming a process a
- * predecessor started (see procinfo.h).
+ * predecessor started (see procinfo.h); /proc is read through procstat.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,79 +13,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "shell/procinfo.h"
 
 /* Most of an environment sv_proc_find_env reads per process. */
 #define PI_ENV_MAX (64 * 1024)
 
-/* Longest /proc/PID/stat we read (comm is at most 16 bytes; the rest is
- * numbers). */
-#define PI_STAT_MAX 2048
-
-/* pi_read reads up to cap - 1 bytes of path into buf, terminated, up to
- * the end of the file or, with line, a short read that ends a line (a
- * /proc file of one line, such as stat, comes whole in one read: this
- * saves the read that would return 0, on every spawn). Returns the length,
- * or -1 with errno set. */
-static ssize_t
-pi_read(const char *path, char *buf, size_t cap, bool line)
-{
-	int     fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, total = 0;
-
-	if (fd < 0) {
-		return -1;
-	}
-	while ((size_t) total < cap - 1
-	    && (n = read(fd, buf + total, cap - 1 - (size_t) total)) > 0) {
-		total += n;
-		if (line && (size_t) total < cap - 1
-		    && buf[total - 1] == '\n') {
-			break;
-		}
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
-}
-
+/* sv_proc_start_time: see procinfo.h. */
 sv_err
 sv_proc_start_time(pid_t pid, uint64_t *ticksp)
 {
-	char        path[64], buf[PI_STAT_MAX];
-	const char *p;
-	char       *end;
-	int         field = 2; /* the field ')' closes */
+	sv_procstat ps;
+	sv_err      err = sv_procstat_read(pid, &ps);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	if (pi_read(path, buf, sizeof(buf), true) < 0) {
-		return errno == ENOENT || errno == ESRCH ? SV_ENOTFOUND
-		                                         : SV_ESYSTEM;
+	if (err == SV_OK) {
+		*ticksp = ps.start_time;
 	}
-	/* comm may hold spaces and parentheses: count from the last ')'. */
-	if ((p = strrchr(buf, ')')) == NULL) {
-		return SV_ESYSTEM;
-	}
-	p++;
-	while (field < 21) {
-		if ((p = strchr(p + 1, ' ')) == NULL) {
-			return SV_ESYSTEM;
-		}
-		field++;
-	}
-	errno   = 0;
-	*ticksp = strtoull(p + 1, &end, 10);
-	if (errno != 0 || end == p + 1 || (*end != ' ' && *end != '\0')) {
-		return SV_ESYSTEM;
-	}
-	return SV_OK;
+	return err;
 }
 
+/* sv_boot_id: see procinfo.h. */
 sv_err
 sv_boot_id(char *buf, size_t len)
 {
 	char    tmp[SV_BOOT_ID_LEN + 8];
-	ssize_t n = pi_read(
+	ssize_t n = sv_proc_read_file(
 	    "/proc/sys/kernel/random/boot_id", tmp, sizeof(tmp), true);
 
 	if (n <= 0) {
@@ -101,6 +53,7 @@ sv_boot_id(char *buf, size_t len)
 	return SV_OK;
 }
 
+/* sv_proc_claim: see procinfo.h. */
 sv_err
 sv_proc_claim(pid_t pid, uint64_t start_time, int *pidfdp)
 {
@@ -152,6 +105,7 @@ pi_env_has(const char *env, size_t len, const char *const *want, size_t n)
 	return found == n;
 }
 
+/* sv_proc_find_env: see procinfo.h. */
 sv_err
 sv_proc_find_env(const char *const *want, size_t n, pid_t *pidp)
 {
@@ -178,7 +132,8 @@ sv_proc_find_env(const char *const *want, size_t n, pid_t *pidp)
 			continue;
 		}
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-		if ((len = pi_read(path, env, PI_ENV_MAX, false)) <= 0) {
+		if ((len = sv_proc_read_file(path, env, PI_ENV_MAX, false))
+		    <= 0) {
 			continue;
 		}
 		if (pi_env_has(env, (size_t) len, want, n)) {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "shell/reaper.h"
 
 /* Pids remembered as already killed by sv_reaper_finish (for its count). */
@@ -55,23 +56,15 @@ sv_reaper_collect(sv_reaper_is_worker is_worker, void *arg)
 /* reaper_ppid reads the parent pid of pid from /proc/PID/stat; -1 when it
  * is gone or unreadable. *statep receives its state letter. */
 static long
-reaper_ppid(const char *pid, char *statep)
+reaper_ppid(pid_t pid, char *statep)
 {
-	char  path[300], buf[512], *rp;
-	FILE *f;
-	long  ppid = -1;
+	sv_procstat ps;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	if ((f = fopen(path, "re")) == NULL) {
+	if (sv_procstat_read(pid, &ps) != SV_OK) {
 		return -1;
 	}
-	if (fgets(buf, sizeof(buf), f) == NULL
-	    || (rp = strrchr(buf, ')')) == NULL
-	    || sscanf(rp + 1, " %c %ld", statep, &ppid) != 2) {
-		ppid = -1;
-	}
-	fclose(f);
-	return ppid;
+	*statep = ps.state;
+	return (long) ps.ppid;
 }
 
 /* reaper_kill_children sends SIGKILL to every live child not yet in
@@ -93,12 +86,14 @@ reaper_kill_children(pid_t *killed, size_t *nk, size_t *newly)
 		pid_t pid;
 		bool  known = false;
 
-		if (e->d_name[0] < '1' || e->d_name[0] > '9'
-		    || reaper_ppid(e->d_name, &st) != me) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9') {
+			continue;
+		}
+		pid = (pid_t) atol(e->d_name);
+		if (reaper_ppid(pid, &st) != me) {
 			continue;
 		}
 		seen++;
-		pid = (pid_t) atol(e->d_name);
 		if (st == 'Z') {
 			continue;
 		}
