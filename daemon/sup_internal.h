@@ -202,8 +202,8 @@ sv_err req_core_err(
 sv_err req_hello(req_ctx *c, Supervise__V1__HelloReply *hr);
 long   proc_ppid(long pid);
 bool   req_find_worker(req_ctx *c, sv_wkey *keyp);
-sv_err req_caller(
-    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp);
+sv_err req_caller(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
+    const sv_proc_view **pp);
 sv_err req_whoami(req_ctx *c, Supervise__V1__Identity *id,
     Supervise__V1__Frame *fr, Supervise__V1__Frame **frames);
 sv_err req_ready_heartbeat(req_ctx *c, bool ready, Supervise__V1__Ack *ack);
