@@ -65,15 +65,15 @@ req_admin(req_ctx *c)
 sv_err
 req_check_caller(req_ctx *c, sv_req_who who)
 {
-	const sv_cgroup *g = NULL;
-	const sv_seat   *s = NULL;
-	const sv_proc   *p = NULL;
+	const sv_cgroup    *g = NULL;
+	sv_seat_view        v;
+	const sv_proc_view *p = NULL;
 
 	switch (who) {
 	case SV_REQ_ANYONE:
 		return SV_OK;
 	case SV_REQ_WORKER:
-		return req_caller(c, &g, &s, &p);
+		return req_caller(c, &g, &v, &p);
 	case SV_REQ_ADMIN:
 		return req_admin(c);
 	default:
@@ -111,13 +111,16 @@ req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
 	case SV_EEXHAUSTED:
 		return req_err(c, err, "%s: max_count %" PRIu32 " reached",
 		    g->name, g->max_count);
-	case SV_ECONFLICT:
+	case SV_ECONFLICT: {
+		sv_seat_view v = {.generation = 0};
+		if (ordinal < g->max_count) {
+			sv_seat_view_of(g, ordinal, &v);
+		}
 		return req_err(c, err,
 		    "%s[%" PRIu32 "] is at generation %" PRIu64
 		    ", not the expected one",
-		    g->name, ordinal,
-		    ordinal < g->max_count ? g->seats[ordinal].tok.generation
-		                           : 0);
+		    g->name, ordinal, v.generation);
+	}
 	case SV_ENOMEM:
 		return req_err(c, err,
 		    "%s: the supervisor is out of memory; nothing was "

@@ -122,13 +122,14 @@ req_rolling_restart(req_ctx *c)
 static sv_err
 req_drain_worker(req_ctx *c, bool ack)
 {
-	const sv_cgroup *g = NULL;
-	const sv_seat   *s = NULL;
-	const sv_proc   *p = NULL;
-	sv_wkey          key;
-	sv_err           err;
+	const sv_cgroup    *g = NULL;
+	sv_seat_view        sv;
+	const sv_seat_view *s = &sv;
+	const sv_proc_view *p = NULL;
+	sv_wkey             key;
+	sv_err              err;
 
-	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}

@@ -20,15 +20,16 @@ group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi)
 	gi->strategy       = (char *) sv_strategy_name(s->cfg->strategy);
 	gi->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
 	for (uint32_t o = 0; o < g->max_count; o++) {
-		const sv_seat *st = &g->seats[o];
-		switch (sv_core_seat_state(g, st)) {
+		sv_seat_view v;
+		sv_seat_view_of(g, o, &v);
+		switch (v.state) {
 		case SV_SEAT_RUNNING:
 			gi->running++;
-			gi->ready += st->cur.ready;
+			gi->ready += v.current.ready;
 			break;
 		case SV_SEAT_STARTING:
 			gi->starting++;
-			gi->running += st->cur.pid > 0;
+			gi->running += v.current.pid > 0;
 			break;
 		case SV_SEAT_STOPPING:
 			gi->stopping++;

@@ -93,8 +93,8 @@ req_find_worker(req_ctx *c, sv_wkey *keyp)
 /* req_caller finds the worker that is the caller or its nearest ancestor
  * (req_find_worker), or answers NOT_A_WORKER. */
 sv_err
-req_caller(
-    req_ctx *c, const sv_cgroup **gp, const sv_seat **sp, const sv_proc **pp)
+req_caller(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
+    const sv_proc_view **pp)
 {
 	sv_wkey          key;
 	const sv_cgroup *g;
@@ -111,11 +111,10 @@ req_caller(
 	}
 	if (req_find_worker(c, &key)
 	    && (g = sv_core_group(c->s->core, key.group_id)) != NULL
-	    && key.ordinal < g->max_count) {
-		const sv_seat *s = &g->seats[key.ordinal];
-		*gp              = g;
-		*sp              = s;
-		*pp = s->cur.generation == key.generation ? &s->cur : &s->old;
+	    && sv_core_seat_view(c->s->core, key.group_id, key.ordinal, vp)
+	        == SV_OK) {
+		*gp = g;
+		*pp = sv_seat_view_proc(vp, key.generation);
 		return SV_OK;
 	}
 	return req_err(c, SV_ENOTWORKER,
@@ -133,13 +132,14 @@ req_whoami(req_ctx *c)
 	Supervise__V1__Frame    *fr     = &c->out.fr;
 	Supervise__V1__Frame   **frames = c->out.frames;
 	const sv_cgroup         *g      = NULL;
-	const sv_seat           *s      = NULL;
-	const sv_proc           *p      = NULL;
+	sv_seat_view             sv;
+	const sv_seat_view      *s = &sv;
+	const sv_proc_view      *p = NULL;
 	sv_err                   err;
 	svd_gsh                 *gsh;
 	uint64_t                 dl = 0;
 
-	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
@@ -182,12 +182,13 @@ req_ready_heartbeat(req_ctx *c, bool ready)
 {
 	Supervise__V1__Ack *ack = &c->out.ack;
 	const sv_cgroup    *g   = NULL;
-	const sv_seat      *s   = NULL;
-	const sv_proc      *p   = NULL;
+	sv_seat_view        sv;
+	const sv_seat_view *s = &sv;
+	const sv_proc_view *p = NULL;
 	sv_wkey             key;
 	sv_err              err;
 
-	if ((err = req_caller(c, &g, &s, &p)) != SV_OK || g == NULL
+	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
 	    || s == NULL || p == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}

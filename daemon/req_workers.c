@@ -43,91 +43,69 @@ proc_activity(
 	w->activity = (char *) name;
 }
 
-/* seat_status fills a WorkerStatus from a seat. */
+/* seat_status fills a WorkerStatus from a seat's view (core/seat_view.c). */
 static void
-seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
+seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat_view *v,
     Supervise__V1__WorkerStatus *w, uint64_t now)
 {
-	svd_gsh      *gsh = gsh_find(s, g->id);
-	sv_seat_state ss  = sv_core_seat_state(g, st);
+	svd_gsh *gsh = gsh_find(s, g->id);
 
 	supervise__v1__worker_status__init(w);
 	w->group          = g->name;
-	w->ordinal        = st->ordinal;
-	w->generation     = st->cur.state != SV_PROC_NONE ? st->cur.generation
-	                                                  : st->tok.generation;
-	w->pid            = st->cur.state != SV_PROC_NONE ? st->cur.pid : 0;
+	w->ordinal        = v->ordinal;
+	w->generation     = v->generation;
+	w->pid            = v->current.pid;
 	w->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
-	w->restarts       = st->restarts;
-	w->last_exit_code = -1;
-	w->last_signal    = 0;
-	if (st->has_exit) {
-		w->last_exit_code
-		    = st->last_exit.exited ? st->last_exit.code : -1;
-		w->last_signal
-		    = st->last_exit.exited ? 0 : st->last_exit.signo;
-	}
-	if (st->cur.state != SV_PROC_NONE) {
-		sv_wkey   key = {g->id, st->ordinal, st->cur.generation};
+	w->restarts       = v->restarts;
+	w->last_exit_code = v->last_exit_code;
+	w->last_signal    = v->last_signal;
+	if (v->current.live) {
+		sv_wkey   key = {g->id, v->ordinal, v->current.generation};
 		svd_proc *p   = proc_find(s, key);
 		if (p != NULL) {
 			w->status_text = p->status;
 			proc_activity(s, p, w, now);
 		}
 	}
-	w->state         = worker_state(ss);
-	w->ready         = st->cur.ready;
-	w->fast_failures = st->fast_failures;
-	if (st->cur.pid > 0) {
-		w->uptime_ms = now - st->cur.started_ms;
+	w->state         = worker_state(v->state);
+	w->ready         = v->current.ready;
+	w->fast_failures = v->fast_failures;
+	if (v->current.pid > 0) {
+		w->uptime_ms = now - v->current.started_ms;
 	}
-	if (ss == SV_SEAT_BACKOFF && st->due_ms > now) {
-		w->restart_in_ms = st->due_ms - now;
+	if (v->state == SV_SEAT_BACKOFF && v->restart_due_ms > now) {
+		w->restart_in_ms = v->restart_due_ms - now;
 	}
-	if (st->cur.draining) {
-		w->draining = true;
-		w->drain_deadline_in_ms
-		    = st->cur.due_ms > now ? st->cur.due_ms - now : 0;
+	if (v->current.draining) {
+		w->draining             = true;
+		w->drain_deadline_in_ms = v->current.drain_due_ms > now
+		    ? v->current.drain_due_ms - now
+		    : 0;
 	}
-}
-
-/* old_listed tells whether a seat's old process is listed too: the old
- * generation of a rolling restart (serving, then draining) or a drained
- * one; abandoned processes are not. */
-static bool
-old_listed(const sv_seat *st)
-{
-	return st->old.state == SV_PROC_STARTING
-	    || st->old.state == SV_PROC_RUNNING
-	    || st->old.state == SV_PROC_STOPPING;
 }
 
 /* old_status fills a WorkerStatus for a seat's old process: same ordinal,
  * older generation (protocol.md, "Ordinals can overlap"). */
 static void
-old_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
+old_status(svd_sup *s, const sv_cgroup *g, const sv_seat_view *v,
     Supervise__V1__WorkerStatus *w, uint64_t now)
 {
-	const sv_proc *p   = &st->old;
-	svd_gsh       *gsh = gsh_find(s, g->id);
+	const sv_proc_view *p   = &v->previous;
+	svd_gsh            *gsh = gsh_find(s, g->id);
 
 	supervise__v1__worker_status__init(w);
 	w->group          = g->name;
-	w->ordinal        = st->ordinal;
+	w->ordinal        = v->ordinal;
 	w->generation     = p->generation;
 	w->pid            = p->pid;
 	w->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
-	w->restarts       = st->restarts;
+	w->restarts       = v->restarts;
 	w->last_exit_code = -1;
-	w->state          = p->draining
-	             ? SUPERVISE__V1__WORKER_STATE__WORKER_STATE_DRAINING
-	             : p->state == SV_PROC_STOPPING
-	             ? SUPERVISE__V1__WORKER_STATE__WORKER_STATE_STOPPING
-	             : SUPERVISE__V1__WORKER_STATE__WORKER_STATE_RUNNING;
+	w->state          = worker_state(p->state);
 	w->ready          = p->ready;
 	w->uptime_ms      = now - p->started_ms;
 	{
-		sv_wkey   key = {g->id, st->ordinal, p->generation};
+		sv_wkey   key = {g->id, v->ordinal, p->generation};
 		svd_proc *op  = proc_find(s, key);
 		if (op != NULL) {
 			proc_activity(s, op, w, now);
@@ -136,15 +114,18 @@ old_status(svd_sup *s, const sv_cgroup *g, const sv_seat *st,
 	if (p->draining) {
 		w->draining = true;
 		w->drain_deadline_in_ms
-		    = p->due_ms > now ? p->due_ms - now : 0;
+		    = p->drain_due_ms > now ? p->drain_due_ms - now : 0;
 	}
 }
 
 /* seat_listed tells whether a seat appears in ListWorkers. */
 static bool
-seat_listed(const sv_cgroup *g, const sv_seat *st)
+seat_listed(const sv_cgroup *g, uint32_t ordinal)
 {
-	return sv_core_seat_state(g, st) != SV_SEAT_EMPTY;
+	sv_seat_view v;
+
+	sv_seat_view_of(g, ordinal, &v);
+	return v.current.listed;
 }
 
 /* req_list answers ListWorkers, one page at a time when asked: the page
@@ -189,10 +170,10 @@ req_list(req_ctx *c)
 		if (only == NULL || only == g) {
 			for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count;
 			     o++) {
-				n += seat_listed(g, &g->seats[o])
-				    || old_listed(&g->seats[o]);
-				n += seat_listed(g, &g->seats[o])
-				    && old_listed(&g->seats[o]);
+				sv_seat_view v;
+				sv_seat_view_of(g, o, &v);
+				n += v.current.listed || v.previous.listed;
+				n += v.current.listed && v.previous.listed;
 			}
 		}
 	}
@@ -210,8 +191,9 @@ req_list(req_ctx *c)
 			continue;
 		}
 		for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count; o++) {
-			bool cur = seat_listed(g, &g->seats[o]);
-			if (!cur && !old_listed(&g->seats[o])) {
+			sv_seat_view v;
+			sv_seat_view_of(g, o, &v);
+			if (!v.current.listed && !v.previous.listed) {
 				continue;
 			}
 			/* (a seat's two processes stay on one page: k may
@@ -222,15 +204,13 @@ req_list(req_ctx *c)
 				wl->next_page_token = c->token;
 				goto done;
 			}
-			if (cur) {
-				seat_status(
-				    c->s, g, &g->seats[o], &items[k], now);
+			if (v.current.listed) {
+				seat_status(c->s, g, &v, &items[k], now);
 				ptrs[k] = &items[k];
 				k++;
 			}
-			if (old_listed(&g->seats[o])) {
-				old_status(
-				    c->s, g, &g->seats[o], &items[k], now);
+			if (v.previous.listed) {
+				old_status(c->s, g, &v, &items[k], now);
 				ptrs[k] = &items[k];
 				k++;
 			}
@@ -254,8 +234,7 @@ req_seat(req_ctx *c, const char *name, uint32_t ordinal, const sv_cgroup **gp,
 	if (err != SV_OK || *gp == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
-	if (ordinal >= (*gp)->max_count
-	    || !seat_listed(*gp, &(*gp)->seats[ordinal])) {
+	if (ordinal >= (*gp)->max_count || !seat_listed(*gp, ordinal)) {
 		return req_err(c, SV_ENOTFOUND,
 		    "%s has no worker at ordinal %" PRIu32, name, ordinal);
 	}
@@ -268,7 +247,10 @@ static sv_err
 req_reply_status(req_ctx *c, const sv_cgroup *g, uint32_t ordinal,
     Supervise__V1__WorkerStatus *w)
 {
-	seat_status(c->s, g, &g->seats[ordinal], w, sv_loop_now_ms());
+	sv_seat_view v;
+
+	sv_seat_view_of(g, ordinal, &v);
+	seat_status(c->s, g, &v, w, sv_loop_now_ms());
 	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
 	c->rep.worker_status = w;
 	return SV_OK;

@@ -169,9 +169,10 @@ sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
 		r.start_time = p->start_time;
 		svd_state_record(s->state, &r);
 		if (ev->kind == SV_EV_ADOPTED) {
-			const sv_cgroup *cg = sv_core_group(s->core, g->id);
-			if (cg != NULL && ev->ordinal < cg->max_count
-			    && cg->seats[ev->ordinal].cur.ready) {
+			sv_seat_view v;
+			if (sv_core_seat_view(s->core, g->id, ev->ordinal, &v)
+			        == SV_OK
+			    && v.current.ready) {
 				r.kind = SV_J_READY;
 				svd_state_record(s->state, &r);
 			}
@@ -222,6 +223,7 @@ sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
 {
 	const sv_cgroup *cg = sv_core_group(s->core, ev->group_id);
 	const sv_jgroup *jg;
+	sv_seat_view     v;
 
 	/* What an operator released (a drain, a terminate, a scale-down);
 	 * not a worker of a temporary group that completed, which the next
@@ -231,7 +233,9 @@ sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
 		return;
 	}
 	if (cg == NULL || cg->deleting || sv_core_shutting_down(s->core)
-	    || ev->ordinal >= cg->max_count || cg->seats[ev->ordinal].wanted) {
+	    || sv_core_seat_view(s->core, ev->group_id, ev->ordinal, &v)
+	        != SV_OK
+	    || v.wanted) {
 		return;
 	}
 	/* Once per release: a terminate says STOPPING, then STOPPED. */

@@ -3025,6 +3025,250 @@ test_roll_not_ready(void **state)
 	sh_fini(&sh);
 }
 
+/* ---- the seat view (core/seat_view.c) -----------------------------------
+ */
+
+/* view returns the view of seat (id, ordinal) through the public entry. */
+static sv_seat_view
+view(const shell *sh, uint32_t id, uint32_t ordinal)
+{
+	sv_seat_view v;
+
+	memset(&v, 0xa5, sizeof(v)); /* every field must be written */
+	assert_int_equal(sv_core_seat_view(sh->c, id, ordinal, &v), SV_OK);
+	return v;
+}
+
+/* A seat through its cycle with the fake clock: pending, started but not
+ * ready, running and ready, in backoff after a fast failure (exit code
+ * shown, restart due), restarted (restarts counted), killed by a signal
+ * (signal shown, no code), failed by intensity; unknown seats are
+ * refused. */
+static void
+test_seat_view_cycle(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	sv_seat_view    v;
+	sv_wkey         k;
+
+	(void) state;
+	p.need_ready    = true;
+	p.backoff       = (sv_backoff_policy) {10000, 100, 30000, 2.0};
+	p.max_restarts  = 2;
+	p.max_window_ms = 100000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	sh.now = 1000;
+	id     = sh_group(&sh, "web", &p, 1, 2);
+	assert_int_equal(sv_core_seat_view(sh.c, id, 2, &v), SV_ENOTFOUND);
+	assert_int_equal(
+	    sv_core_seat_view(sh.c, id + 100, 0, &v), SV_ENOTFOUND);
+	/* ordinal 1 is not held: empty, not listed */
+	v = view(&sh, id, 1);
+	assert_int_equal(v.state, SV_SEAT_EMPTY);
+	assert_false(v.wanted);
+	assert_false(v.current.listed);
+	assert_false(v.previous.listed);
+	/* pending: starting, no process yet, the next generation shown */
+	v = view(&sh, id, 0);
+	assert_int_equal(v.ordinal, 0);
+	assert_int_equal(v.state, SV_SEAT_STARTING);
+	assert_true(v.wanted);
+	assert_true(v.current.listed);
+	assert_false(v.current.live);
+	assert_int_equal(v.current.pid, 0);
+	assert_int_equal(v.generation, S(&sh, id, 0)->tok.generation);
+	assert_false(v.has_exit);
+	assert_int_equal(v.last_exit_code, -1);
+	assert_int_equal(v.last_signal, 0);
+	assert_int_equal(v.restarts, 0);
+	/* spawned, readiness awaited */
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	k = sh_key(&sh, id, 0);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_STARTING);
+	assert_true(v.current.live);
+	assert_int_equal(v.current.pid, sh_pid(&sh, id, 0));
+	assert_int_equal(v.current.started_ms, 1000);
+	assert_int_equal(v.generation, k.generation);
+	assert_int_equal(v.current.generation, k.generation);
+	assert_false(v.current.ready);
+	assert_false(v.current.draining);
+	assert_false(v.previous.listed);
+	assert_ptr_equal(sv_seat_view_proc(&v, k.generation), &v.current);
+	/* ready */
+	sh.now = 1500;
+	assert_int_equal(sv_core_ready(sh.c, k, sh.now), SV_OK);
+	sh_drain(&sh);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_RUNNING);
+	assert_true(v.current.ready);
+	assert_int_equal(v.restart_due_ms, 0);
+	/* a fast failure: backoff, the exit code, the restart due */
+	sh.now = 2000;
+	sh_exit(&sh, id, 0, x_code(3));
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_BACKOFF);
+	assert_false(v.current.live);
+	assert_int_equal(v.current.pid, 0);
+	assert_false(v.current.ready);
+	assert_true(v.has_exit);
+	assert_int_equal(v.last_exit_code, 3);
+	assert_int_equal(v.last_signal, 0);
+	assert_int_equal(v.fast_failures, 1);
+	assert_true(v.restart_due_ms > 2000);
+	assert_int_equal(v.restart_due_ms, S(&sh, id, 0)->due_ms);
+	assert_true(v.generation > k.generation);
+	/* the backoff ends: restarted, counted */
+	sh_advance(&sh, v.restart_due_ms);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_STARTING);
+	assert_int_equal(v.restarts, 1);
+	assert_int_equal(v.current.started_ms, sh.now);
+	assert_int_equal(v.generation, sh_key(&sh, id, 0).generation);
+	/* killed by a signal: the signal, no exit code */
+	sh_exit(&sh, id, 0, x_sig(SIGKILL));
+	v = view(&sh, id, 0);
+	assert_int_equal(v.last_exit_code, -1);
+	assert_int_equal(v.last_signal, SIGKILL);
+	assert_int_equal(v.fast_failures, 2);
+	/* one more failure within the window fails the group */
+	sh_advance(&sh, v.restart_due_ms);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	sh_exit(&sh, id, 0, x_code(1));
+	assert_true(G(&sh, id)->failed);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_FAILED);
+	assert_true(v.wanted);
+	assert_true(v.current.listed);
+	assert_false(v.current.live);
+	assert_int_equal(v.last_exit_code, 1);
+	assert_int_equal(v.restart_due_ms, 0);
+	check_core(&sh);
+	sh_fini(&sh);
+}
+
+/* A drained worker: shown draining with its deadline, its ordinal no
+ * longer wanted; once it exits the seat is empty and not listed. */
+static void
+test_seat_view_drain(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0;
+	sv_seat_view    v;
+	int64_t         pid;
+
+	(void) state;
+	p.drain_signal        = SIGTERM;
+	p.drain_timeout_ms    = 1000;
+	p.drain_extend_max_ms = 2000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	sh.now = 500;
+	id     = sh_group(&sh, "web", &p, 2, 2);
+	assert_int_equal(sh_spawn_all(&sh), 2);
+	pid    = sh_pid(&sh, id, 1);
+	sh.now = 700;
+	assert_int_equal(
+	    sv_core_drain(sh.c, SV_DRAIN_WORKER, id, 1, 0, sh.now, &did),
+	    SV_OK);
+	sh_drain(&sh);
+	v = view(&sh, id, 1);
+	assert_int_equal(v.state, SV_SEAT_DRAINING);
+	assert_false(v.wanted);
+	assert_true(v.current.listed);
+	assert_true(v.current.live);
+	assert_true(v.current.draining);
+	assert_int_equal(v.current.pid, pid);
+	assert_int_equal(v.current.drain_due_ms, 1700);
+	assert_int_equal(v.current.started_ms, 500);
+	/* the other seat is untouched */
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_RUNNING);
+	assert_false(v.current.draining);
+	assert_int_equal(v.current.drain_due_ms, 0);
+	sh.now = 800;
+	sh_exit_pid(&sh, pid, x_code(0));
+	v = view(&sh, id, 1);
+	assert_int_equal(v.state, SV_SEAT_EMPTY);
+	assert_false(v.current.listed);
+	assert_false(v.current.live);
+	assert_false(v.current.draining);
+	check_core(&sh);
+	sh_fini(&sh);
+}
+
+/* A rolling restart: the old generation is listed beside the new one,
+ * shown running while its successor starts, then draining with its
+ * deadline once the successor is ready; sv_seat_view_proc picks each by
+ * generation. */
+static void
+test_seat_view_roll(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0;
+	sv_seat_view    v;
+	sv_wkey         k0, k1;
+	int64_t         oldpid;
+
+	(void) state;
+	p.need_ready       = true;
+	p.drain_signal     = SIGTERM;
+	p.drain_timeout_ms = 1000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	sh.now = 100;
+	id     = sh_group(&sh, "web", &p, 1, 1);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	k0     = sh_key(&sh, id, 0);
+	oldpid = sh_pid(&sh, id, 0);
+	assert_int_equal(sv_core_ready(sh.c, k0, sh.now), SV_OK);
+	sh_drain(&sh);
+	sh.now = 200;
+	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_OK);
+	sh_drain(&sh);
+	assert_int_equal(sh_spawn_all(&sh), 1);
+	k1 = sh_key(&sh, id, 0);
+	assert_true(k1.generation > k0.generation);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_STARTING);
+	assert_int_equal(v.generation, k1.generation);
+	assert_true(v.current.listed);
+	assert_true(v.previous.listed);
+	assert_true(v.previous.live);
+	assert_int_equal(v.previous.state, SV_SEAT_RUNNING);
+	assert_int_equal(v.previous.generation, k0.generation);
+	assert_int_equal(v.previous.pid, oldpid);
+	assert_int_equal(v.previous.started_ms, 100);
+	assert_true(v.previous.ready);
+	assert_false(v.previous.draining);
+	assert_ptr_equal(sv_seat_view_proc(&v, k0.generation), &v.previous);
+	assert_ptr_equal(sv_seat_view_proc(&v, k1.generation), &v.current);
+	/* the successor is ready: the old one drains */
+	sh.now = 300;
+	assert_int_equal(sv_core_ready(sh.c, k1, sh.now), SV_OK);
+	sh_drain(&sh);
+	v = view(&sh, id, 0);
+	assert_int_equal(v.state, SV_SEAT_RUNNING);
+	assert_true(v.current.ready);
+	assert_true(v.previous.listed);
+	assert_int_equal(v.previous.state, SV_SEAT_DRAINING);
+	assert_true(v.previous.draining);
+	assert_int_equal(v.previous.drain_due_ms, 1300);
+	/* the old one exits: no longer listed */
+	sh_exit_pid(&sh, oldpid, x_code(0));
+	v = view(&sh, id, 0);
+	assert_false(v.previous.listed);
+	assert_false(v.previous.live);
+	assert_true(v.current.listed);
+	check_core(&sh);
+	sh_fini(&sh);
+}
+
 int
 main(void)
 {
@@ -3058,6 +3302,9 @@ main(void)
 	    cmocka_unit_test(test_drain_notice_only),
 	    cmocka_unit_test(test_roll),
 	    cmocka_unit_test(test_roll_not_ready),
+	    cmocka_unit_test(test_seat_view_cycle),
+	    cmocka_unit_test(test_seat_view_drain),
+	    cmocka_unit_test(test_seat_view_roll),
 	    cmocka_unit_test(test_model),
 	};
 	return cmocka_run_group_tests_name("supervision", tests, NULL, NULL);

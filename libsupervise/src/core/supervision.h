@@ -367,6 +367,51 @@ uint32_t sv_core_group_count(const sv_cgroup *g);
 /* sv_core_seat_state derives what a client is shown for a seat. */
 sv_seat_state sv_core_seat_state(const sv_cgroup *g, const sv_seat *s);
 
+/* One process of a seat as shown to clients (core/seat_view.c). Times are
+ * absolute (the core's clock); the shell subtracts its `now`. */
+typedef struct sv_proc_view {
+	bool          live; /* a process is held (state other than NONE) */
+	bool          listed; /* shown as a row of its own */
+	sv_seat_state state; /* as shown */
+	uint64_t      generation;
+	int64_t       pid; /* 0 when none (not live, or not spawned yet) */
+	uint64_t      started_ms; /* uptime input; meaningful when pid > 0 */
+	bool          ready;
+	bool          draining;
+	uint64_t      drain_due_ms; /* drain deadline, when draining */
+} sv_proc_view;
+
+/* A seat as the daemon shows it to clients (ListWorkers, GetStatus,
+ * ListGroups, WhoAmI, the journal of an adoption), filled by
+ * sv_core_seat_view: a plain copy, valid until the core is next called. */
+typedef struct sv_seat_view {
+	uint32_t      ordinal;
+	sv_seat_state state; /* sv_core_seat_state */
+	bool          wanted; /* the ordinal is held */
+	uint64_t      generation; /* current's, or the next one when none */
+	uint64_t      restart_due_ms; /* end of backoff, when BACKOFF */
+	uint64_t      restarts;
+	uint32_t      fast_failures;
+	bool          has_exit; /* last_exit_code / last_signal are set */
+	int           last_exit_code; /* -1: none, or killed by a signal */
+	int           last_signal; /* 0: none, or exited */
+	sv_proc_view  current; /* the current process (state as the seat's) */
+	sv_proc_view  previous; /* the old generation a roll or drain keeps */
+} sv_seat_view;
+
+/* sv_seat_view_of fills *out for seat `ordinal` of group g (which must be
+ * below g->max_count). */
+void sv_seat_view_of(const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out);
+
+/* sv_core_seat_view fills *out for seat `ordinal` of group `group_id`.
+ * Errors: SV_ENOTFOUND (no such group, or ordinal >= max_count). */
+sv_err sv_core_seat_view(
+    const sv_core *c, uint32_t group_id, uint32_t ordinal, sv_seat_view *out);
+
+/* sv_seat_view_proc returns the view of the seat's process of generation
+ * gen: current if it is live and holds gen, else previous. */
+const sv_proc_view *sv_seat_view_proc(const sv_seat_view *v, uint64_t gen);
+
 /* sv_core_live returns the number of processes not yet reaped. */
 size_t sv_core_live(const sv_core *c);
 
