@@ -153,6 +153,10 @@ def run(fleet):
     produce(fleet.jobs, 500, 150)
     wait_for(lambda: fleet.served() >= 450, "450 jobs served")
     fleet.ctl("scale", "jobs", str(WORKERS))
+    # jobs[2] and jobs[3] start again: the drain below must find jobs[2]
+    # ready (its SIGTERM handler in place), or the drain signal kills it
+    # before it can finish anything.
+    wait_for(lambda: len(fleet.running()) == WORKERS, "4 ready workers")
     produce(fleet.jobs, 650, 150)
     reaped = []
     check({"admin.drain", "admin.rolling_restart"} <= feats,
