@@ -132,12 +132,11 @@ void         ls_core_wait(const char *what, unsigned attempt);
  * that has already happened (a reap, a timer, a connection gone), again
  * for as long as it answers SV_ENOMEM: it then changed nothing and queued
  * no effect (core/lease.h), so nothing is dropped. See ls_core_wait. */
-#define LS_CORE_RETRY(what, call)                                  \
-	do {                                                       \
-		for (unsigned ls_try_ = 0; (call) == SV_ENOMEM;    \
-		     ls_try_++) {                                  \
-			ls_core_wait((what), ls_try_);             \
-		}                                                  \
+#define LS_CORE_RETRY(what, call)                                            \
+	do {                                                                 \
+		for (unsigned ls_try_ = 0; (call) == SV_ENOMEM; ls_try_++) { \
+			ls_core_wait((what), ls_try_);                       \
+		}                                                            \
 	} while (0)
 
 /* leases_records.c */

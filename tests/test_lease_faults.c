@@ -173,8 +173,8 @@ drain(run *r)
 				assert_true(r->ntm < MAXT);
 				k = (int64_t) r->ntm++;
 			}
-			r->tm[k] = (ftimer) {fx.timer, fx.key, fx.guard,
-			    fx.due_ms};
+			r->tm[k]
+			    = (ftimer) {fx.timer, fx.key, fx.guard, fx.due_ms};
 			break;
 		case SV_LFX_TIMER_CANCEL:
 			if ((k = tm_find(r, fx.timer, fx.key)) >= 0) {
@@ -212,7 +212,8 @@ snap(const sv_lease_core *c, tr *t)
 		for (uint32_t i = 0; i < p->nslots; i++) {
 			const lslot *s = &p->slots[i];
 			tr_add(t,
-			    " s %llx %llx %llu %llu %llu %llu %llu %u %u %u %u "
+			    " s %llx %llx %llu %llu %llu %llu %llu %u %u %u "
+			    "%u "
 			    "%u %d",
 			    (unsigned long long) s->id,
 			    (unsigned long long) s->token,
@@ -242,26 +243,26 @@ snap(const sv_lease_core *c, tr *t)
 /* CALL runs expr (an sv_err) on r's core: on SV_ENOMEM the core must be
  * unchanged, and expr is run again; a failed allocation must surface as
  * SV_ENOMEM. rv receives the final result. */
-#define CALL(r, rv, expr)                                                  \
-	do {                                                               \
-		for (;;) {                                                 \
-			tr before = {0}, after = {0};                      \
-			snap((r)->c, &before);                             \
-			FI.pending = false;                                \
-			(rv)       = (expr);                               \
-			if ((rv) != SV_ENOMEM) {                           \
-				assert_false(FI.pending);                  \
-				free(before.s);                            \
-				break;                                     \
-			}                                                  \
-			FI.enomem++;                                       \
-			assert_true(FI.pending);                           \
-			snap((r)->c, &after);                              \
-			assert_string_equal(before.s, after.s);            \
-			free(before.s);                                    \
-			free(after.s);                                     \
-		}                                                          \
-		assert_int_equal((r)->c->fx.overruns, 0);                  \
+#define CALL(r, rv, expr)                                       \
+	do {                                                    \
+		for (;;) {                                      \
+			tr before = {0}, after = {0};           \
+			snap((r)->c, &before);                  \
+			FI.pending = false;                     \
+			(rv)       = (expr);                    \
+			if ((rv) != SV_ENOMEM) {                \
+				assert_false(FI.pending);       \
+				free(before.s);                 \
+				break;                          \
+			}                                       \
+			FI.enomem++;                            \
+			assert_true(FI.pending);                \
+			snap((r)->c, &after);                   \
+			assert_string_equal(before.s, after.s); \
+			free(before.s);                         \
+			free(after.s);                          \
+		}                                               \
+		assert_int_equal((r)->c->fx.overruns, 0);       \
 	} while (0)
 
 /* settle carries out the effects and, as the daemon does, aborts each grant
@@ -295,7 +296,8 @@ check(const run *r)
 			if (p->slots[i].guard == 0) {
 				continue;
 			}
-			k = tm_find(r, SV_LTIMER_SLOT, ((uint64_t) p->id << 32) | i);
+			k = tm_find(
+			    r, SV_LTIMER_SLOT, ((uint64_t) p->id << 32) | i);
 			assert_true(k >= 0);
 			assert_int_equal(r->tm[k].guard, p->slots[i].guard);
 		}
@@ -306,8 +308,7 @@ check(const run *r)
 		}
 	}
 	for (uint32_t i = 0; i < c->nsessions; i++) {
-		int64_t k
-		    = tm_find(r, SV_LTIMER_SESSION, c->sessions[i].id);
+		int64_t k = tm_find(r, SV_LTIMER_SESSION, c->sessions[i].id);
 		assert_true(k >= 0);
 		assert_int_equal(r->tm[k].guard, c->sessions[i].guard);
 	}
@@ -380,7 +381,8 @@ fire(run *r)
 		}
 		t = r->tm[best];
 		tm_del(r, best);
-		CALL(r, rv, sv_lease_timer(r->c, t.kind, t.key, t.guard, r->now));
+		CALL(r, rv,
+		    sv_lease_timer(r->c, t.kind, t.key, t.guard, r->now));
 		tr_add(&r->t, "timer %d %llx: %d", t.kind,
 		    (unsigned long long) t.key, rv);
 		settle(r);
@@ -402,10 +404,10 @@ setup(run *r)
 	    {"b", 2, 0, 0, SV_LEASE_KEEP, false},
 	    {"c", 3, 150, 50, SV_LEASE_REMOVE, true},
 	};
-	sv_lease_record recs[4] = {{.pool = "a"}, {.pool = "a"},
-	    {.pool = "b"}, {.pool = "zz"}};
-	size_t          skipped = 0;
-	sv_err          rv;
+	sv_lease_record recs[4]
+	    = {{.pool = "a"}, {.pool = "a"}, {.pool = "b"}, {.pool = "zz"}};
+	size_t skipped = 0;
+	sv_err rv;
 
 	while ((rv = sv_lease_core_create(2, &r->c)) == SV_ENOMEM) {
 		assert_true(FI.pending);
@@ -427,8 +429,8 @@ setup(run *r)
 	recs[1].slot   = 1;
 	recs[1].id     = (1ull << 32) | 2;
 	recs[1].token  = (1ull << 32) | 3;
-	recs[1].holder = (sv_lease_holder) {.kind = SV_HOLDER_SESSION,
-	    .session = (1ull << 32) | 7};
+	recs[1].holder = (sv_lease_holder) {
+	    .kind = SV_HOLDER_SESSION, .session = (1ull << 32) | 7};
 	recs[1].session_uid    = 1000;
 	recs[1].session_ttl_ms = 400;
 	recs[2].slot           = 1;
@@ -573,9 +575,9 @@ run_seq(uint64_t seed, uint64_t fail_at, tr *out)
 	static run r;
 
 	memset(&r, 0, sizeof(r));
-	r.rng   = seed * 0x9E3779B97F4A7C15ull + 1;
-	r.now   = 1000;
-	FI      = (fi_state) {.fail_at = fail_at, .enomem = FI.enomem};
+	r.rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	r.now = 1000;
+	FI    = (fi_state) {.fail_at = fail_at, .enomem = FI.enomem};
 	sv_mem_set_hook(fi_hook, NULL);
 	setup(&r);
 	for (int i = 0; i < 200; i++) {
@@ -585,7 +587,8 @@ run_seq(uint64_t seed, uint64_t fail_at, tr *out)
 	 * left held, waiting or armed in the core. */
 	for (uint32_t n = 0; n < 4; n++) {
 		sv_err rv;
-		CALL(&r, rv, sv_lease_holder_gone(r.c, worker(n).worker, r.now));
+		CALL(&r, rv,
+		    sv_lease_holder_gone(r.c, worker(n).worker, r.now));
 		tr_add(&r.t, "end gone %u: %d", n, rv);
 		settle(&r);
 	}
@@ -621,7 +624,9 @@ first_diff(const char *a, const char *b)
 			start = i + 1;
 		}
 	}
-	fprintf(stderr, "transcripts differ at line %zu:\n  want: %.160s\n  got:  %.160s\n",
+	fprintf(stderr,
+	    "transcripts differ at line %zu:\n  want: %.160s\n  got:  "
+	    "%.160s\n",
 	    line, a + start, b + start);
 }
 
@@ -643,7 +648,8 @@ test_every_allocation_fails_in_turn(void **state)
 			hit = FI.hit;
 			runs++;
 			if (strcmp(ref.s, got.s) != 0) {
-				fprintf(stderr, "seed %llu, allocation %llu failed\n",
+				fprintf(stderr,
+				    "seed %llu, allocation %llu failed\n",
 				    (unsigned long long) seed,
 				    (unsigned long long) n);
 				first_diff(ref.s, got.s);

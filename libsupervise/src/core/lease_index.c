@@ -90,7 +90,8 @@ svl_index_reserve(sv_lease_core *c, size_t n)
 	return SV_OK;
 }
 
-/* svl_index_put enters slot i of p, whose id is set, after svl_index_reserve. */
+/* svl_index_put enters slot i of p, whose id is set, after svl_index_reserve.
+ */
 void
 svl_index_put(sv_lease_core *c, const lpool *p, uint32_t i)
 {

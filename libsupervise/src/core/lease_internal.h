@@ -139,8 +139,8 @@ void svl_reply(
 void svl_end_bound(const lpool *p, size_t *nfx, size_t *nidx);
 void svl_waiters_bound(
     const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx);
-void svl_holder_end_bound(const sv_lease_core *c, const sv_lease_holder *h,
-    size_t *nfx, size_t *nidx);
+void   svl_holder_end_bound(const sv_lease_core *c, const sv_lease_holder *h,
+      size_t *nfx, size_t *nidx);
 sv_err svl_reserve(sv_lease_core *c, size_t nfx, size_t nidx);
 sv_err svl_sessions_reserve(sv_lease_core *c, uint32_t n);
 sv_err svl_waiters_reserve(lpool *p);
@@ -174,15 +174,15 @@ sv_err  svl_waiter_add(sv_lease_core *c, lpool *p, const sv_lease_holder *h,
      const sv_lease_req *req, uint64_t *waiterp);
 void    svl_grant_waiters(sv_lease_core *c, lpool *p, uint64_t now_ms);
 void    svl_waiters_drop(sv_lease_core *c, const sv_lease_holder *h);
-sv_err svl_waiter_timer(
-    sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms);
+sv_err  svl_waiter_timer(
+     sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms);
 
 /* lease_sessions.c */
 lsession *svl_session_get(const sv_lease_core *c, uint64_t id);
 sv_err    svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid,
        uint64_t ttl_ms, uint64_t now_ms);
 sv_err    svl_session_timer(
-         sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms);
+       sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms);
 
 /* lease_pools.c */
 lpool *svl_pool_get(const sv_lease_core *c, uint32_t id);

@@ -41,7 +41,8 @@ svl_end_bound(const lpool *p, size_t *nfx, size_t *nidx)
 
 /* svl_waiters_bound adds to *nfx what dropping every waiter of h needs. */
 void
-svl_waiters_bound(const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx)
+svl_waiters_bound(
+    const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx)
 {
 	for (uint32_t pi = 0; pi < c->npools; pi++) {
 		const lpool *p = c->pools[pi];
@@ -56,8 +57,8 @@ svl_waiters_bound(const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx)
 /* svl_holder_end_bound adds to *nfx and *nidx what svl_holder_end(h) can
  * need: its waiters dropped, then each of its leases ended. */
 void
-svl_holder_end_bound(
-    const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx, size_t *nidx)
+svl_holder_end_bound(const sv_lease_core *c, const sv_lease_holder *h,
+    size_t *nfx, size_t *nidx)
 {
 	svl_waiters_bound(c, h, nfx);
 	for (uint32_t pi = 0; pi < c->npools; pi++) {
