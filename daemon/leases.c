@@ -156,7 +156,8 @@ svd_leases_worker_gone(svd_leases *l, sv_wkey key)
 	if (l == NULL) {
 		return;
 	}
-	sv_lease_holder_gone(l->core, key, sv_loop_now_ms());
+	LS_CORE_RETRY("a reaped holder",
+	    sv_lease_holder_gone(l->core, key, sv_loop_now_ms()));
 	ls_effects(l);
 }
 
@@ -195,8 +196,9 @@ svd_leases_pipe(svd_leases *l, uint32_t pipe, int64_t pid, bool added)
 				if (ls_pipe_count(l, key) == 1) {
 					sv_lease_holder h
 					    = {SV_HOLDER_WORKER, key, 0};
-					sv_lease_holder_reconnected(
-					    l->core, &h, now);
+					LS_CORE_RETRY("a reconnection",
+					    sv_lease_holder_reconnected(
+					        l->core, &h, now));
 					ls_effects(l);
 				}
 				return;
@@ -209,7 +211,8 @@ svd_leases_pipe(svd_leases *l, uint32_t pipe, int64_t pid, bool added)
 		ls_deferred *d = &l->deferred[i];
 		if (d->used && d->pipe == pipe) {
 			d->used = false;
-			sv_lease_cancel_wait(l->core, d->waiter, now);
+			LS_CORE_RETRY("a withdrawn wait",
+			    sv_lease_cancel_wait(l->core, d->waiter, now));
 			d->done(d->arg, NULL);
 		}
 	}
@@ -223,7 +226,9 @@ svd_leases_pipe(svd_leases *l, uint32_t pipe, int64_t pid, bool added)
 			    && (l->h.worker_exited == NULL
 			        || !l->h.worker_exited(l->h.arg, key))) {
 				sv_lease_holder h = {SV_HOLDER_WORKER, key, 0};
-				sv_lease_holder_disconnected(l->core, &h, now);
+				LS_CORE_RETRY("a disconnection",
+				    sv_lease_holder_disconnected(
+				        l->core, &h, now));
 			}
 			break;
 		}

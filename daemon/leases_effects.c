@@ -12,9 +12,12 @@
  *   RESOURCE_PREPARE create the slot's file or directory; on failure the
  *                    grant is aborted and its answer becomes INTERNAL
  *   RESOURCE_RECLAIM keep, truncate or remove it (leases_resources.c)
+ * and, when the core answers SV_ENOMEM about something that has already
+ * happened, the wait before it is asked again (ls_core_wait).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "leases_internal.h"
 #include "log.h"
@@ -151,8 +154,9 @@ ls_effects(svd_leases *l)
 			    && ls_prepare(l, p, &fx.lease) != SV_OK) {
 				l->aborted[l->naborted++ % LS_ABORTED_MAX]
 				    = fx.lease.id;
-				sv_lease_abort(
-				    l->core, fx.lease.id, sv_loop_now_ms());
+				LS_CORE_RETRY("a lease abort",
+				    sv_lease_abort(l->core, fx.lease.id,
+				        sv_loop_now_ms()));
 			}
 			break;
 		case SV_LFX_RESOURCE_RECLAIM:
@@ -162,8 +166,30 @@ ls_effects(svd_leases *l)
 			break;
 		}
 	}
-	if (sv_lease_effects_lost(l->core) && !l->lost_logged) {
-		l->lost_logged = true;
-		svd_log("leases: effects lost for lack of memory");
+}
+
+/* The longest wait between two attempts, in milliseconds. */
+#define LS_RETRY_MAX_MS 100
+
+/* ls_core_wait waits before attempt + 1 of giving `what` to the lease core
+ * (1 ms, doubling up to 100 ms), logging on the first attempt and then
+ * about every minute. The loop serves nothing else meanwhile: every other
+ * path needs memory too (as daemon/sup_retry.c for the supervision core). */
+void
+ls_core_wait(const char *what, unsigned attempt)
+{
+	unsigned        ms = attempt < 7 ? 1u << attempt : LS_RETRY_MAX_MS;
+	struct timespec ts;
+
+	if (ms > LS_RETRY_MAX_MS) {
+		ms = LS_RETRY_MAX_MS;
 	}
+	if (attempt % 600 == 0) {
+		svd_log("out of memory: the lease core cannot take %s yet; "
+		        "trying again (attempt %u)",
+		    what, attempt + 1);
+	}
+	ts.tv_sec  = 0;
+	ts.tv_nsec = (long) ms * 1000000L;
+	(void) nanosleep(&ts, NULL);
 }

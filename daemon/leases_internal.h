@@ -95,7 +95,6 @@ struct svd_leases {
 	ls_pipe       *pipes; /* [SVD_LEASE_MAX_PIPES] */
 	uint64_t       aborted[LS_ABORTED_MAX];
 	unsigned       naborted;
-	bool           lost_logged;
 };
 
 /* Strings of one Lease message, kept beside it. */
@@ -128,6 +127,18 @@ void   ls_reclaim(svd_leases *l, const ls_pool *p, uint32_t slot);
 ls_deferred *ls_deferred_find(svd_leases *l, uint64_t waiter);
 bool         ls_was_aborted(svd_leases *l, uint64_t id);
 void         ls_effects(svd_leases *l);
+void         ls_core_wait(const char *what, unsigned attempt);
+
+/* LS_CORE_RETRY gives the lease core call, an entry point about something
+ * that has already happened (a reap, a timer, a connection gone), again
+ * for as long as it answers SV_ENOMEM: it then changed nothing and queued
+ * no effect (core/lease.h), so nothing is dropped. See ls_core_wait. */
+#define LS_CORE_RETRY(what, call)                                            \
+	do {                                                                 \
+		for (unsigned ls_try_ = 0; (call) == SV_ENOMEM; ls_try_++) { \
+			ls_core_wait((what), ls_try_);                       \
+		}                                                            \
+	} while (0)
 
 /* leases_records.c */
 void ls_holder_name(

@@ -118,6 +118,11 @@ ls_core_err(
 	case SV_EINVAL:
 		return ls_fail(
 		    c, SV_EBADREQ, "pool %s: invalid request (%s)", pn, what);
+	case SV_ENOMEM:
+		return ls_fail(c, err,
+		    "pool %s: the supervisor is out of memory (%s); nothing "
+		    "was changed, try again later",
+		    pn, what);
 	default:
 		return ls_fail(
 		    c, err, "pool %s: %s: %s", pn, what, sv_strerror(err));
@@ -198,7 +203,8 @@ ls_acquire(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	err = sv_lease_acquire(l->core, &h, &lr, now, &li, &waiter);
 	if (err == SV_OK && waiter != 0 && (slot == NULL || d == NULL)) {
 		/* Cannot happen (a wait needs both); never leave it queued. */
-		sv_lease_cancel_wait(l->core, waiter, now);
+		LS_CORE_RETRY("a withdrawn wait",
+		    sv_lease_cancel_wait(l->core, waiter, now));
 		ls_effects(l);
 		return ls_fail(
 		    c, SV_EINTERNAL, "cannot park a waiting acquire");

@@ -90,8 +90,12 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 	}
 	{
 		size_t core_skipped = 0;
-		(void) sv_lease_restore(l->core, recs, n,
-		    SVD_LEASE_CLAIM_GRACE_MS, sv_loop_now_ms(), &core_skipped);
+		/* All or nothing: on SV_ENOMEM none was loaded; the
+		 * predecessor's leases are a fact, so ask again. */
+		LS_CORE_RETRY("the restored leases",
+		    sv_lease_restore(l->core, recs, n,
+		        SVD_LEASE_CLAIM_GRACE_MS, sv_loop_now_ms(),
+		        &core_skipped));
 		skipped += core_skipped;
 	}
 	free(recs);

@@ -29,6 +29,20 @@ ls_reply_session(const svd_lease_caller *c, uint64_t id, uint64_t ttl_ms,
 	return SV_OK;
 }
 
+/* ls_session_err answers another error of the core about a session; on
+ * SV_ENOMEM nothing was changed and the client may try again. */
+static sv_err
+ls_session_err(const svd_lease_caller *c, sv_err err, const char *what)
+{
+	if (err == SV_ENOMEM) {
+		return ls_fail(c, err,
+		    "the supervisor is out of memory; nothing was changed, "
+		    "try again later");
+	}
+	return ls_fail(
+	    c, err, "cannot %s a session: %s", what, sv_strerror(err));
+}
+
 sv_err
 ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
     svw_env *rep, void **arena)
@@ -52,8 +66,7 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 			return ls_fail(c, err, "ttl_ms over one day");
 		}
 		if (err != SV_OK) {
-			return ls_fail(c, err, "cannot open a session: %s",
-			    sv_strerror(err));
+			return ls_session_err(c, err, "open");
 		}
 		return ls_reply_session(
 		    c, id, req->open_session->ttl_ms, rep, arena);
@@ -70,6 +83,9 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 			return ls_fail(c, err,
 			    "lease session %" PRIu64 " is another uid's", id);
 		}
+		if (err != SV_OK) {
+			return ls_session_err(c, err, "renew");
+		}
 		(void) sv_lease_session_get(l->core, id, &si);
 		return ls_reply_session(c, id, si.ttl_ms, rep, arena);
 	default: /* CLOSE_SESSION */
@@ -80,6 +96,9 @@ ls_session_req(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 		if (err == SV_EPERM) {
 			return ls_fail(c, err,
 			    "lease session %" PRIu64 " is another uid's", id);
+		}
+		if (err != SV_OK) {
+			return ls_session_err(c, err, "close");
 		}
 		return ls_reply_session(c, id, 0, rep, arena);
 	}

@@ -28,7 +28,9 @@ ls_timer_cb(sv_loop *loop, sv_timer *st)
 	svd_leases *l = t->l;
 
 	(void) loop;
-	sv_lease_timer(l->core, t->kind, t->key, t->guard, sv_loop_now_ms());
+	LS_CORE_RETRY("a timer",
+	    sv_lease_timer(
+	        l->core, t->kind, t->key, t->guard, sv_loop_now_ms()));
 	ls_effects(l);
 }
 
@@ -69,8 +71,9 @@ ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 			free(t);
 			svd_log("leases: cannot arm a timer: out of memory; "
 			        "firing it now");
-			sv_lease_timer(
-			    l->core, fx->timer, fx->key, fx->guard, now);
+			LS_CORE_RETRY("a timer",
+			    sv_lease_timer(
+			        l->core, fx->timer, fx->key, fx->guard, now));
 			return;
 		}
 		sv_timer_init(&t->t, ls_timer_cb, t);
@@ -84,7 +87,9 @@ ls_timer_arm(svd_leases *l, const sv_lease_fx *fx)
 	        l->loop, &t->t, fx->due_ms > now ? fx->due_ms - now : 0)
 	    != SV_OK) {
 		svd_log("leases: cannot arm a timer; firing it now");
-		sv_lease_timer(l->core, fx->timer, fx->key, fx->guard, now);
+		LS_CORE_RETRY("a timer",
+		    sv_lease_timer(
+		        l->core, fx->timer, fx->key, fx->guard, now));
 	}
 }
 

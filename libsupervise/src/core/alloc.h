@@ -1,9 +1,12 @@
 /*
- * alloc.h — the allocation seam of the supervision core: every allocation
- * the core makes (its record, groups, seats, ordinals, intensity windows,
- * drain reports, the effect queue) goes through these wrappers, so that a
- * test can make the Nth allocation fail (tests/test_core_faults.c) and check
- * that the core then fails cleanly (SV_ENOMEM, nothing changed).
+ * alloc.h — the allocation seam of the pure cores: every allocation the
+ * supervision core makes (its record, groups, seats, ordinals, intensity
+ * windows, drain reports, the effect queue) and every one the lease core
+ * makes (its record, pools, slots, waiters, sessions, the lease id index,
+ * the effect queue) goes through these wrappers, so that a test can make
+ * the Nth allocation fail (tests/test_core_faults.c,
+ * tests/test_lease_faults.c) and check that the core then fails cleanly
+ * (SV_ENOMEM, nothing changed).
  *
  * In production the hook is NULL and each wrapper costs one pointer test
  * on top of the libc call. Memory from these wrappers is released with

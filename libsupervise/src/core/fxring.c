@@ -106,18 +106,6 @@ sv_fxring_push(sv_fxring *r, const void *e)
 	fxr_append(r, e);
 }
 
-/* sv_fxring_push_or_drop: see fxring.h. */
-bool
-sv_fxring_push_or_drop(sv_fxring *r, const void *e)
-{
-	if (r->n == r->cap && fxr_grow(r, r->n + 1) != SV_OK) {
-		r->lost = true;
-		return false;
-	}
-	fxr_append(r, e);
-	return true;
-}
-
 /* sv_fxring_pop: see fxring.h. */
 bool
 sv_fxring_pop(sv_fxring *r, void *e)

@@ -12,11 +12,7 @@
  * and, in release builds, still tries to grow rather than lose the record;
  * if even that fails the process aborts, since a lost effect would leave
  * the core and the world disagreeing.
- *
- * sv_fxring_push_or_drop is the old lossy push (a record that does not fit
- * is dropped and `lost` set): only the lease core uses it, until its entry
- * points reserve too.
- */
+ * */
 #ifndef SV_CORE_FXRING_H
 #define SV_CORE_FXRING_H
 
@@ -31,7 +27,6 @@ typedef struct sv_fxring {
 	size_t         cap, head, n;
 	size_t         budget; /* pushes left of the last reservation */
 	size_t         overruns; /* pushes beyond a reservation (bugs) */
-	bool           lost; /* push_or_drop dropped a record */
 } sv_fxring;
 
 /* sv_fxring_init makes r an empty ring of records of esize bytes. It
@@ -53,11 +48,6 @@ sv_err sv_fxring_reserve(sv_fxring *r, size_t n);
 /* sv_fxring_push appends a copy of record e (esize bytes), within the last
  * reservation: it cannot fail (see the top of this file). */
 void sv_fxring_push(sv_fxring *r, const void *e);
-
-/* sv_fxring_push_or_drop appends a copy of e, growing the ring if needed;
- * when it cannot grow, the record is dropped, r->lost is set and false is
- * returned. For cores that do not reserve (the lease core). */
-bool sv_fxring_push_or_drop(sv_fxring *r, const void *e);
 
 /* sv_fxring_pop moves the oldest record into e and returns true, or
  * returns false when the ring is empty. */

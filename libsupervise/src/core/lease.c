@@ -23,6 +23,16 @@ svl_holder_check(const sv_lease_core *c, const sv_lease_holder *h)
 	return SV_EINVAL;
 }
 
+/* lease_end_reserve reserves what ending one lease of p can need. */
+static sv_err
+lease_end_reserve(sv_lease_core *c, const lpool *p)
+{
+	size_t nfx = 0, nidx = 0;
+
+	svl_end_bound(p, &nfx, &nidx);
+	return svl_reserve(c, nfx, nidx);
+}
+
 /* sv_lease_acquire: see core/lease.h. */
 sv_err
 sv_lease_acquire(sv_lease_core *c, const sv_lease_holder *h,
@@ -73,10 +83,19 @@ sv_lease_acquire(sv_lease_core *c, const sv_lease_holder *h,
 		i           = svl_waiter_fit(p, &any);
 	}
 	if (i >= 0) {
+		/* A grant: 3 effects, 1 index entry (lease_reserve.c). */
+		if ((rv = svl_reserve(c, 3, 1)) != SV_OK) {
+			return rv;
+		}
 		return svl_lease_grant(c, p, (uint32_t) i, h, now_ms, g);
 	}
 	if (!req->wait || req->deadline_ms <= now_ms) {
 		return req->has_slot ? SV_EBUSY : SV_EEXHAUSTED;
+	}
+	if (p->nw < SV_LEASE_MAX_WAITERS
+	    && ((rv = svl_reserve(c, 1, 0)) != SV_OK
+	        || (rv = svl_waiters_reserve(p)) != SV_OK)) {
+		return rv;
 	}
 	return svl_waiter_add(c, p, h, req, waiterp);
 }
@@ -89,6 +108,7 @@ sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
 	lpool   *p = NULL;
 	uint32_t i = 0;
 	lslot   *s;
+	sv_err   rv;
 
 	if (!svl_lease_find(c, id, &p, &i)) {
 		return SV_ENOTFOUND;
@@ -99,6 +119,9 @@ sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
 	}
 	if (s->state == SV_LEASE_UNCLAIMED) {
 		return SV_ECONFLICT;
+	}
+	if ((rv = svl_reserve(c, 1, 0)) != SV_OK) {
+		return rv;
 	}
 	s->expiry_ms = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
 	svl_slot_timer(c, p, i);
@@ -115,6 +138,7 @@ sv_lease_release(
 {
 	lpool   *p = NULL;
 	uint32_t i = 0;
+	sv_err   rv;
 
 	if (!svl_lease_find(c, id, &p, &i)) {
 		return SV_OK;
@@ -122,18 +146,27 @@ sv_lease_release(
 	if (h == NULL || !svl_slot_held_by(&p->slots[i], h)) {
 		return SV_EPERM;
 	}
+	if ((rv = lease_end_reserve(c, p)) != SV_OK) {
+		return rv;
+	}
 	svl_lease_end(c, p, i, SV_LREASON_RELEASED, now_ms);
 	return SV_OK;
 }
 
 /* sv_lease_abort: see core/lease.h. */
-void
+sv_err
 sv_lease_abort(sv_lease_core *c, uint64_t id, uint64_t now_ms)
 {
 	lpool   *p = NULL;
 	uint32_t i = 0;
+	sv_err   rv;
 
-	if (svl_lease_find(c, id, &p, &i)) {
-		svl_lease_end(c, p, i, SV_LREASON_ABORTED, now_ms);
+	if (!svl_lease_find(c, id, &p, &i)) {
+		return SV_OK;
 	}
+	if ((rv = lease_end_reserve(c, p)) != SV_OK) {
+		return rv;
+	}
+	svl_lease_end(c, p, i, SV_LREASON_ABORTED, now_ms);
+	return SV_OK;
 }

@@ -27,6 +27,13 @@
  * Timers are keyed and guarded as in supervision.h: every arm carries a
  * fresh guard; a timer that fires with a stale guard is ignored.
  *
+ * Lossless. Every entry point that changes state first reserves what it
+ * can need (effects, table room: core/lease_reserve.c); when that fails it
+ * returns SV_ENOMEM having changed nothing and queued no effect, so the
+ * shell may call it again with the same arguments. Every such entry point
+ * lists SV_ENOMEM among its errors, including those about something that
+ * has already happened (a reap, a timer), which the shell retries.
+ *
  * The state machine (slot state x event), the reclaim rules, the restart
  * re-claim and the bounds are in docs/leases.md.
  */
@@ -294,7 +301,8 @@ bool sv_lease_session_get(
 /*
  * sv_lease_session_renew gives session id a fresh TTL. It is also how a
  * client resumes a session restored after a supervisor restart.
- * Errors: SV_ENOTFOUND (no such session), SV_EPERM (uid is not its owner).
+ * Errors: SV_ENOTFOUND (no such session), SV_EPERM (uid is not its owner),
+ * SV_ENOMEM.
  */
 sv_err sv_lease_session_renew(
     sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t now_ms);
@@ -303,7 +311,7 @@ sv_err sv_lease_session_renew(
  * sv_lease_session_close ends session id: its leases end (RELEASED events,
  * reason SESSION_CLOSED), its waiters are answered SV_ECLOSED. Closing a
  * session that does not exist is a successful no-op.
- * Errors: SV_EPERM (uid is not its owner).
+ * Errors: SV_EPERM (uid is not its owner), SV_ENOMEM.
  */
 sv_err sv_lease_session_close(
     sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t now_ms);
@@ -336,14 +344,15 @@ sv_err sv_lease_acquire(sv_lease_core *c, const sv_lease_holder *h,
 /*
  * sv_lease_cancel_wait withdraws waiter id (its client went away). No
  * REPLY_WAITER follows. Unknown ids are a successful no-op.
+ * Errors: SV_ENOMEM.
  */
-void sv_lease_cancel_wait(sv_lease_core *c, uint64_t id, uint64_t now_ms);
+sv_err sv_lease_cancel_wait(sv_lease_core *c, uint64_t id, uint64_t now_ms);
 
 /*
  * sv_lease_renew extends lease id by its pool's TTL from now. *g (may be
  * NULL) receives the lease. Errors: SV_ENOTFOUND (no such lease),
  * SV_EPERM (h is not its holder), SV_ECONFLICT (restored and not re-claimed
- * yet).
+ * yet), SV_ENOMEM.
  */
 sv_err sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
     uint64_t now_ms, sv_lease_info *g);
@@ -352,7 +361,7 @@ sv_err sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
  * sv_lease_release ends lease id (RELEASED event, RESOURCE_RECLAIM for a
  * pool with resources) and gives the slot to the first fitting waiter.
  * Releasing a lease that no longer exists is a successful no-op.
- * Errors: SV_EPERM (h is not its holder).
+ * Errors: SV_EPERM (h is not its holder), SV_ENOMEM.
  */
 sv_err sv_lease_release(
     sv_lease_core *c, const sv_lease_holder *h, uint64_t id, uint64_t now_ms);
@@ -360,36 +369,38 @@ sv_err sv_lease_release(
 /*
  * sv_lease_abort undoes the grant of lease id because the shell could not
  * prepare its resource (ABORTED event, no notice): the slot is free again
- * (its token stays used). Unknown ids are ignored.
+ * (its token stays used). Unknown ids are ignored. Errors: SV_ENOMEM.
  */
-void sv_lease_abort(sv_lease_core *c, uint64_t id, uint64_t now_ms);
+sv_err sv_lease_abort(sv_lease_core *c, uint64_t id, uint64_t now_ms);
 
 /*
  * sv_lease_holder_gone: worker key was reaped. Each of its leases is
  * revoked (HOLDER_GONE) and each freed slot goes to the first fitting
- * waiter; its waiters are answered SV_ECLOSED.
+ * waiter; its waiters are answered SV_ECLOSED. Errors: SV_ENOMEM.
  */
-void sv_lease_holder_gone(sv_lease_core *c, sv_wkey key, uint64_t now_ms);
+sv_err sv_lease_holder_gone(sv_lease_core *c, sv_wkey key, uint64_t now_ms);
 
 /*
  * sv_lease_holder_disconnected: every connection of holder h is gone. Its
  * waiters are answered SV_ECLOSED; each of its held leases is revoked
  * (DISCONNECTED) once its pool's grace has passed without
  * sv_lease_holder_reconnected (at once for a grace of 0).
+ * Errors: SV_ENOMEM.
  */
-void sv_lease_holder_disconnected(
+sv_err sv_lease_holder_disconnected(
     sv_lease_core *c, const sv_lease_holder *h, uint64_t now_ms);
 
 /* sv_lease_holder_reconnected: holder h is connected again; its leases in
- * grace are kept. */
-void sv_lease_holder_reconnected(
+ * grace are kept. Errors: SV_ENOMEM. */
+sv_err sv_lease_holder_reconnected(
     sv_lease_core *c, const sv_lease_holder *h, uint64_t now_ms);
 
 /*
  * sv_lease_timer: a timer armed by an SV_LFX_TIMER_ARM effect fired; kind,
  * key and guard are the effect's. Stale timers are ignored.
+ * Errors: SV_ENOMEM.
  */
-void sv_lease_timer(sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key,
+sv_err sv_lease_timer(sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key,
     uint64_t guard, uint64_t now_ms);
 
 /*
@@ -402,8 +413,7 @@ void sv_lease_timer(sv_lease_core *c, sv_lease_timer_kind kind, uint64_t key,
  * its slot out of range or already taken, its holder malformed, or its
  * token or id not from an earlier epoch.
  * Errors: SV_EINVAL (recs NULL with n > 0), SV_ETOOLARGE (claim_grace_ms
- * over SV_LEASE_MAX_MS), SV_ENOMEM (the records before the failing one
- * stay loaded).
+ * over SV_LEASE_MAX_MS), SV_ENOMEM (none is loaded).
  */
 sv_err sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs,
     size_t n, uint64_t claim_grace_ms, uint64_t now_ms, size_t *skippedp);
@@ -415,7 +425,8 @@ sv_err sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs,
  * TTL) and *g (may be NULL) receives it; claiming again what h already
  * re-claimed gives the same lease. Errors: SV_ENOTFOUND (no such pool, or
  * the slot is free: the lease is gone), SV_EINVAL (slot out of range),
- * SV_ECONFLICT (another holder, another token: CLAIM_REFUSED event).
+ * SV_ECONFLICT (another holder, another token: CLAIM_REFUSED event),
+ * SV_ENOMEM.
  */
 sv_err sv_lease_claim(sv_lease_core *c, const sv_lease_holder *h,
     uint32_t pool_id, uint32_t slot, uint64_t token, uint64_t now_ms,
@@ -438,12 +449,6 @@ size_t sv_lease_count(const sv_lease_core *c);
  * true, or returns false when there is none.
  */
 bool sv_lease_pop_effect(sv_lease_core *c, sv_lease_fx *fx);
-
-/* sv_lease_effects_lost tells whether an effect was dropped because memory
- * ran out (the shell logs it; nothing re-derives the lost effect: unlike
- * the supervision core, the lease core does not reserve yet, see
- * core/fxring.h). */
-bool sv_lease_effects_lost(const sv_lease_core *c);
 
 /* sv_lease_holder_eq tells whether a and b are the same holder. */
 bool sv_lease_holder_eq(const sv_lease_holder *a, const sv_lease_holder *b);

@@ -2,17 +2,16 @@
  * lease_effects.c — the lease core's effect queue (core/fxring.h) and the
  * effects every transition emits: events, timer arms and cancels, answers
  * to waiters. The shell pops them with sv_lease_pop_effect and carries them
- * out in order.
+ * out in order. Every push is within a reservation (lease_reserve.c).
  */
 #include "core/lease_internal.h"
 
-/* svl_fx_push queues an effect; out of memory, it is dropped and fx.lost
- * is set for the shell to log (core/fxring.h: the lease core does not
- * reserve effect capacity yet, unlike the supervision core). */
+/* svl_fx_push queues an effect, within the reservation its entry point
+ * made (lease_reserve.c): it cannot fail. */
 void
 svl_fx_push(sv_lease_core *c, const sv_lease_fx *fx)
 {
-	(void) sv_fxring_push_or_drop(&c->fx, fx);
+	sv_fxring_push(&c->fx, fx);
 }
 
 /* sv_lease_pop_effect: see core/lease.h. */
@@ -20,13 +19,6 @@ bool
 sv_lease_pop_effect(sv_lease_core *c, sv_lease_fx *fx)
 {
 	return sv_fxring_pop(&c->fx, fx);
-}
-
-/* sv_lease_effects_lost: see core/lease.h. */
-bool
-sv_lease_effects_lost(const sv_lease_core *c)
-{
-	return c->fx.lost;
 }
 
 /* svl_emit queues an event about lease. */

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/lease_internal.h"
 
 /* index_ref is the bucket value of slot i of p. */
@@ -53,20 +54,25 @@ svl_index_get(const sv_lease_core *c, uint64_t id)
 	return c->index.cap == 0 ? 0 : c->index.b[index_find(c, id)];
 }
 
-/* svl_index_reserve makes room for one more entry (at most three quarters
- * full), rehashing into a table twice the size. */
+/* svl_index_reserve makes room for n more entries (at most three quarters
+ * full), rehashing into a table doubled as often as needed. The table is
+ * allocated through core/alloc.h and freed by sv_lease_core_destroy.
+ * Errors: SV_ENOMEM (the index is unchanged). */
 sv_err
-svl_index_reserve(sv_lease_core *c)
+svl_index_reserve(sv_lease_core *c, size_t n)
 {
 	lindex   *x = &c->index;
 	size_t    cap;
 	uint32_t *b;
 
-	if ((x->n + 1) * 4 <= x->cap * 3) {
+	if ((x->n + n) * 4 <= x->cap * 3) {
 		return SV_OK;
 	}
 	cap = x->cap == 0 ? 64 : x->cap * 2;
-	if ((b = calloc(cap, sizeof(*b))) == NULL) {
+	while ((x->n + n) * 4 > cap * 3) {
+		cap *= 2;
+	}
+	if ((b = sv_mem_calloc(cap, sizeof(*b))) == NULL) {
 		return SV_ENOMEM;
 	}
 	for (size_t k = 0; k < x->cap; k++) {
@@ -84,7 +90,8 @@ svl_index_reserve(sv_lease_core *c)
 	return SV_OK;
 }
 
-/* svl_index_put enters slot i of p, whose id is set, after index_reserve. */
+/* svl_index_put enters slot i of p, whose id is set, after svl_index_reserve.
+ */
 void
 svl_index_put(sv_lease_core *c, const lpool *p, uint32_t i)
 {

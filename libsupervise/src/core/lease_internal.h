@@ -18,9 +18,13 @@
  * nleases), the index and the slot's timer right, and emit the events.
  * svl_lease_end hands the freed slot to the waiters before it returns.
  *
+ * Lossless: every public entry point reserves first (lease_reserve.c) and
+ * returns SV_ENOMEM having changed nothing; below that, nothing allocates.
+ *
  * The files, one concept each:
  *   lease_pools.c     the core and its pools: creation, declaration, lookups
  *   lease_effects.c   the effect queue and the effects transitions emit
+ *   lease_reserve.c   the bounds an entry point reserves before it acts
  *   lease_index.c     the lease id index
  *   lease_slots.c     a slot's lease: its holder, its timer, grant and end
  *   lease_waiters.c   the FIFO of acquires waiting on a pool
@@ -131,9 +135,19 @@ void svl_timer_cancel(
 void svl_reply(
     sv_lease_core *c, uint64_t id, sv_err err, const sv_lease_info *lease);
 
+/* lease_reserve.c */
+void svl_end_bound(const lpool *p, size_t *nfx, size_t *nidx);
+void svl_waiters_bound(
+    const sv_lease_core *c, const sv_lease_holder *h, size_t *nfx);
+void   svl_holder_end_bound(const sv_lease_core *c, const sv_lease_holder *h,
+      size_t *nfx, size_t *nidx);
+sv_err svl_reserve(sv_lease_core *c, size_t nfx, size_t nidx);
+sv_err svl_sessions_reserve(sv_lease_core *c, uint32_t n);
+sv_err svl_waiters_reserve(lpool *p);
+
 /* lease_index.c */
 uint32_t svl_index_get(const sv_lease_core *c, uint64_t id);
-sv_err   svl_index_reserve(sv_lease_core *c);
+sv_err   svl_index_reserve(sv_lease_core *c, size_t n);
 void     svl_index_put(sv_lease_core *c, const lpool *p, uint32_t i);
 void     svl_index_del(sv_lease_core *c, uint64_t id);
 bool     svl_lease_find(
@@ -160,14 +174,15 @@ sv_err  svl_waiter_add(sv_lease_core *c, lpool *p, const sv_lease_holder *h,
      const sv_lease_req *req, uint64_t *waiterp);
 void    svl_grant_waiters(sv_lease_core *c, lpool *p, uint64_t now_ms);
 void    svl_waiters_drop(sv_lease_core *c, const sv_lease_holder *h);
-void svl_waiter_timer(sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms);
+sv_err  svl_waiter_timer(
+     sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms);
 
 /* lease_sessions.c */
 lsession *svl_session_get(const sv_lease_core *c, uint64_t id);
 sv_err    svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid,
        uint64_t ttl_ms, uint64_t now_ms);
-void      svl_session_timer(
-         sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms);
+sv_err    svl_session_timer(
+       sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms);
 
 /* lease_pools.c */
 lpool *svl_pool_get(const sv_lease_core *c, uint32_t id);

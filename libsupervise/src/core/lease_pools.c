@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/lease_internal.h"
 
 /* sv_lease_core_create: see core/lease.h. */
@@ -19,7 +20,7 @@ sv_lease_core_create(uint32_t epoch, sv_lease_core **cp)
 	if (epoch == 0 || epoch > SV_LEASE_MAX_EPOCH) {
 		return SV_EINVAL;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = sv_mem_calloc(1, sizeof(*c))) == NULL) {
 		return SV_ENOMEM;
 	}
 	c->epoch = epoch;
@@ -107,10 +108,11 @@ sv_lease_pool_add(sv_lease_core *c, const char *name, uint32_t slots,
 	if (c->npools >= SV_LEASE_MAX_POOLS) {
 		return SV_EEXHAUSTED;
 	}
-	if ((p = calloc(1, sizeof(*p))) == NULL) {
+	/* Both freed by sv_lease_core_destroy. */
+	if ((p = sv_mem_calloc(1, sizeof(*p))) == NULL) {
 		return SV_ENOMEM;
 	}
-	if ((p->slots = calloc(slots, sizeof(*p->slots))) == NULL) {
+	if ((p->slots = sv_mem_calloc(slots, sizeof(*p->slots))) == NULL) {
 		free(p);
 		return SV_ENOMEM;
 	}

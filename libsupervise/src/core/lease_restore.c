@@ -2,7 +2,12 @@
  * lease_restore.c — leases across a supervisor restart: the records the
  * shell journals (sv_lease_next, also the listing walk), their restore as
  * UNCLAIMED in the next epoch, and the re-claim by their holder.
+ * A restore reserves for every record first (4 effects: a re-created
+ * session's event and timer, RESTORED and the claim timer; an index entry;
+ * a session), so it takes all the records it accepts or, on SV_ENOMEM,
+ * none.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "core/lease_internal.h"
@@ -49,6 +54,16 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 	if (claim_grace_ms > SV_LEASE_MAX_MS) {
 		return SV_ETOOLARGE;
 	}
+	if (n > SIZE_MAX / 8) {
+		return SV_ENOMEM;
+	}
+	if ((rv = svl_reserve(c, 4 * n, n)) != SV_OK
+	    || (rv = svl_sessions_reserve(c,
+	            n > SV_LEASE_MAX_SESSIONS ? SV_LEASE_MAX_SESSIONS
+	                                      : (uint32_t) n))
+	        != SV_OK) {
+		return rv;
+	}
 	for (size_t r = 0; r < n && rv == SV_OK; r++) {
 		const sv_lease_record *rec = &recs[r];
 		lpool                 *p;
@@ -66,8 +81,8 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 			skipped++;
 			continue;
 		}
-		if ((rv = svl_index_reserve(c)) != SV_OK) {
-			break;
+		if ((rv = svl_index_reserve(c, 1)) != SV_OK) {
+			break; /* reserved above: cannot happen */
 		}
 		s        = &p->slots[rec->slot];
 		s->state = SV_LEASE_UNCLAIMED;
@@ -114,6 +129,9 @@ sv_lease_claim(sv_lease_core *c, const sv_lease_holder *h, uint32_t pool_id,
 	s = &p->slots[slot];
 	if (s->state == SV_LEASE_FREE) {
 		return SV_ENOTFOUND;
+	}
+	if ((rv = svl_reserve(c, 2, 0)) != SV_OK) {
+		return rv;
 	}
 	if (!svl_slot_held_by(s, h) || s->token != token) {
 		info = svl_info_of(p, slot);

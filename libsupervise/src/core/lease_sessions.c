@@ -5,8 +5,6 @@
  * waiters are answered. sv_lease_session_get is what the shell reads a
  * session from (it keeps no copy).
  */
-#include <stdlib.h>
-
 #include "core/lease_internal.h"
 
 /* svl_session_get returns open session id, or NULL. */
@@ -21,7 +19,8 @@ svl_session_get(const sv_lease_core *c, uint64_t id)
 	return NULL;
 }
 
-/* svl_session_add records a session (the caller checked the bounds). */
+/* svl_session_add records a session (the caller checked the bounds and
+ * reserved 2 effects and the table's room: svl_sessions_reserve). */
 sv_err
 svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t ttl_ms,
     uint64_t now_ms)
@@ -29,13 +28,7 @@ svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t ttl_ms,
 	lsession *s;
 
 	if (c->nsessions == c->capsessions) {
-		uint32_t  cap = c->capsessions == 0 ? 16 : c->capsessions * 2;
-		lsession *n   = realloc(c->sessions, cap * sizeof(*n));
-		if (n == NULL) {
-			return SV_ENOMEM;
-		}
-		c->sessions    = n;
-		c->capsessions = cap;
+		return SV_ENOMEM; /* not reserved: a bug of the caller */
 	}
 	s            = &c->sessions[c->nsessions++];
 	s->id        = id;
@@ -52,7 +45,19 @@ svl_session_add(sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t ttl_ms,
 	return SV_OK;
 }
 
-/* session_end ends session id and its leases. */
+/* session_end_reserve reserves what session_end(id) can need. */
+static sv_err
+session_end_reserve(sv_lease_core *c, uint64_t id)
+{
+	sv_lease_holder h   = {.kind = SV_HOLDER_SESSION, .session = id};
+	size_t          nfx = 2, nidx = 0;
+
+	svl_holder_end_bound(c, &h, &nfx, &nidx);
+	return svl_reserve(c, nfx, nidx);
+}
+
+/* session_end ends session id and its leases (reserved by
+ * session_end_reserve). */
 static void
 session_end(
     sv_lease_core *c, uint64_t id, sv_lease_reason why, uint64_t now_ms)
@@ -91,7 +96,9 @@ sv_lease_session_open(sv_lease_core *c, uint32_t uid, uint64_t ttl_ms,
 		return SV_EEXHAUSTED;
 	}
 	id = ((uint64_t) c->epoch << 32) | (c->next_session + 1u);
-	if ((rv = svl_session_add(c, id, uid, ttl_ms, now_ms)) != SV_OK) {
+	if ((rv = svl_reserve(c, 2, 0)) != SV_OK
+	    || (rv = svl_sessions_reserve(c, 1)) != SV_OK
+	    || (rv = svl_session_add(c, id, uid, ttl_ms, now_ms)) != SV_OK) {
 		return rv;
 	}
 	c->next_session++;
@@ -120,12 +127,16 @@ sv_lease_session_renew(
     sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t now_ms)
 {
 	lsession *s = svl_session_get(c, id);
+	sv_err    rv;
 
 	if (s == NULL) {
 		return SV_ENOTFOUND;
 	}
 	if (s->uid != uid) {
 		return SV_EPERM;
+	}
+	if ((rv = svl_reserve(c, 1, 0)) != SV_OK) {
+		return rv;
 	}
 	s->expiry_ms = now_ms + s->ttl_ms;
 	s->guard     = svl_timer_arm(c, SV_LTIMER_SESSION, id, s->expiry_ms);
@@ -138,6 +149,7 @@ sv_lease_session_close(
     sv_lease_core *c, uint64_t id, uint32_t uid, uint64_t now_ms)
 {
 	lsession *s = svl_session_get(c, id);
+	sv_err    rv;
 
 	if (s == NULL) {
 		return SV_OK;
@@ -145,25 +157,37 @@ sv_lease_session_close(
 	if (s->uid != uid) {
 		return SV_EPERM;
 	}
+	if ((rv = session_end_reserve(c, id)) != SV_OK) {
+		return rv;
+	}
 	session_end(c, id, SV_LREASON_SESSION_CLOSED, now_ms);
 	return SV_OK;
 }
 
 /* svl_session_timer: the timer of session id fired (guard as armed); the
- * session ends if its TTL has passed, else the timer is armed again. */
-void
+ * session ends if its TTL has passed, else the timer is armed again.
+ * Errors: SV_ENOMEM (nothing changed). */
+sv_err
 svl_session_timer(
     sv_lease_core *c, uint64_t id, uint64_t guard, uint64_t now_ms)
 {
 	lsession *s = svl_session_get(c, id);
+	sv_err    rv;
 
 	if (s == NULL || s->guard != guard) {
-		return;
+		return SV_OK;
 	}
 	if (now_ms >= s->expiry_ms) {
+		if ((rv = session_end_reserve(c, id)) != SV_OK) {
+			return rv;
+		}
 		session_end(c, id, SV_LREASON_SESSION_EXPIRED, now_ms);
 	} else {
+		if ((rv = svl_reserve(c, 1, 0)) != SV_OK) {
+			return rv;
+		}
 		s->guard
 		    = svl_timer_arm(c, SV_LTIMER_SESSION, id, s->expiry_ms);
 	}
+	return SV_OK;
 }

@@ -167,7 +167,8 @@ svl_lease_grant(sv_lease_core *c, lpool *p, uint32_t i,
 		return SV_EEXHAUSTED;
 	}
 	id = ((uint64_t) c->epoch << 32) | (c->next_lease + 1u);
-	if ((rv = svl_index_reserve(c)) != SV_OK) {
+	/* Within the entry point's reservation: allocates nothing. */
+	if ((rv = svl_index_reserve(c, 1)) != SV_OK) {
 		return rv;
 	}
 	c->next_lease++;

@@ -4,7 +4,6 @@
  * fits; a waiter for a taken slot does not hold back the others. A waiter
  * id carries its pool's index in its low 8 bits.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/lease_internal.h"
@@ -65,7 +64,8 @@ svl_waiter_fit(const lpool *p, const lwaiter *w)
 	return -1;
 }
 
-/* svl_waiter_add queues h on p. */
+/* svl_waiter_add queues h on p (1 effect, reserved by the caller, as is
+ * the FIFO's room: svl_waiters_reserve). */
 sv_err
 svl_waiter_add(sv_lease_core *c, lpool *p, const sv_lease_holder *h,
     const sv_lease_req *req, uint64_t *waiterp)
@@ -76,13 +76,7 @@ svl_waiter_add(sv_lease_core *c, lpool *p, const sv_lease_holder *h,
 		return SV_EBUSY;
 	}
 	if (p->nw == p->capw) {
-		uint32_t cap = p->capw == 0 ? 8 : p->capw * 2;
-		lwaiter *n   = realloc(p->w, cap * sizeof(*n));
-		if (n == NULL) {
-			return SV_ENOMEM;
-		}
-		p->w    = n;
-		p->capw = cap;
+		return SV_ENOMEM; /* not reserved: a bug of the caller */
 	}
 	w              = &p->w[p->nw++];
 	w->id          = (++c->next_waiter << 8) | (uint64_t) (p->id - 1);
@@ -143,30 +137,41 @@ svl_waiters_drop(sv_lease_core *c, const sv_lease_holder *h)
 }
 
 /* sv_lease_cancel_wait: see core/lease.h. */
-void
+sv_err
 sv_lease_cancel_wait(sv_lease_core *c, uint64_t id, uint64_t now_ms)
 {
 	lpool   *p = NULL;
 	uint32_t k = 0;
+	sv_err   rv;
 
 	(void) now_ms;
-	if (svl_waiter_find(c, id, &p, &k)) {
-		svl_timer_cancel(c, SV_LTIMER_WAITER, id);
-		waiter_remove(p, k);
+	if (!svl_waiter_find(c, id, &p, &k)) {
+		return SV_OK;
 	}
+	if ((rv = svl_reserve(c, 1, 0)) != SV_OK) {
+		return rv;
+	}
+	svl_timer_cancel(c, SV_LTIMER_WAITER, id);
+	waiter_remove(p, k);
+	return SV_OK;
 }
 
-/* svl_waiter_timer: the deadline of waiter k of p may have come. */
-void
+/* svl_waiter_timer: the deadline of waiter k of p may have come (2
+ * effects at most). Errors: SV_ENOMEM (nothing changed). */
+sv_err
 svl_waiter_timer(sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms)
 {
 	lwaiter      *w  = &p->w[k];
 	sv_lease_info at = {.pool_id = p->id};
+	sv_err        rv;
 
+	if ((rv = svl_reserve(c, 2, 0)) != SV_OK) {
+		return rv;
+	}
 	if (now_ms < w->deadline_ms) {
 		w->guard = svl_timer_arm(
 		    c, SV_LTIMER_WAITER, w->id, w->deadline_ms);
-		return;
+		return SV_OK;
 	}
 	at.holder = w->holder;
 	svl_reply(c, w->id, SV_ETIMEDOUT, NULL);
@@ -179,4 +184,5 @@ svl_waiter_timer(sv_lease_core *c, lpool *p, uint32_t k, uint64_t now_ms)
 		svl_fx_push(c, &fx);
 	}
 	waiter_remove(p, k);
+	return SV_OK;
 }
