@@ -13,7 +13,7 @@
  *                    grant is aborted and its answer becomes INTERNAL
  *   RESOURCE_RECLAIM keep, truncate or remove it (leases_resources.c)
  * and, when the core answers SV_ENOMEM about something that has already
- * happened, the wait before it is asked again (ls_core_wait).
+ * happened, the wait before it is asked again (core_retry.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -166,30 +166,4 @@ ls_effects(svd_leases *l)
 			break;
 		}
 	}
-}
-
-/* The longest wait between two attempts, in milliseconds. */
-#define LS_RETRY_MAX_MS 100
-
-/* ls_core_wait waits before attempt + 1 of giving `what` to the lease core
- * (1 ms, doubling up to 100 ms), logging on the first attempt and then
- * about every minute. The loop serves nothing else meanwhile: every other
- * path needs memory too (as daemon/sup_retry.c for the supervision core). */
-void
-ls_core_wait(const char *what, unsigned attempt)
-{
-	unsigned        ms = attempt < 7 ? 1u << attempt : LS_RETRY_MAX_MS;
-	struct timespec ts;
-
-	if (ms > LS_RETRY_MAX_MS) {
-		ms = LS_RETRY_MAX_MS;
-	}
-	if (attempt % 600 == 0) {
-		svd_log("out of memory: the lease core cannot take %s yet; "
-		        "trying again (attempt %u)",
-		    what, attempt + 1);
-	}
-	ts.tv_sec  = 0;
-	ts.tv_nsec = (long) ms * 1000000L;
-	(void) nanosleep(&ts, NULL);
 }

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core_retry.h"
 #include "idmap.h"
 #include "leases.h"
 
@@ -127,18 +128,12 @@ void   ls_reclaim(svd_leases *l, const ls_pool *p, uint32_t slot);
 ls_deferred *ls_deferred_find(svd_leases *l, uint64_t waiter);
 bool         ls_was_aborted(svd_leases *l, uint64_t id);
 void         ls_effects(svd_leases *l);
-void         ls_core_wait(const char *what, unsigned attempt);
 
 /* LS_CORE_RETRY gives the lease core call, an entry point about something
  * that has already happened (a reap, a timer, a connection gone), again
  * for as long as it answers SV_ENOMEM: it then changed nothing and queued
- * no effect (core/lease.h), so nothing is dropped. See ls_core_wait. */
-#define LS_CORE_RETRY(what, call)                                            \
-	do {                                                                 \
-		for (unsigned ls_try_ = 0; (call) == SV_ENOMEM; ls_try_++) { \
-			ls_core_wait((what), ls_try_);                       \
-		}                                                            \
-	} while (0)
+ * no effect (core/lease.h), so nothing is dropped (core_retry.h). */
+#define LS_CORE_RETRY(what, call) SVD_CORE_RETRY("lease", what, call)
 
 /* leases_records.c */
 void ls_holder_name(

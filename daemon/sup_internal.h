@@ -27,6 +27,7 @@
 
 #include "core/pidmap.h"
 #include "core/supervision.h"
+#include "core_retry.h"
 #include "activity.h"
 #include "drain.h"
 #include "events.h"
@@ -170,25 +171,11 @@ svd_proc   *proc_find(svd_sup *s, sv_wkey key);
 const char *key_name(svd_sup *s, sv_wkey key, char *buf, size_t len);
 void        sup_drain_effects(svd_sup *s);
 
-/* sup_retry.c */
-void sup_core_wait(const char *what, unsigned attempt);
-/* SUP_CORE_CALL sets err to the result of call, a core entry point about
- * something that has already happened, calling it again for as long as
- * it answers SV_ENOMEM (it then changed nothing); see sup_retry.c. */
-#define SUP_CORE_CALL(err, what, call)                                     \
-	do {                                                               \
-		for (unsigned sup_try_ = 0; ((err) = (call)) == SV_ENOMEM; \
-		     sup_try_++) {                                         \
-			sup_core_wait((what), sup_try_);                   \
-		}                                                          \
-	} while (0)
-/* SUP_CORE_RETRY is SUP_CORE_CALL for a call whose result is not used. */
-#define SUP_CORE_RETRY(what, call)                       \
-	do {                                             \
-		sv_err sup_err_;                         \
-		SUP_CORE_CALL(sup_err_, (what), (call)); \
-		(void) sup_err_;                         \
-	} while (0)
+/* The supervision core is called again while it answers SV_ENOMEM
+ * (core_retry.h). */
+#define SUP_CORE_CALL(err, what, call) \
+	SVD_CORE_CALL(err, "supervision", what, call)
+#define SUP_CORE_RETRY(what, call) SVD_CORE_RETRY("supervision", what, call)
 
 /* sup_events.c */
 void sup_event(svd_sup *s, const sv_event *ev);

@@ -69,7 +69,7 @@ sup_notify_one(svd_sup *s, const svd_notify_msg *m)
 		sup_status_text(s, key, m->status);
 	}
 	/* (SV_ENOTFOUND, a process no longer live, is ignored; out of
-	 * memory, the report is given again: sup_retry.c.) */
+	 * memory, the report is given again: core_retry.h.) */
 	if (m->has_extend) {
 		SUP_CORE_RETRY("an extension",
 		    sv_core_extend(s->core, key, m->extend_usec / 1000, now));

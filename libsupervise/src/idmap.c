@@ -8,9 +8,9 @@
 
 void *(*sv_idmap_calloc)(size_t nmemb, size_t size) = calloc;
 
-/* idmap_mix spreads a key over 64 bits (splitmix64's finaliser). */
-static uint64_t
-idmap_mix(uint64_t x)
+/* sv_idmap_mix: see idmap.h. */
+uint64_t
+sv_idmap_mix(uint64_t x)
 {
 	x ^= x >> 30;
 	x *= UINT64_C(0xbf58476d1ce4e5b9);
@@ -24,7 +24,7 @@ idmap_mix(uint64_t x)
 static size_t
 idmap_home(uint64_t key, size_t cap)
 {
-	return (size_t) idmap_mix(key) & (cap - 1);
+	return (size_t) sv_idmap_mix(key) & (cap - 1);
 }
 
 /* idmap_find returns the bucket holding key, or the empty bucket that

@@ -53,6 +53,11 @@ typedef struct sv_idmap {
  */
 extern void *(*sv_idmap_calloc)(size_t nmemb, size_t size);
 
+/* sv_idmap_mix spreads a 64-bit key over 64 bits (splitmix64's
+ * finaliser), so that close keys land far apart: the map's own bucket
+ * choice, shared with the other hashed indexes of the library. */
+uint64_t sv_idmap_mix(uint64_t x);
+
 /* sv_idmap_init makes m an empty map; nothing is allocated yet. */
 void sv_idmap_init(sv_idmap *m);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/journal_internal.h"
+#include "idmap.h"
 
 /* j_lname is the string of name id id, "" for 0 or a free entry. */
 static const char *
@@ -46,18 +47,6 @@ _Static_assert(sizeof(sv_jlease) <= 64, "a journaled lease stays compact");
 /* Smallest index table; an index grows at three quarters full. */
 #define J_INDEX_MIN 16u
 
-/* j_mix is a 64-bit finaliser (splitmix64's), so close keys spread. */
-static uint64_t
-j_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	x ^= x >> 31;
-	return x;
-}
-
 /* j_strhash is the FNV-1a hash of s. */
 static uint32_t
 j_strhash(const char *s)
@@ -78,7 +67,7 @@ typedef bool (*j_keyeq)(const sv_jstate *st, uint32_t v, const void *key);
 static size_t
 j_home(uint64_t h, size_t cap)
 {
-	return (size_t) j_mix(h) & (cap - 1);
+	return (size_t) sv_idmap_mix(h) & (cap - 1);
 }
 
 /* j_index_find returns the bucket holding the entry whose key is key
