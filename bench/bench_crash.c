@@ -26,20 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Raw side                                                           */
 /* ------------------------------------------------------------------ */
-
-/* pidfd_open_ wraps the pidfd_open system call (glibc 2.36 has no stub). */
-static int
-pidfd_open_(pid_t pid)
-{
-	return (int) syscall(SYS_pidfd_open, pid, 0);
-}
 
 /* wait_stamp_of waits for pid's stamp; 1 got, else as rx_stamp. */
 static int
@@ -70,7 +62,7 @@ raw_start(struct envbuf *e, long gen, pid_t *pidp, int *pfdp,
 	}
 	g_raw[0] = *pidp;
 	g_nraw   = 1;
-	if ((*pfdp = pidfd_open_(*pidp)) < 0) {
+	if ((*pfdp = bench_pidfd_open(*pidp)) < 0) {
 		snprintf(why, whylen, "pidfd_open: %s", strerror(errno));
 		return -1;
 	}

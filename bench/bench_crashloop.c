@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,7 +83,7 @@ loop_raw_round(
 		}
 		g_raw[0] = pid;
 		g_nraw   = 1;
-		p.fd     = (int) syscall(SYS_pidfd_open, pid, 0);
+		p.fd     = bench_pidfd_open(pid);
 		p.events = POLLIN;
 		if (p.fd < 0 || poll(&p, 1, 5000) != 1
 		    || waitpid(pid, &st, 0) != pid) {

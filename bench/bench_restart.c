@@ -124,13 +124,6 @@ struct rs_raw {
 	int64_t       stamp_ns; /* its stamp */
 };
 
-/* pidfd_open_ wraps the pidfd_open system call (glibc 2.36 has no stub). */
-static int
-pidfd_open_(pid_t pid)
-{
-	return (int) syscall(SYS_pidfd_open, pid, 0);
-}
-
 /* stamp_of waits for pid's stamp into *st; 1 got it, else as rx_stamp. */
 static int
 stamp_of(pid_t pid, struct sv_bench_stamp *st, int64_t deadline)
@@ -163,7 +156,7 @@ raw_spawn_slot(
 	g_raw[i] = pid;
 	if (i >= g_nraw)
 		g_nraw = i + 1;
-	if ((r->pfd[i] = pidfd_open_(pid)) < 0
+	if ((r->pfd[i] = bench_pidfd_open(pid)) < 0
 	    || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->pfd[i], &ev) != 0) {
 		snprintf(
 		    why, whylen, "pidfd_open/epoll_ctl: %s", strerror(errno));

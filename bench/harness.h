@@ -92,6 +92,11 @@ extern volatile sig_atomic_t g_interrupted; /* SIGINT/SIGTERM/SIGHUP seen */
 
 /* ---- Time, statistics, parsing, diagnostics ---- */
 
+/* bench_pidfd_open returns a pidfd for pid (the pidfd_open system call,
+ * which glibc 2.36 does not wrap), or -1 with errno set. The caller closes
+ * it. */
+int bench_pidfd_open(pid_t pid);
+
 /* now_ns reads CLOCK_MONOTONIC in nanoseconds. */
 int64_t now_ns(void);
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +67,13 @@ spawn_proc(const char *path, char *const argv[], char *const envp[],
 		posix_spawn_file_actions_destroy(fap);
 	posix_spawnattr_destroy(&at);
 	return rv;
+}
+
+/* bench_pidfd_open: see harness.h. */
+int
+bench_pidfd_open(pid_t pid)
+{
+	return (int) syscall(SYS_pidfd_open, pid, 0);
 }
 
 /*
