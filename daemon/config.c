@@ -422,27 +422,30 @@ static sv_err
 cfg_group_check(cfg_ctx *c, const config_setting_t *s, const char *base,
     const config_setting_t *const *seen, svd_group_config *g)
 {
-	if (g->name == NULL) {
-		return cfg_fail(c, s, base, "missing required key \"name\"");
-	}
-	if (g->argv == NULL) {
-		return cfg_fail(
-		    c, s, g->name, "missing required key \"argv\"");
-	}
-	if (g->purpose == NULL) {
-		return cfg_fail(
-		    c, s, g->name, "missing required key \"purpose\"");
-	}
-	if (seen[CFG_K_count] == NULL) {
-		return cfg_fail(
-		    c, s, g->name, "missing required key \"count\"");
+	static const struct {
+		const char *key;
+		size_t      row;
+	} required[] = {{"name", CFG_K_name}, {"argv", CFG_K_argv},
+	    {"purpose", CFG_K_purpose}, {"count", CFG_K_count}};
+	char k[64];
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		if (seen[required[i].row] == NULL) {
+			(void) snprintf(
+			    k, sizeof(k), "%s.%s", base, required[i].key);
+			return cfg_fail(c, s, k,
+			    "missing required key \"%s\"%s%s", required[i].key,
+			    g->name != NULL ? " in group " : "",
+			    g->name != NULL ? g->name : "");
+		}
 	}
 	if (seen[CFG_K_max_count] == NULL && g->count > g->max_count) {
 		g->max_count = g->count;
 	}
 	if (g->count > g->max_count) {
-		return cfg_fail(c, s, g->name,
-		    "count %u is above max_count %u", g->count, g->max_count);
+		(void) snprintf(k, sizeof(k), "%s.count", base);
+		return cfg_fail(c, seen[CFG_K_count], k,
+		    "%u is above max_count %u", g->count, g->max_count);
 	}
 	if (g->pol.backoff.max_ms < g->pol.backoff.initial_ms) {
 		return cfg_fail(c, s, g->name,
@@ -527,8 +530,13 @@ cfg_groups(cfg_ctx *c, const config_setting_t *s, svd_config *cfg)
 			if (cfg->groups[j].name != NULL
 			    && strcmp(cfg->groups[j].name, cfg->groups[i].name)
 			        == 0) {
-				return cfg_fail(c, g, cfg->groups[i].name,
-				    "duplicate group name");
+				char k[48];
+				(void) snprintf(
+				    k, sizeof(k), "groups[%zu].name", i);
+				return cfg_fail(c, g, k,
+				    "duplicate group name \"%s\" (also "
+				    "groups[%zu])",
+				    cfg->groups[i].name, j);
 			}
 		}
 	}

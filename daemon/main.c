@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -66,8 +67,8 @@ usage(FILE *f)
 	    "usage: supervised --config FILE [--foreground | --check]\n"
 	    "\n"
 	    "Run groups of worker processes with durable, bounded identities\n"
-	    "(ordinal 0..N-1 and a generation), served over an nng control\n"
-	    "socket (supervise.v1).\n"
+	    "(ordinal 0..N-1 and a generation), served over a control\n"
+	    "socket speaking supervise.v1 (SP wire, as nng does).\n"
 	    "\n"
 	    "  -c, --config FILE   configuration (libconfig syntax; see "
 	    "docs/config.md)\n"
@@ -88,6 +89,21 @@ usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 clean shutdown, 2 bad configuration, 100 usage,\n"
 	    "111 system failure.\n");
+}
+
+/* usage_error prints one line naming what is wrong with the command line
+ * (and where the help is) to stderr, and returns the usage exit status. */
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("supervised: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see supervised --help)\n", stderr);
+	return EXIT_USAGE;
 }
 
 /* prepare_dir creates dir with mode 0700 (0711 when shared: workers of
@@ -341,7 +357,8 @@ main(int argc, char **argv)
 	sigset_t set;
 	sv_err   rv;
 
-	while ((c = getopt_long(argc, argv, "c:fhkV", opts, NULL)) != -1) {
+	opterr = 0; /* one line of our own per usage error, below */
+	while ((c = getopt_long(argc, argv, ":c:fhkV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			check = true;
@@ -359,20 +376,27 @@ main(int argc, char **argv)
 			printf("supervised %s (protocol supervise.v%d)\n",
 			    SV_VERSION_STRING, SV_PROTOCOL_VERSION);
 			return 0;
+		case ':':
+			return usage_error(
+			    "option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return usage_error(
+			    "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	/* Descriptors inherited from whoever started us are not for our
 	 * workers: none but stdin, stdout and stderr crosses an exec. */
 	(void) close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
-	if (cfgpath == NULL || optind != argc) {
-		fprintf(stderr, "supervised: %s\n",
-		    cfgpath == NULL ? "--config FILE is required"
-		                    : "unexpected argument");
-		usage(stderr);
-		return EXIT_USAGE;
+	if (cfgpath == NULL) {
+		return usage_error("%s", "--config FILE is required");
+	}
+	if (optind != argc) {
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	}
+	if (check && foreground) {
+		return usage_error("%s",
+		    "--check and --foreground exclude "
+		    "each other");
 	}
 	if ((rv = svd_config_load(cfgpath, &cfg, err, sizeof(err))) != SV_OK) {
 		fprintf(stderr, "supervised: %s\n", err);

@@ -222,7 +222,7 @@ test_errors(void **state)
 	    "2: groups[0].purpose: must not be empty");
 	load_err(
 	    "groups = ( { name = \"a\"; argv = [\"true\"]; count = 1; } );\n",
-	    "a: missing required key \"purpose\"");
+	    "groups[0].purpose: missing required key \"purpose\" in group a");
 	load_err("groups = ( { name = \"a\"; argv = []; count = 1;\n"
 	         " purpose = \"p\"; } );\n",
 	    "groups[0].argv: must have 1..256 entries");
@@ -236,10 +236,10 @@ test_errors(void **state)
 	    "groups = ( { name = \"a\"; argv = [\"true\"]; count = 1; purpose "
 	    "= \"p\"; },\n { name = \"a\"; argv = [\"true\"]; count = 1; "
 	    "purpose = \"p\"; } );\n",
-	    "a: duplicate group name");
+	    "groups[1].name: duplicate group name \"a\" (also groups[0])");
 	load_err("groups = ( { name = \"a\"; argv = [\"true\"]; count = 9;\n"
 	         " purpose = \"p\"; max_count = 4; } );\n",
-	    "count 9 is above max_count 4");
+	    "groups[0].count: 9 is above max_count 4");
 	load_err("socket_dir = \"relative\";\n",
 	    "1: socket_dir: must be an absolute");
 	load_err("stop_timeout_ms = 5;\n", "groups: missing required key");
