@@ -332,6 +332,41 @@ raise_nofile(void)
 	}
 }
 
+/* Descriptors the daemon holds whatever runs (sockets, epoll, timers,
+ * signalfd, the journal, the log, a spare for accept) — a generous count of
+ * what a daemon with no worker has open. */
+#define FDS_BASE 48u
+
+/* check_nofile logs one line when the fd limit is below what the config's
+ * workers need at their configured counts (FDS_BASE, a pidfd per worker,
+ * and an activity region per worker of a group that has them): the daemon
+ * still runs, but workers past the limit fail to spawn ("Too many open
+ * files") and are retried with backoff, and connections may be refused
+ * for a while. Raising `ulimit -n` (LimitNOFILE= under systemd) is the
+ * cure; the line says by how much. */
+static void
+check_nofile(const svd_config *cfg)
+{
+	struct rlimit rl;
+	uint64_t      need = FDS_BASE, workers = 0;
+
+	for (size_t i = 0; i < cfg->ngroups; i++) {
+		const svd_group_config *g = &cfg->groups[i];
+		workers += g->count;
+		need += (uint64_t) g->count * (g->activity ? 2u : 1u);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+	    && rl.rlim_cur < need) {
+		svd_log("descriptor limit %llu is below the about %llu the "
+		        "configured %llu workers need: workers past it will "
+		        "fail to spawn (Too many open files) and be retried; "
+		        "raise ulimit -n (LimitNOFILE=) to at least %llu",
+		    (unsigned long long) rl.rlim_cur,
+		    (unsigned long long) need, (unsigned long long) workers,
+		    (unsigned long long) need);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -442,6 +477,7 @@ main(int argc, char **argv)
 	raise_nofile();
 	/* After the signal mask, so the writer thread never takes them. */
 	(void) svd_log_start();
+	check_nofile(cfg);
 
 	if (sv_reaper_enable() != SV_OK) {
 		svd_log("cannot become a child subreaper: %s; orphans of "

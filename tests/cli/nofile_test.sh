@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# nofile_test.sh — a descriptor limit far below what the config needs
+# degrades service with a clear log line; it never crashes the daemon or
+# stops supervision.
+#
+#   nofile_test.sh SUPERVISED SUPERVISECTL
+#
+# Design: the daemon is started in the foreground under `ulimit -n 40`
+# (soft and hard, so it cannot raise it) with one group of 50 workers, which
+# needs about 150 descriptors. It must then: log one line at start naming
+# the limit and what to raise it to; keep answering on its control socket
+# (hello, status) while workers past the limit wait in backoff; replace a
+# running worker that the test kills (by the pid the daemon reports; the
+# test kills nothing else); get every worker back once descriptors come back
+# (the test scales the group down to 5, which frees them, and waits for 5
+# running workers); and stop cleanly on SIGTERM with exit status 0. Every
+# wait is a poll with a deadline. The EXIT trap sends SIGKILL to the daemon
+# pid if it is still there, and removes the temporary directory.
+#
+# The last line is `nofile_test: N passed, M failed`; the exit status is
+# non-zero when M > 0 or the script aborted.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+	echo "usage: $0 SUPERVISED SUPERVISECTL" >&2
+	exit 2
+fi
+SUPERVISED=$1
+CTL=$2
+unset SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION \
+	SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID XDG_RUNTIME_DIR
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nofile_test.XXXXXX")
+daemon_pid=""
+pass=0
+fail=0
+cleanup() {
+	if [[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null; then
+		kill -KILL "$daemon_pid" 2>/dev/null || true
+		wait "$daemon_pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() {
+	pass=$((pass + 1))
+	echo "ok: $*"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*" >&2
+}
+export SUPERVISE_URL="ipc://$tmp/run/control.sock"
+ctl() { "$CTL" -t 3000 "$@"; }
+
+# wait_for SECONDS CMD... polls CMD every 50 ms until it succeeds or the
+# deadline passes (status 1).
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.05
+	done
+}
+
+# count_state STATE prints how many workers status shows in STATE.
+count_state() {
+	ctl status 2>/dev/null | awk -v s="$1" 'NR > 1 && $5 == s { n++ } END { print n + 0 }'
+}
+
+cat >"$tmp/c.conf" <<EOF
+socket_dir = "$tmp/run";
+groups = ( { name = "w"; argv = ["/bin/sleep", "1000"]; count = 50;
+             purpose = "nofile test"; backoff_max_ms = 200; } );
+EOF
+
+(
+	ulimit -n 40
+	exec "$SUPERVISED" -f -c "$tmp/c.conf"
+) >"$tmp/log" 2>&1 &
+daemon_pid=$!
+
+if wait_for 10 grep -q "descriptor limit 40 is below" "$tmp/log"; then
+	ok "the start is logged with the limit and what it should be"
+else
+	bad "no descriptor-limit line in the log: $(head -c 600 "$tmp/log")"
+fi
+if wait_for 10 ctl hello >/dev/null 2>&1; then
+	ok "hello answers under the limit"
+else
+	bad "hello did not answer"
+fi
+# some_running: at least one worker runs and some wait.
+some_running() {
+	local r b
+	r=$(count_state running)
+	b=$(count_state backoff)
+	[[ $r -ge 1 && $r -lt 50 && $b -ge 1 ]]
+}
+if wait_for 10 some_running; then
+	ok "degraded: $(count_state running) running, $(count_state backoff) in backoff"
+else
+	bad "expected some running and some in backoff: $(ctl status 2>&1 | head -5)"
+fi
+if grep -q "Too many open files" "$tmp/log"; then
+	ok "failed spawns say why"
+else
+	bad "no 'Too many open files' in the log"
+fi
+
+# Supervision goes on: a killed running worker is replaced.
+victim=$(ctl status 2>/dev/null | awk 'NR > 1 && $5 == "running" && !v { v = $2 " " $4 } END { print v }')
+ord=${victim% *}
+pid=${victim#* }
+kill -KILL "$pid"
+replaced() {
+	local now
+	now=$(ctl status 2>/dev/null | awk -v o="$ord" 'NR > 1 && $2 == o && $5 == "running" { print $4 }')
+	[[ -n $now && $now != "$pid" ]]
+}
+if wait_for 15 replaced; then
+	ok "worker $ord (pid $pid) killed and replaced under the limit"
+else
+	bad "worker $ord (pid $pid) not replaced: $(ctl status 2>&1 | head -5)"
+fi
+
+# With descriptors back, every remaining worker runs.
+ctl scale w 5 >/dev/null
+five_running() { [[ $(count_state running) -eq 5 && $(count_state backoff) -eq 0 ]]; }
+if wait_for 15 five_running; then
+	ok "scaled to 5 within the limit: all 5 running"
+else
+	bad "after scale 5: $(count_state running) running, $(count_state backoff) backoff"
+fi
+
+if kill -0 "$daemon_pid" 2>/dev/null; then
+	ok "the daemon is still running"
+else
+	bad "the daemon died: $(tail -5 "$tmp/log")"
+fi
+kill -TERM "$daemon_pid"
+rc=0
+wait "$daemon_pid" || rc=$?
+daemon_pid=""
+if [[ $rc -eq 0 ]]; then
+	ok "SIGTERM: exit 0"
+else
+	bad "SIGTERM: exit $rc: $(tail -5 "$tmp/log")"
+fi
+
+echo "nofile_test: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
