@@ -38,6 +38,23 @@
  * the options it accepts (NULL-terminated names without "--", each taking
  * a value), or NULL for none.
  */
+/* The parts of --help, in the order printed. */
+enum main_section {
+	MAIN_QUERY,
+	MAIN_CONTROL,
+	MAIN_LEASES,
+	MAIN_WORKER,
+	MAIN_NSECTIONS
+};
+
+static const char *const main_section_titles[MAIN_NSECTIONS] = {
+    [MAIN_QUERY]   = "Queries",
+    [MAIN_CONTROL] = "Control",
+    [MAIN_LEASES]  = "Leases and pools",
+    [MAIN_WORKER]  = "From a worker (the worker process itself; a shell script"
+                     " uses exec)",
+};
+
 struct main_command {
 	const char        *name;
 	cli_cmd_fn        *fn; /* NULL for help */
@@ -47,6 +64,10 @@ struct main_command {
 	const char *const *options;
 	const char *const *flags; /* words like "--all", passed on as
 	                           * positional arguments; NULL: none */
+	enum main_section section; /* where --help lists it */
+	const char       *help; /* what it does, for --help: lines split
+	                         * by '\n'; a synopsis with " | " lists
+	                         * its forms one per line */
 };
 
 static const char *const main_restart_opts[]
@@ -71,53 +92,86 @@ static const char *const main_pool_opts[]
 #define MAIN_READY_ARGV_MAX 256
 
 static const struct main_command main_commands[] = {
-    {"status", cmd_status, 0, 1, "status [GROUP]", NULL},
-    {"groups", cmd_groups, 0, 1, "groups [GROUP]", NULL},
-    {"whoami", cmd_whoami, 0, 0, "whoami", NULL},
-    {"hello", cmd_hello, 0, 0, "hello", NULL},
-    {"scale", cmd_scale, 2, 2, "scale GROUP N", NULL},
-    {"stop", cmd_stop, 1, 1, "stop GROUP", NULL},
+    {"status", cmd_status, 0, 1, "status [GROUP]", NULL, NULL, MAIN_QUERY,
+        "list workers: GROUP ORDINAL GENERATION PID STATE\nREADY UPTIME "
+        "PURPOSE STATUS, then one line per\nfailed group"},
+    {"groups", cmd_groups, 0, 1, "groups [GROUP]", NULL, NULL, MAIN_QUERY,
+        "list groups: counts, restart type, strategy, failed"},
+    {"whoami", cmd_whoami, 0, 0, "whoami", NULL, NULL, MAIN_QUERY,
+        "identity of the calling worker (run it inside one)"},
+    {"hello", cmd_hello, 0, 0, "hello", NULL, NULL, MAIN_QUERY,
+        "server name, protocol version, supervisor id,\nfeatures"},
+    {"events", cmd_events, 0, 1,
+        "events [GROUP[/ORDINAL]] [--count N] [--for MS]", main_events_opts,
+        NULL, MAIN_QUERY,
+        "follow the event stream live, one line per event,\nuntil "
+        "interrupted, N events or MS milliseconds"},
+    {"top", cmd_top, 0, 1, "top [GROUP] [--count N] [--for MS]", main_top_opts,
+        NULL, MAIN_QUERY,
+        "status with activities, refreshed every 500 ms,\nuntil "
+        "interrupted, N refreshes or MS milliseconds"},
+    {"scale", cmd_scale, 2, 2, "scale GROUP N", NULL, NULL, MAIN_CONTROL,
+        "set the number of workers of GROUP to N"},
+    {"stop", cmd_stop, 1, 1, "stop GROUP", NULL, NULL, MAIN_CONTROL,
+        "stop every worker of GROUP (scale back up to restart)"},
     {"restart", cmd_restart_any, 2, 2,
-        "restart GROUP ORDINAL [--expect-generation G] | GROUP --rolling"
-        " [--ready-timeout MS]",
-        main_restart_opts, main_restart_flags},
+        "restart GROUP ORDINAL [--expect-generation G]"
+        " | restart GROUP --rolling [--ready-timeout MS]",
+        main_restart_opts, main_restart_flags, MAIN_CONTROL,
+        "restart one worker (only if its generation is G),\nor roll the "
+        "group: start each next generation\nbeside the old one, then "
+        "drain the old one once\nthe new one is ready"},
     {"drain", cmd_drain, 1, 1,
         "drain GROUP | GROUP/ORDINAL | --all [--deadline D]", main_drain_opts,
-        main_drain_flags},
-    {"drain-ack", cmd_drain_ack, 0, 0, "drain-ack [--served N]",
-        main_drain_ack_opts},
-    {"drain-extend", cmd_drain_extend, 1, 1, "drain-extend MS", NULL},
-    {"reset", cmd_reset, 1, 1, "reset GROUP", NULL},
-    {"start", cmd_start, 1, 1, "start GROUP", NULL},
-    {"terminate", cmd_terminate, 2, 2, "terminate GROUP ORDINAL", NULL},
+        main_drain_flags, MAIN_CONTROL,
+        "ask workers to finish and exit (no restart); wait,\nthen print "
+        "the reaping report"},
+    {"reset", cmd_reset, 1, 1, "reset GROUP", NULL, NULL, MAIN_CONTROL,
+        "clear a failed group and start its workers again"},
+    {"start", cmd_start, 1, 1, "start GROUP", NULL, NULL, MAIN_CONTROL,
+        "start one more worker; prints its ordinal"},
+    {"terminate", cmd_terminate, 2, 2, "terminate GROUP ORDINAL", NULL, NULL,
+        MAIN_CONTROL, "stop one worker and release its ordinal"},
     {"spawn", cmd_spawn, 2, 1 + MAIN_SPAWN_ARGV_MAX,
         "spawn NAME --count N --purpose P [--max-count M] [--cwd DIR]"
         " [--env NAME=VALUE]... [--set KEY=VALUE]... -- PROGRAM [ARGS...]",
-        main_spawn_opts},
-    {"delete", cmd_delete, 1, 1, "delete GROUP", NULL},
-    {"ready", cmd_ready, 0, 1 + MAIN_READY_ARGV_MAX,
-        "ready [STATUS] [-- PROGRAM [ARGS...]]", NULL},
-    {"heartbeat", cmd_heartbeat, 0, MAIN_READY_ARGV_MAX,
-        "heartbeat [-- PROGRAM [ARGS...]]", NULL},
-    {"events", cmd_events, 0, 1,
-        "events [GROUP[/ORDINAL]] [--count N] [--for MS]", main_events_opts},
-    {"top", cmd_top, 0, 1, "top [GROUP] [--count N] [--for MS]",
-        main_top_opts},
+        main_spawn_opts, NULL, MAIN_CONTROL,
+        "create a group at runtime (--set: any config key)"},
+    {"delete", cmd_delete, 1, 1, "delete GROUP", NULL, NULL, MAIN_CONTROL,
+        "stop every worker of GROUP and remove it"},
     {"leases", cmd_leases, 0, 1, "leases [POOL] [--session ID]",
-        main_session_opts},
-    {"pools", cmd_pools, 0, 0, "pools", NULL},
+        main_session_opts, NULL, MAIN_LEASES,
+        "list leases: id, pool, slot, fencing token, expiry,\nholder, "
+        "resource"},
+    {"pools", cmd_pools, 0, 0, "pools", NULL, NULL, MAIN_LEASES,
+        "list lease pools: slots, held, waiting"},
     {"lease", cmd_lease, 2, 4,
         "lease acquire POOL [--slot N] [--wait MS] [--session ID]"
         " | lease renew|release ID [--session ID]"
         " | lease claim POOL SLOT TOKEN [--session ID]",
-        main_lease_opts},
-    {"session", cmd_session, 2, 2, "session open TTL_MS | renew|close ID",
-        NULL},
+        main_lease_opts, NULL, MAIN_LEASES,
+        "take, renew, give back or re-claim a lease (as the\ncalling "
+        "worker, or for a session)"},
+    {"session", cmd_session, 2, 2,
+        "session open TTL_MS | session renew|close ID", NULL, NULL,
+        MAIN_LEASES, "a lease session for a holder that is not a worker"},
     {"pool", cmd_pool, 3, 3,
         "pool create NAME SLOTS [--ttl MS] [--grace MS] [--path TEMPLATE]"
         " [--on-release keep|truncate|remove] [--kind file|directory]",
-        main_pool_opts},
-    {"help", NULL, 0, 1, "help", NULL},
+        main_pool_opts, NULL, MAIN_LEASES, "create a lease pool at runtime"},
+    {"ready", cmd_ready, 0, 1 + MAIN_READY_ARGV_MAX,
+        "ready [STATUS] [-- PROGRAM [ARGS...]]", NULL, NULL, MAIN_WORKER,
+        "report readiness (and a status line), then exec\nPROGRAM if "
+        "given"},
+    {"drain-ack", cmd_drain_ack, 0, 0, "drain-ack [--served N]",
+        main_drain_ack_opts, NULL, MAIN_WORKER,
+        "tell the supervisor this worker has drained"},
+    {"drain-extend", cmd_drain_extend, 1, 1, "drain-extend MS", NULL, NULL,
+        MAIN_WORKER, "ask for MS more before the drain deadline"},
+    {"heartbeat", cmd_heartbeat, 0, MAIN_READY_ARGV_MAX,
+        "heartbeat [-- PROGRAM [ARGS...]]", NULL, NULL, MAIN_WORKER,
+        "feed the watchdog, then exec PROGRAM if given"},
+    {"help", NULL, 0, 1, "help", NULL, NULL, MAIN_WORKER, "show this help"},
 };
 
 #define MAIN_NCOMMANDS (sizeof main_commands / sizeof main_commands[0])
@@ -128,7 +182,96 @@ enum { OPT_JSON = 256 };
 /* Buffer for the URL from sv_default_url(). */
 #define MAIN_URL_MAX 4096
 
-/* main_usage prints the full help text to f. */
+/* Column where --help starts a command's description. */
+#define MAIN_HELP_COL 27
+
+/* Width of --help's lines, and the indent of a synopsis' next lines. */
+#define MAIN_HELP_WIDTH 79
+#define MAIN_HELP_MORE  8
+
+/* main_usage_wrap prints the first len bytes of a synopsis form at column
+ * 2, breaking it at spaces outside brackets before MAIN_HELP_WIDTH, and
+ * returns the column where it ended. */
+static int
+main_usage_wrap(FILE *f, const char *form, int len)
+{
+	int col = 2, at = 0;
+
+	fputs("  ", f);
+	while (at < len) {
+		int word = at, depth = 0;
+		while (word < len && (form[word] != ' ' || depth > 0)) {
+			depth += form[word] == '[' ? 1
+			    : form[word] == ']'    ? -1
+			                           : 0;
+			word++;
+		}
+		if (at > 0 && col + 1 + (word - at) > MAIN_HELP_WIDTH) {
+			fprintf(f, "\n%*s", MAIN_HELP_MORE, "");
+			col = MAIN_HELP_MORE;
+		} else if (at > 0) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", word - at, form + at);
+		col += word - at;
+		at = word < len ? word + 1 : word;
+	}
+	return col;
+}
+
+/* main_next_form returns where the synopsis form at form ends: the next
+ * " | " followed by the command's name (a bar between arguments, as in
+ * "drain GROUP | --all", does not end it), or NULL at the last form. */
+static const char *
+main_next_form(const char *name, const char *form)
+{
+	size_t n = strlen(name);
+
+	for (const char *bar = strstr(form, " | "); bar != NULL;
+	     bar             = strstr(bar + 3, " | ")) {
+		if (strncmp(bar + 3, name, n) == 0 && bar[3 + n] == ' ') {
+			return bar;
+		}
+	}
+	return NULL;
+}
+
+/* main_usage_command prints one command of the table for --help: its
+ * synopsis (each form on a line of its own, a form too
+ * wide for the column on a line by itself), then its description, each of
+ * its lines at MAIN_HELP_COL. */
+static void
+main_usage_command(FILE *f, const struct main_command *c)
+{
+	const char *form = c->synopsis, *help = c->help;
+	int         col = 0;
+
+	while (form != NULL) {
+		const char *bar = main_next_form(c->name, form);
+		int         len
+		    = bar != NULL ? (int) (bar - form) : (int) strlen(form);
+		if (col > 0) {
+			fputc('\n', f);
+		}
+		col  = main_usage_wrap(f, form, len);
+		form = bar != NULL ? bar + 3 : NULL;
+	}
+	while (help != NULL) {
+		const char *nl = strchr(help, '\n');
+		int len = nl != NULL ? (int) (nl - help) : (int) strlen(help);
+		if (col >= MAIN_HELP_COL - 1) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%*s%.*s\n", MAIN_HELP_COL - col, "", len, help);
+		col  = 0;
+		help = nl != NULL ? nl + 1 : NULL;
+	}
+}
+
+/* main_usage prints the full help text to f: the commands from
+ * main_commands, section by section, then the options and exit codes. */
 static void
 main_usage(FILE *f)
 {
@@ -136,79 +279,19 @@ main_usage(FILE *f)
 
 	if (sv_default_url(url, sizeof url) != SV_OK)
 		strcpy(url, "(none)");
+	fputs("Usage: " CLI_PROG " [OPTIONS] COMMAND [ARGS...] [--json]\n"
+	      "\n"
+	      "Query and control the worker groups of a supervised daemon.\n",
+	    f);
+	for (int sec = 0; sec < MAIN_NSECTIONS; sec++) {
+		fprintf(f, "\n%s:\n", main_section_titles[sec]);
+		for (size_t i = 0; i < MAIN_NCOMMANDS; i++) {
+			if ((int) main_commands[i].section == sec) {
+				main_usage_command(f, &main_commands[i]);
+			}
+		}
+	}
 	fprintf(f,
-	    "Usage: " CLI_PROG " [OPTIONS] COMMAND [ARGS...] [--json]\n"
-	    "\n"
-	    "Query and control the worker groups of a supervised daemon.\n"
-	    "\n"
-	    "Queries:\n"
-	    "  status [GROUP]           list workers: GROUP ORDINAL GENERATION"
-	    " PID STATE\n"
-	    "                           READY UPTIME PURPOSE STATUS, then one"
-	    " line per\n"
-	    "                           failed group\n"
-	    "  groups [GROUP]           list groups: counts, restart type,"
-	    " strategy, failed\n"
-	    "  whoami                   identity of the calling worker (run it"
-	    " inside one)\n"
-	    "  hello                    server name, protocol version,"
-	    " supervisor id,\n"
-	    "                           features\n"
-	    "  events [GROUP[/ORDINAL]] [--count N] [--for MS]\n"
-	    "                           follow the event stream live, one line"
-	    " per event,\n"
-	    "                           until interrupted, N events or MS"
-	    " milliseconds\n"
-	    "  top [GROUP] [--count N] [--for MS]\n"
-	    "                           status with activities, refreshed"
-	    " every 500 ms,\n"
-	    "                           until interrupted, N refreshes or MS"
-	    " milliseconds\n"
-	    "Control:\n"
-	    "  scale GROUP N            set the number of workers of GROUP to"
-	    " N\n"
-	    "  stop GROUP               stop every worker of GROUP (scale back"
-	    " up to restart)\n"
-	    "  restart GROUP ORDINAL [--expect-generation G]\n"
-	    "                           restart one worker (only if its"
-	    " generation is G)\n"
-	    "  restart GROUP --rolling [--ready-timeout MS]\n"
-	    "                           start each next generation beside the"
-	    " old one,\n"
-	    "                           then drain the old one once the new"
-	    " one is ready\n"
-	    "  drain GROUP | GROUP/ORDINAL | --all [--deadline D]\n"
-	    "                           ask workers to finish and exit (no"
-	    " restart); wait,\n"
-	    "                           then print the reaping report\n"
-	    "  reset GROUP              clear a failed group and start its"
-	    " workers again\n"
-	    "  start GROUP              start one more worker; prints its"
-	    " ordinal\n"
-	    "  terminate GROUP ORDINAL  stop one worker and release its"
-	    " ordinal\n"
-	    "  spawn NAME --count N --purpose P [--max-count M] [--cwd DIR]\n"
-	    "        [--env NAME=VALUE]... [--set KEY=VALUE]... -- PROGRAM"
-	    " [ARGS...]\n"
-	    "                           create a group at runtime (--set: any"
-	    " config key)\n"
-	    "  delete GROUP             stop every worker of GROUP and remove"
-	    " it\n"
-	    "From a worker (the worker process itself; a shell script uses"
-	    " exec):\n"
-	    "  ready [STATUS] [-- PROGRAM [ARGS...]]\n"
-	    "                           report readiness (and a status line),"
-	    " then exec\n"
-	    "                           PROGRAM if given\n"
-	    "  drain-ack [--served N]   tell the supervisor this worker has"
-	    " drained\n"
-	    "  drain-extend MS          ask for MS more before the drain"
-	    " deadline\n"
-	    "  heartbeat [-- PROGRAM [ARGS...]]\n"
-	    "                           feed the watchdog, then exec PROGRAM "
-	    "if"
-	    " given\n"
-	    "  help                     show this help\n"
 	    "\n"
 	    "Options (before COMMAND; --json and -h also after it):\n"
 	    "  -s, --socket URL   control socket URL (default: $" SV_ENV_URL
