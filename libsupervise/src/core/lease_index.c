@@ -149,7 +149,7 @@ svl_lease_find(const sv_lease_core *c, uint64_t id, lpool **pp, uint32_t *ip)
 	}
 	p = svl_pool_get(c, v >> LINDEX_SLOT_BITS);
 	i = v & ((1u << LINDEX_SLOT_BITS) - 1);
-	if (p == NULL || i >= p->nslots || p->slots[i].state == SV_LEASE_FREE
+	if (p == NULL || i >= p->nslots || p->slots[i].phase == SVL_FREE
 	    || p->slots[i].id != id) {
 		return false;
 	}
