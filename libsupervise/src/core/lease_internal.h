@@ -7,11 +7,11 @@
  * keeps the slot's token counter between leases. A slot record is 72 bytes
  * (x86-64), leased or not: the holder is kept unpacked into its fields and
  * one deadline serves the claim (UNCLAIMED) and the grace (disconnected).
- * A hash index of lease ids finds a lease from its id (lease_index.c); a
- * bucket is 4 bytes, (pool id << 12) | slot, and the lease id it stands for
- * is read from that slot. Each pool has a FIFO of waiters; a waiter id
- * carries the pool's index in its low 8 bits so that a timer finds it
- * without a search.
+ * A hash index of lease ids finds a lease from its id (lease_index.c, a
+ * ref index of idmap.h); a bucket is 4 bytes, (pool id << 12) | slot, and
+ * the lease id it stands for is read from that slot. Each pool has a FIFO of
+ * waiters; a waiter id carries the pool's index in its low 8 bits so that a
+ * timer finds it without a search.
  *
  * A slot's state is stored (svl_phase: free, held, grace, unclaimed) and
  * every change of a slot goes through svl_slot_fire (lease_table.c): one
@@ -45,6 +45,7 @@
 #define SV_CORE_LEASE_INTERNAL_H
 
 #include "core/fxring.h"
+#include "idmap.h"
 #include "core/lease.h"
 
 /* The stored state of a slot (the slot machine, lease_table.c). Clients
@@ -94,13 +95,6 @@ typedef struct lslot {
 /* The slot tables' size rests on this (docs/leases.md, "Bounds"). */
 _Static_assert(sizeof(lslot) <= 72, "a slot record stays compact");
 
-/* The lease id index (see the layout above). */
-typedef struct lindex {
-	uint32_t *b; /* [cap]; 0: empty */
-	size_t    cap; /* 0 or a power of two */
-	size_t    n;
-} lindex;
-
 /* Bits of the slot in an index bucket: SV_LEASE_MAX_SLOTS must fit. */
 #define LINDEX_SLOT_BITS 12u
 _Static_assert(SV_LEASE_MAX_SLOTS <= (1u << LINDEX_SLOT_BITS),
@@ -149,7 +143,7 @@ struct sv_lease_core {
 	uint32_t  next_session;
 	uint64_t  next_waiter;
 	uint64_t  guards; /* source of timer guards */
-	lindex    index; /* lease id -> (pool id, slot) */
+	sv_idref  index; /* lease id -> (pool id, slot): idmap.h */
 	size_t    nleases;
 	uint64_t  misfires; /* slot events without a cell (stays 0) */
 	sv_fxring fx; /* pending effects (core/fxring.h) */
