@@ -213,8 +213,7 @@ snap(const sv_lease_core *c, tr *t)
 			const lslot *s = &p->slots[i];
 			tr_add(t,
 			    " s %llx %llx %llu %llu %llu %llu %llu %u %u %u "
-			    "%u "
-			    "%u %d",
+			    "%u %u",
 			    (unsigned long long) s->id,
 			    (unsigned long long) s->token,
 			    (unsigned long long) s->expiry_ms,
@@ -222,8 +221,7 @@ snap(const sv_lease_core *c, tr *t)
 			    (unsigned long long) s->guard,
 			    (unsigned long long) s->due_ms,
 			    (unsigned long long) s->hgen, s->hgroup,
-			    s->hordinal, s->counter, s->state, s->hkind,
-			    s->disconnected);
+			    s->hordinal, s->counter, s->phase, s->hkind);
 		}
 		for (uint32_t k = 0; k < p->nw; k++) {
 			tr_add(t, " w %llx %llu %llu",
@@ -604,6 +602,7 @@ run_seq(uint64_t seed, uint64_t fail_at, tr *out)
 	check(&r);
 	assert_int_equal(sv_lease_count(r.c), 0);
 	assert_int_equal(r.c->nsessions, 0);
+	assert_int_equal(r.c->misfires, 0); /* every slot event had a cell */
 	for (uint32_t pi = 0; pi < r.c->npools; pi++) {
 		assert_int_equal(r.c->pools[pi]->nw, 0);
 	}

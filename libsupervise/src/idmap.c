@@ -1,6 +1,8 @@
 /*
  * idmap.c — the id map: 64-bit id -> pointer, open addressing with linear
- * probing and backward-shift removal (see idmap.h for the contract).
+ * probing and backward-shift removal, in two bucket layouts: {key, value}
+ * (sv_idmap) and a 32-bit reference whose key the caller's entry holds
+ * (sv_idref). See idmap.h for the contract.
  */
 #include <stdlib.h>
 
@@ -25,6 +27,15 @@ static size_t
 idmap_home(uint64_t key, size_t cap)
 {
 	return (size_t) sv_idmap_mix(key) & (cap - 1);
+}
+
+/* idmap_stays tells whether an entry at bucket j whose home is `home` may
+ * stay when bucket i (earlier in its probe run) is emptied: its home lies
+ * cyclically in (i, j]. */
+static bool
+idmap_stays(size_t i, size_t j, size_t home)
+{
+	return i <= j ? (i < home && home <= j) : (i < home || home <= j);
 }
 
 /* idmap_find returns the bucket holding key, or the empty bucket that
@@ -156,9 +167,7 @@ sv_idmap_del(sv_idmap *m, uint64_t key)
 		return NULL;
 	}
 	for (j = (i + 1) & mask; m->ents[j].val != NULL; j = (j + 1) & mask) {
-		size_t home = idmap_home(m->ents[j].key, m->cap);
-		if (i <= j ? (i < home && home <= j)
-		           : (i < home || home <= j)) {
+		if (idmap_stays(i, j, idmap_home(m->ents[j].key, m->cap))) {
 			continue; /* at or after its home: stays */
 		}
 		m->ents[i] = m->ents[j];
@@ -195,4 +204,115 @@ sv_idmap_next(const sv_idmap *m, size_t *cursor, uint64_t *keyp, void **valp)
 	}
 	*cursor = m->cap;
 	return false;
+}
+
+/* ---- the ref index ------------------------------------------------------
+ */
+
+/* sv_idref_fini: see idmap.h. */
+void
+sv_idref_fini(sv_idref *x)
+{
+	free(x->b);
+	x->b   = NULL;
+	x->cap = 0;
+	x->n   = 0;
+}
+
+/* idref_place returns the first empty bucket of hash's probe run. */
+static size_t
+idref_place(const uint32_t *b, size_t cap, uint64_t hash)
+{
+	size_t i = idmap_home(hash, cap);
+
+	while (b[i] != 0) {
+		i = (i + 1) & (cap - 1);
+	}
+	return i;
+}
+
+/* sv_idref_reserve: see idmap.h. Grows to the smallest power of two that
+ * holds the references, rehashing into a new array (freed by
+ * sv_idref_fini). */
+sv_err
+sv_idref_reserve(sv_idref *x, size_t extra, sv_idref_hash hf, const void *ctx)
+{
+	void *(*alloc)(size_t, size_t)
+	    = x->calloc != NULL ? x->calloc : sv_idmap_calloc;
+	size_t    want, cap;
+	uint32_t *b;
+
+	if (extra > SIZE_MAX / 2 - x->n) {
+		return SV_ENOMEM;
+	}
+	want = x->n + extra;
+	if (x->cap > 0 && idmap_fits(want, x->cap)) {
+		return SV_OK;
+	}
+	cap = x->cap == 0 ? SV_IDMAP_MIN_CAP : x->cap;
+	while (!idmap_fits(want, cap)) {
+		if (cap > SIZE_MAX / 2 / sizeof(*b)) {
+			return SV_ENOMEM;
+		}
+		cap *= 2;
+	}
+	if ((b = alloc(cap, sizeof(*b))) == NULL) {
+		return SV_ENOMEM;
+	}
+	for (size_t i = 0; i < x->cap; i++) {
+		if (x->b[i] != 0) {
+			b[idref_place(b, cap, hf(ctx, x->b[i]))] = x->b[i];
+		}
+	}
+	free(x->b);
+	x->b   = b;
+	x->cap = cap;
+	return SV_OK;
+}
+
+/* sv_idref_find: see idmap.h. */
+size_t
+sv_idref_find(const sv_idref *x, uint64_t hash, sv_idref_eq eq,
+    const void *ctx, const void *key)
+{
+	size_t i = idmap_home(hash, x->cap);
+
+	while (x->b[i] != 0 && !eq(ctx, x->b[i], key)) {
+		i = (i + 1) & (x->cap - 1);
+	}
+	return i;
+}
+
+/* sv_idref_get: see idmap.h. */
+uint32_t
+sv_idref_get(const sv_idref *x, uint64_t hash, sv_idref_eq eq, const void *ctx,
+    const void *key)
+{
+	return x->cap == 0 ? 0 : x->b[sv_idref_find(x, hash, eq, ctx, key)];
+}
+
+/* sv_idref_add: see idmap.h. */
+void
+sv_idref_add(sv_idref *x, uint64_t hash, uint32_t ref)
+{
+	x->b[idref_place(x->b, x->cap, hash)] = ref;
+	x->n++;
+}
+
+/* sv_idref_del_at: see idmap.h. As sv_idmap_del: the hole is filled by
+ * the next reference of the run that may not stay, repeatedly. */
+void
+sv_idref_del_at(sv_idref *x, size_t i, sv_idref_hash hf, const void *ctx)
+{
+	size_t mask = x->cap - 1;
+
+	for (size_t j = (i + 1) & mask; x->b[j] != 0; j = (j + 1) & mask) {
+		if (idmap_stays(i, j, idmap_home(hf(ctx, x->b[j]), x->cap))) {
+			continue;
+		}
+		x->b[i] = x->b[j];
+		i       = j;
+	}
+	x->b[i] = 0;
+	x->n--;
 }

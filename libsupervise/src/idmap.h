@@ -1,6 +1,7 @@
 /*
  * idmap.h — the id map: a hash map from a 64-bit id to a pointer (a pure
- * data structure, shared by the core and the daemon).
+ * data structure, shared by the core and the daemon), and its compact
+ * form for entries kept by the caller, the ref index (sv_idref, below).
  *
  * Open addressing with linear probing: an entry is {key, value}, 16 bytes,
  * and a NULL value marks an empty bucket, so every key (0 included) may be
@@ -97,5 +98,67 @@ size_t sv_idmap_count(const sv_idmap *m);
  */
 bool sv_idmap_next(
     const sv_idmap *m, size_t *cursor, uint64_t *keyp, void **valp);
+
+/*
+ * The ref index: the same table (a bucket from sv_idmap_mix of a 64-bit
+ * hash, linear probing, at most three quarters full, doubling, backward
+ * shift removal) for entries that live in the caller's own arrays. A
+ * bucket is a 32-bit reference (0: empty) chosen by the caller (an array
+ * index + 1, a packed (pool, slot)...), and the key of a reference is read
+ * back from the entry through the caller's functions: 4 bytes a bucket
+ * instead of 16, for indexes of many entries whose key the entry already
+ * holds (the lease core's lease ids, the journal's leases and names).
+ *
+ * Who frees: the index owns its bucket array (sv_idref_fini frees it);
+ * the entries are the caller's. Errors as for the map: only growing
+ * allocates, through x->calloc (NULL: sv_idmap_calloc); after
+ * sv_idref_reserve(x, k, ...) succeeds the next k adds cannot fail.
+ */
+typedef struct sv_idref {
+	uint32_t *b; /* [cap]; owned; 0: empty */
+	size_t    cap; /* 0 or a power of two */
+	size_t    n; /* references */
+	void *(*calloc)(size_t nmemb, size_t size); /* NULL: sv_idmap_calloc */
+} sv_idref;
+
+/* The hash of the key of the entry ref stands for (the same hash its
+ * probe is given to sv_idref_find). */
+typedef uint64_t (*sv_idref_hash)(const void *ctx, uint32_t ref);
+
+/* Whether the entry ref stands for has key `key` (the caller's type). */
+typedef bool (*sv_idref_eq)(const void *ctx, uint32_t ref, const void *key);
+
+/* sv_idref_fini frees x's buckets and leaves it empty (its calloc kept). */
+void sv_idref_fini(sv_idref *x);
+
+/*
+ * sv_idref_reserve makes room for `extra` more references without
+ * growing, rehashing (through hf, ctx) into a larger table when needed.
+ * Errors: SV_ENOMEM (x unchanged).
+ */
+sv_err sv_idref_reserve(
+    sv_idref *x, size_t extra, sv_idref_hash hf, const void *ctx);
+
+/* sv_idref_get returns the reference whose entry has key (hash: its
+ * hash), or 0. */
+uint32_t sv_idref_get(const sv_idref *x, uint64_t hash, sv_idref_eq eq,
+    const void *ctx, const void *key);
+
+/*
+ * sv_idref_find returns the bucket holding the reference whose entry has
+ * key (hash: its hash), or the empty bucket where it would go (x->b[i] is
+ * 0 then). x->cap must not be 0. A caller may store another reference
+ * for the same key in that bucket (an entry that moved).
+ */
+size_t sv_idref_find(const sv_idref *x, uint64_t hash, sv_idref_eq eq,
+    const void *ctx, const void *key);
+
+/* sv_idref_add enters ref (its key's hash: hash; the key not present),
+ * within a reservation (sv_idref_reserve). */
+void sv_idref_add(sv_idref *x, uint64_t hash, uint32_t ref);
+
+/* sv_idref_del_at empties bucket i (from sv_idref_find, not empty) and
+ * moves the later references of its probe run back (hashes through hf). */
+void sv_idref_del_at(sv_idref *x, size_t i, sv_idref_hash hf, const void *ctx);
 
 #endif /* SV_IDMAP_H */

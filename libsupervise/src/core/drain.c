@@ -4,6 +4,20 @@
  * A fixed table of report pointers, oldest first; each report a growing
  * array of rows. Lookups are linear: a report has one row per drained
  * process and is looked up once per exit, acknowledgement or extension.
+ *
+ * No state machine here, on purpose. A row's acked, killed and reaped are
+ * facts recorded for the report, not states: no decision reads them (but
+ * sv_drain_done, which only says whether a report may be dropped, counts
+ * the reaped rows), and they are neither exclusive nor ordered (an ack may
+ * be recorded after the SIGKILL went out and before the reap; a process
+ * may be killed without an ack, or ack and exit before its deadline). What a
+ * draining process does is decided elsewhere and is already table-driven
+ * or a flag: the seat table's `drain` cells (core/seat_table.c) start it,
+ * and the process is then STOPPING with `draining` set (core/roll.c): an
+ * extension only moves its deadline, an ack only fills the row, the
+ * deadline sends SIGKILL once (the process's `killed`), and the reap is
+ * the seat's `exit`. As a table that would be one state with self-loops,
+ * so the facts stay fields of the row.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +25,7 @@
 #include "core/alloc.h"
 #include "core/drain.h"
 
+/* sv_drains_init: see drain.h. */
 void
 sv_drains_init(sv_drains *ds)
 {
@@ -27,6 +42,7 @@ drain_free(sv_drain *d)
 	}
 }
 
+/* sv_drains_fini: see drain.h. */
 void
 sv_drains_fini(sv_drains *ds)
 {
@@ -100,6 +116,7 @@ sv_drain_reserve(sv_drain *d, size_t more)
 	return SV_OK;
 }
 
+/* sv_drains_find: see drain.h. */
 sv_drain *
 sv_drains_find(const sv_drains *ds, uint64_t id)
 {
@@ -126,6 +143,7 @@ sv_drain_add(sv_drain *d, const sv_drained *w)
 	return SV_OK;
 }
 
+/* sv_drain_row: see drain.h. */
 sv_drained *
 sv_drain_row(
     sv_drain *d, uint32_t group_id, uint32_t ordinal, uint64_t generation)
@@ -140,6 +158,7 @@ sv_drain_row(
 	return NULL;
 }
 
+/* sv_drain_reaped: see drain.h. */
 size_t
 sv_drain_reaped(const sv_drain *d)
 {
@@ -151,6 +170,7 @@ sv_drain_reaped(const sv_drain *d)
 	return n;
 }
 
+/* sv_drain_done: see drain.h. */
 bool
 sv_drain_done(const sv_drain *d)
 {

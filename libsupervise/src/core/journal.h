@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "supervise/supervise.h"
 
 /* Format version written in the header. */
@@ -159,14 +160,6 @@ typedef struct sv_jname {
 	uint32_t hash;
 } sv_jname;
 
-/* An open-addressing hash index of entry numbers (entry + 1; 0: empty),
- * linear probing, at most three quarters full. */
-typedef struct sv_jindex {
-	uint32_t *b; /* [cap], owned */
-	size_t    cap; /* 0 or a power of two */
-	size_t    n;
-} sv_jindex;
-
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
 	char       boot_id[SV_JOURNAL_ID_MAX + 1];
@@ -181,11 +174,11 @@ typedef struct sv_jstate {
 	sv_jlease *leases; /* [nleases], live leases in no order */
 	size_t     nleases;
 	size_t     capleases;
-	sv_jindex  lease_index; /* (pool, slot) -> leases[] */
+	sv_idref   lease_index; /* (pool, slot) -> leases[] (idmap.h) */
 	sv_jname  *lnames; /* [nlnames]: name id k is lnames[k - 1] */
 	uint32_t   nlnames, caplnames;
 	uint32_t   lnames_free; /* free entries among them */
-	sv_jindex  lname_index; /* string -> name id */
+	sv_idref   lname_index; /* string -> name id (idmap.h) */
 	bool       torn; /* a torn last line was dropped */
 } sv_jstate;
 

@@ -5,8 +5,10 @@
  *
  * Live leases sit in a dense array (a lease that ends is replaced by the
  * last one, so a snapshot lists them in the order this leaves). An index
- * finds a lease from its (pool, slot) without a scan. Pool and holder
- * group names are interned: a lease holds ids into lnames, each name
+ * finds a lease from its (pool, slot) without a scan, another a name from
+ * its string: both ref indexes of the id map (idmap.h, sv_idref), whose
+ * 4-byte buckets are entry numbers (leases[] index + 1, name id). Pool and
+ * holder group names are interned: a lease holds ids into lnames, each name
  * counted by the leases that name it and freed with the last of them.
  * Runtime pools are few (at most SV_JOURNAL_MAX_POOLS): a plain array.
  */
@@ -44,9 +46,6 @@ sv_jlease_group(const sv_jstate *st, const sv_jlease *l)
 /* What the lease table saves rests on this (x86-64: 64 bytes). */
 _Static_assert(sizeof(sv_jlease) <= 64, "a journaled lease stays compact");
 
-/* Smallest index table; an index grows at three quarters full. */
-#define J_INDEX_MIN 16u
-
 /* j_strhash is the FNV-1a hash of s. */
 static uint32_t
 j_strhash(const char *s)
@@ -59,104 +58,22 @@ j_strhash(const char *s)
 	return h;
 }
 
-/* What an index is of: its entries' key hashes and key comparisons. */
-typedef uint64_t (*j_keyhash)(const sv_jstate *st, uint32_t v);
-typedef bool (*j_keyeq)(const sv_jstate *st, uint32_t v, const void *key);
-
-/* j_home is the first bucket of hash h in a table of cap buckets. */
-static size_t
-j_home(uint64_t h, size_t cap)
-{
-	return (size_t) sv_idmap_mix(h) & (cap - 1);
-}
-
-/* j_index_find returns the bucket holding the entry whose key is key
- * (hash h), or the empty bucket where it would go. ix->cap must be > 0. */
-static size_t
-j_index_find(const sv_jstate *st, const sv_jindex *ix, uint64_t h, j_keyeq eq,
-    const void *key)
-{
-	size_t i = j_home(h, ix->cap);
-
-	while (ix->b[i] != 0 && !eq(st, ix->b[i], key)) {
-		i = (i + 1) & (ix->cap - 1);
-	}
-	return i;
-}
-
-/* j_index_add adds entry v (key hash h, not present yet), growing the
- * table first when it would pass three quarters full. */
-static sv_err
-j_index_add(
-    const sv_jstate *st, sv_jindex *ix, uint64_t h, uint32_t v, j_keyhash kh)
-{
-	size_t i;
-
-	if ((ix->n + 1) * 4 > ix->cap * 3) {
-		size_t    cap = ix->cap == 0 ? J_INDEX_MIN : ix->cap * 2;
-		uint32_t *b   = calloc(cap, sizeof(*b));
-		if (b == NULL) {
-			return SV_ENOMEM;
-		}
-		for (size_t k = 0; k < ix->cap; k++) {
-			if (ix->b[k] != 0) {
-				i = j_home(kh(st, ix->b[k]), cap);
-				while (b[i] != 0) {
-					i = (i + 1) & (cap - 1);
-				}
-				b[i] = ix->b[k];
-			}
-		}
-		free(ix->b);
-		ix->b   = b;
-		ix->cap = cap;
-	}
-	i = j_home(h, ix->cap);
-	while (ix->b[i] != 0) {
-		i = (i + 1) & (ix->cap - 1);
-	}
-	ix->b[i] = v;
-	ix->n++;
-	return SV_OK;
-}
-
-/* j_index_del empties bucket i and moves the later entries of its probe
- * run back into the hole unless their home lies cyclically in (i, j]. */
-static void
-j_index_del(const sv_jstate *st, sv_jindex *ix, size_t i, j_keyhash kh)
-{
-	size_t j = i;
-
-	for (;;) {
-		size_t home;
-		j = (j + 1) & (ix->cap - 1);
-		if (ix->b[j] == 0) {
-			break;
-		}
-		home = j_home(kh(st, ix->b[j]), ix->cap);
-		if (i <= j ? (i < home && home <= j)
-		           : (i < home || home <= j)) {
-			continue;
-		}
-		ix->b[i] = ix->b[j];
-		i        = j;
-	}
-	ix->b[i] = 0;
-	ix->n--;
-}
-
 /* Names: entry v is name id v; the key is the string. j_name_hash is the
  * key hash of entry v. */
 static uint64_t
-j_name_hash(const sv_jstate *st, uint32_t v)
+j_name_hash(const void *ctx, uint32_t v)
 {
+	const sv_jstate *st = ctx;
+
 	return st->lnames[v - 1].hash;
 }
 
 /* j_name_eq tells whether entry v is the name key (a string). */
 static bool
-j_name_eq(const sv_jstate *st, uint32_t v, const void *key)
+j_name_eq(const void *ctx, uint32_t v, const void *key)
 {
+	const sv_jstate *st = ctx;
+
 	return strcmp(st->lnames[v - 1].s, key) == 0;
 }
 
@@ -164,11 +81,7 @@ j_name_eq(const sv_jstate *st, uint32_t v, const void *key)
 static uint32_t
 j_name_id(const sv_jstate *st, const char *s)
 {
-	if (st->lname_index.cap == 0) {
-		return 0;
-	}
-	return st->lname_index
-	    .b[j_index_find(st, &st->lname_index, j_strhash(s), j_name_eq, s)];
+	return sv_idref_get(&st->lname_index, j_strhash(s), j_name_eq, st, s);
 }
 
 /* j_name_ref counts one more lease naming s and sets *idp to its id,
@@ -212,13 +125,13 @@ j_name_ref(sv_jstate *st, const char *s, uint32_t *idp)
 	n->s    = copy;
 	n->refs = 1;
 	n->hash = j_strhash(s);
-	if ((rv = j_index_add(
-	         st, &st->lname_index, n->hash, k + 1, j_name_hash))
+	if ((rv = sv_idref_reserve(&st->lname_index, 1, j_name_hash, st))
 	    != SV_OK) {
 		free(copy);
 		n->s = NULL; /* the entry stays free (or unused) */
 		return rv;
 	}
+	sv_idref_add(&st->lname_index, n->hash, k + 1);
 	if (k == st->nlnames) {
 		st->nlnames++;
 	} else {
@@ -242,9 +155,9 @@ j_name_unref(sv_jstate *st, uint32_t id)
 	if (--n->refs > 0) {
 		return;
 	}
-	j_index_del(st, &st->lname_index,
-	    j_index_find(st, &st->lname_index, n->hash, j_name_eq, n->s),
-	    j_name_hash);
+	sv_idref_del_at(&st->lname_index,
+	    sv_idref_find(&st->lname_index, n->hash, j_name_eq, st, n->s),
+	    j_name_hash, st);
 	free(n->s);
 	n->s = NULL;
 	st->lnames_free++;
@@ -264,16 +177,19 @@ j_lkey_hash(uint32_t pool, uint32_t slot)
 
 /* j_lease_hash is the key hash of entry v. */
 static uint64_t
-j_lease_hash(const sv_jstate *st, uint32_t v)
+j_lease_hash(const void *ctx, uint32_t v)
 {
+	const sv_jstate *st = ctx;
+
 	return j_lkey_hash(st->leases[v - 1].pool, st->leases[v - 1].slot);
 }
 
 /* j_lease_eq tells whether entry v is on key (a j_lkey). */
 static bool
-j_lease_eq(const sv_jstate *st, uint32_t v, const void *key)
+j_lease_eq(const void *ctx, uint32_t v, const void *key)
 {
-	const j_lkey *k = key;
+	const sv_jstate *st = ctx;
+	const j_lkey    *k  = key;
 
 	return st->leases[v - 1].pool == k->pool
 	    && st->leases[v - 1].slot == k->slot;
@@ -286,8 +202,8 @@ j_lease_bucket(const sv_jstate *st, uint32_t pool, uint32_t slot)
 {
 	j_lkey k = {pool, slot};
 
-	return j_index_find(
-	    st, &st->lease_index, j_lkey_hash(pool, slot), j_lease_eq, &k);
+	return sv_idref_find(
+	    &st->lease_index, j_lkey_hash(pool, slot), j_lease_eq, st, &k);
 }
 
 /* j_lease_find returns the live lease on (pool, slot), or NULL. */
@@ -312,8 +228,8 @@ j_lease_remove(sv_jstate *st, sv_jlease *l)
 	size_t    last = st->nleases - 1;
 	sv_jlease gone = *l;
 
-	j_index_del(st, &st->lease_index,
-	    j_lease_bucket(st, gone.pool, gone.slot), j_lease_hash);
+	sv_idref_del_at(&st->lease_index,
+	    j_lease_bucket(st, gone.pool, gone.slot), j_lease_hash, st);
 	if (i != last) {
 		size_t b = j_lease_bucket(
 		    st, st->leases[last].pool, st->leases[last].slot);
@@ -360,13 +276,13 @@ j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 		st->leases    = p;
 		st->capleases = cap;
 	}
-	st->leases[st->nleases] = *nl;
-	if ((rv = j_index_add(st, &st->lease_index,
-	         j_lkey_hash(nl->pool, nl->slot), (uint32_t) st->nleases + 1,
-	         j_lease_hash))
+	if ((rv = sv_idref_reserve(&st->lease_index, 1, j_lease_hash, st))
 	    != SV_OK) {
 		goto fail;
 	}
+	st->leases[st->nleases] = *nl;
+	sv_idref_add(&st->lease_index, j_lkey_hash(nl->pool, nl->slot),
+	    (uint32_t) st->nleases + 1);
 	st->nleases++;
 	return SV_OK;
 fail:
@@ -522,6 +438,6 @@ svj_leases_free(sv_jstate *st)
 		free(st->lnames[i].s);
 	}
 	free(st->lnames);
-	free(st->lease_index.b);
-	free(st->lname_index.b);
+	sv_idref_fini(&st->lease_index);
+	sv_idref_fini(&st->lname_index);
 }

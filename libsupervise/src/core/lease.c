@@ -57,7 +57,7 @@ sv_lease_acquire(sv_lease_core *c, const sv_lease_holder *h,
 		return SV_EINVAL;
 	}
 	if ((i = svl_holder_slot(p, h)) >= 0) {
-		if (p->slots[i].state == SV_LEASE_UNCLAIMED
+		if (p->slots[i].phase == SVL_UNCLAIMED
 		    || (req->has_slot && req->slot != (uint32_t) i)) {
 			return SV_ECONFLICT;
 		}
@@ -75,9 +75,8 @@ sv_lease_acquire(sv_lease_core *c, const sv_lease_holder *h,
 		return SV_ETOOLARGE;
 	}
 	if (req->has_slot) {
-		i = p->slots[req->slot].state == SV_LEASE_FREE
-		    ? (int64_t) req->slot
-		    : -1;
+		i = p->slots[req->slot].phase == SVL_FREE ? (int64_t) req->slot
+		                                          : -1;
 	} else {
 		lwaiter any = {.has_slot = false};
 		i           = svl_waiter_fit(p, &any);
@@ -117,14 +116,16 @@ sv_lease_renew(sv_lease_core *c, const sv_lease_holder *h, uint64_t id,
 	if (h == NULL || !svl_slot_held_by(s, h)) {
 		return SV_EPERM;
 	}
-	if (s->state == SV_LEASE_UNCLAIMED) {
+	if (s->phase == SVL_UNCLAIMED) {
 		return SV_ECONFLICT;
 	}
 	if ((rv = svl_reserve(c, 1, 0)) != SV_OK) {
 		return rv;
 	}
-	s->expiry_ms = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
-	svl_slot_timer(c, p, i);
+	{
+		svl_slot_arg a = {.now_ms = now_ms};
+		svl_slot_fire(c, p, i, SLE_RENEW, &a);
+	}
 	if (g != NULL) {
 		*g = svl_info_of(p, i);
 	}

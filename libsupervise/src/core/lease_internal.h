@@ -7,16 +7,20 @@
  * keeps the slot's token counter between leases. A slot record is 72 bytes
  * (x86-64), leased or not: the holder is kept unpacked into its fields and
  * one deadline serves the claim (UNCLAIMED) and the grace (disconnected).
- * A hash index of lease ids finds a lease from its id (lease_index.c); a
- * bucket is 4 bytes, (pool id << 12) | slot, and the lease id it stands for
- * is read from that slot. Each pool has a FIFO of waiters; a waiter id
- * carries the pool's index in its low 8 bits so that a timer finds it
- * without a search.
+ * A hash index of lease ids finds a lease from its id (lease_index.c, a
+ * ref index of idmap.h); a bucket is 4 bytes, (pool id << 12) | slot, and
+ * the lease id it stands for is read from that slot. Each pool has a FIFO of
+ * waiters; a waiter id carries the pool's index in its low 8 bits so that a
+ * timer finds it without a search.
  *
- * Every change of a slot goes through svl_lease_grant or svl_lease_end
- * (lease_slots.c), which keep the derived counts (pool nheld, core
- * nleases), the index and the slot's timer right, and emit the events.
- * svl_lease_end hands the freed slot to the waiters before it returns.
+ * A slot's state is stored (svl_phase: free, held, grace, unclaimed) and
+ * every change of a slot goes through svl_slot_fire (lease_table.c): one
+ * static table, state x event -> handler, next state, doc. Entering and
+ * leaving free keeps the derived counts (pool nheld, core nleases) right;
+ * the handlers keep the index and the slot's timer right and emit the
+ * events; a lease that ends hands the freed slot to the waiters before
+ * the event returns. The entry points validate a request and decide
+ * which event happens; docs/leases.md shows the table row by row.
  *
  * Lossless: every public entry point reserves first (lease_reserve.c) and
  * returns SV_ENOMEM having changed nothing; below that, nothing allocates.
@@ -26,6 +30,7 @@
  *   lease_effects.c   the effect queue and the effects transitions emit
  *   lease_reserve.c   the bounds an entry point reserves before it acts
  *   lease_index.c     the lease id index
+ *   lease_table.c     the slot state machine: the table and svl_slot_fire
  *   lease_slots.c     a slot's lease: its holder, its timer, grant and end
  *   lease_waiters.c   the FIFO of acquires waiting on a pool
  *   lease_sessions.c  sessions of non-worker holders
@@ -40,7 +45,37 @@
 #define SV_CORE_LEASE_INTERNAL_H
 
 #include "core/fxring.h"
+#include "idmap.h"
 #include "core/lease.h"
+
+/* The stored state of a slot (the slot machine, lease_table.c). Clients
+ * see free, held (grace: held and disconnected) or unclaimed. */
+typedef enum svl_phase {
+	SVL_FREE,
+	SVL_HELD,
+	SVL_GRACE, /* held, its holder's connections gone: grace runs */
+	SVL_UNCLAIMED,
+	SVL_PHASE_COUNT
+} svl_phase;
+
+/* What can happen to a slot (docs/leases.md, "Slot transitions"). */
+typedef enum svl_event {
+	SLE_GRANT,
+	SLE_RESTORE,
+	SLE_CLAIM,
+	SLE_RENEW,
+	SLE_RELEASE,
+	SLE_ABORT,
+	SLE_REVOKE,
+	SLE_DISCONNECT,
+	SLE_CUT,
+	SLE_RECONNECT,
+	SLE_TIMER,
+	SLE_EXPIRE,
+	SLE_GRACE_OVER,
+	SLE_CLAIM_OVER,
+	SLE_COUNT
+} svl_event;
 
 typedef struct lslot {
 	uint64_t id;
@@ -53,20 +88,12 @@ typedef struct lslot {
 	uint64_t hgen; /* holder: the worker's generation, or the session */
 	uint32_t hgroup, hordinal; /* holder: the worker's group, ordinal */
 	uint32_t counter; /* last token counter used in this epoch */
-	uint8_t  state; /* sv_lease_state */
+	uint8_t  phase; /* svl_phase (lease_table.c) */
 	uint8_t  hkind; /* sv_holder_kind of the holder; 0: none */
-	bool     disconnected; /* HELD: grace running */
 } lslot;
 
 /* The slot tables' size rests on this (docs/leases.md, "Bounds"). */
 _Static_assert(sizeof(lslot) <= 72, "a slot record stays compact");
-
-/* The lease id index (see the layout above). */
-typedef struct lindex {
-	uint32_t *b; /* [cap]; 0: empty */
-	size_t    cap; /* 0 or a power of two */
-	size_t    n;
-} lindex;
 
 /* Bits of the slot in an index bucket: SV_LEASE_MAX_SLOTS must fit. */
 #define LINDEX_SLOT_BITS 12u
@@ -116,8 +143,9 @@ struct sv_lease_core {
 	uint32_t  next_session;
 	uint64_t  next_waiter;
 	uint64_t  guards; /* source of timer guards */
-	lindex    index; /* lease id -> (pool id, slot) */
+	sv_idref  index; /* lease id -> (pool id, slot): idmap.h */
 	size_t    nleases;
+	uint64_t  misfires; /* slot events without a cell (stays 0) */
 	sv_fxring fx; /* pending effects (core/fxring.h) */
 };
 
@@ -153,6 +181,41 @@ void     svl_index_del(sv_lease_core *c, uint64_t id);
 bool     svl_lease_find(
         const sv_lease_core *c, uint64_t id, lpool **pp, uint32_t *ip);
 
+/* What a slot event carries (each field names the events that read it). */
+typedef struct svl_slot_arg {
+	uint64_t               now_ms; /* all */
+	sv_lease_reason        why; /* RELEASE, REVOKE */
+	const sv_lease_holder *holder; /* GRANT */
+	const sv_lease_record *rec; /* RESTORE */
+	uint64_t               claim_grace_ms; /* RESTORE */
+	sv_lease_info *out; /* GRANT: the lease granted (may be NULL) */
+} svl_slot_arg;
+
+struct lpool;
+
+/* A slot handler: carries out an event on slot i of p, which has just
+ * moved from state `from` to the cell's next state. */
+typedef void (*svl_slot_fn)(sv_lease_core *c, struct lpool *p, uint32_t i,
+    svl_phase from, const svl_slot_arg *a);
+
+/* One cell of the slot table: handler NULL means no transition. */
+typedef struct svl_slot_cell {
+	svl_slot_fn handler;
+	svl_phase   next;
+	const char *name; /* the handler's name, for the docs */
+	const char *doc; /* what happens, one line */
+} svl_slot_cell;
+
+/* lease_table.c */
+bool svl_slot_fire(sv_lease_core *c, struct lpool *p, uint32_t i, svl_event ev,
+    const svl_slot_arg *a);
+const svl_slot_cell *svl_slot_cell_at(svl_phase st, svl_event ev);
+sv_lease_state       svl_phase_state(svl_phase st);
+const char          *svl_phase_name(svl_phase st);
+const char          *svl_phase_doc(svl_phase st);
+const char          *svl_event_name(svl_event ev);
+const char          *svl_event_doc(svl_event ev);
+
 /* lease_slots.c */
 sv_lease_holder svl_slot_holder(const lslot *s);
 void            svl_slot_set_holder(lslot *s, const sv_lease_holder *h);
@@ -164,6 +227,8 @@ sv_err          svl_lease_grant(sv_lease_core *c, lpool *p, uint32_t i,
              const sv_lease_holder *h, uint64_t now_ms, sv_lease_info *g);
 void svl_lease_end(sv_lease_core *c, lpool *p, uint32_t i, sv_lease_reason why,
     uint64_t now_ms);
+void svl_slot_end(sv_lease_core *c, lpool *p, uint32_t i, svl_phase from,
+    sv_lease_reason why, uint64_t now_ms);
 
 /* lease_waiters.c */
 bool svl_waiter_find(

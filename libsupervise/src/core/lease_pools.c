@@ -24,6 +24,8 @@ sv_lease_core_create(uint32_t epoch, sv_lease_core **cp)
 		return SV_ENOMEM;
 	}
 	c->epoch = epoch;
+	/* The index grows through the fault seam too (core/alloc.h). */
+	c->index.calloc = sv_mem_calloc;
 	sv_fxring_init(&c->fx, sizeof(sv_lease_fx));
 	*cp = c;
 	return SV_OK;
@@ -41,7 +43,7 @@ sv_lease_core_destroy(sv_lease_core *c)
 		free(c->pools[i]->w);
 		free(c->pools[i]);
 	}
-	free(c->index.b);
+	sv_idref_fini(&c->index);
 	free(c->sessions);
 	sv_fxring_fini(&c->fx);
 	free(c);

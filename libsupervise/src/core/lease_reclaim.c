@@ -79,30 +79,14 @@ sv_lease_holder_disconnected(
 	}
 	svl_waiters_drop(c, h);
 	for (uint32_t pi = 0; pi < c->npools; pi++) {
-		lpool  *p = c->pools[pi];
-		int64_t i = svl_holder_slot(p, h);
-		lslot  *s;
+		lpool       *p = c->pools[pi];
+		int64_t      i = svl_holder_slot(p, h);
+		svl_slot_arg a = {.now_ms = now_ms};
 
-		if (i < 0) {
-			continue;
+		if (i >= 0) {
+			svl_slot_fire(c, p, (uint32_t) i,
+			    p->grace_ms == 0 ? SLE_CUT : SLE_DISCONNECT, &a);
 		}
-		s = &p->slots[i];
-		if (s->state != SV_LEASE_HELD || s->disconnected) {
-			continue; /* unclaimed: its claim deadline rules */
-		}
-		if (p->grace_ms == 0) {
-			svl_lease_end(c, p, (uint32_t) i,
-			    SV_LREASON_DISCONNECTED, now_ms);
-			continue;
-		}
-		s->disconnected = true;
-		s->end_ms       = now_ms + p->grace_ms;
-		{
-			sv_lease_info info = svl_info_of(p, (uint32_t) i);
-			svl_emit(
-			    c, SV_LEV_DISCONNECTED, SV_LREASON_NONE, &info);
-		}
-		svl_slot_timer(c, p, (uint32_t) i);
 	}
 	return SV_OK;
 }
@@ -112,10 +96,10 @@ sv_err
 sv_lease_holder_reconnected(
     sv_lease_core *c, const sv_lease_holder *h, uint64_t now_ms)
 {
-	size_t nfx = 0;
-	sv_err rv;
+	size_t       nfx = 0;
+	svl_slot_arg a   = {.now_ms = now_ms};
+	sv_err       rv;
 
-	(void) now_ms;
 	for (uint32_t pi = 0; h != NULL && pi < c->npools; pi++) {
 		nfx += svl_holder_slot(c->pools[pi], h) >= 0 ? 2 : 0;
 	}
@@ -125,50 +109,50 @@ sv_lease_holder_reconnected(
 	for (uint32_t pi = 0; h != NULL && pi < c->npools; pi++) {
 		lpool  *p = c->pools[pi];
 		int64_t i = svl_holder_slot(p, h);
-		lslot  *s;
 
-		if (i < 0 || !p->slots[i].disconnected) {
-			continue;
+		if (i >= 0) {
+			svl_slot_fire(c, p, (uint32_t) i, SLE_RECONNECT, &a);
 		}
-		s               = &p->slots[i];
-		s->disconnected = false;
-		s->end_ms       = 0;
-		{
-			sv_lease_info info = svl_info_of(p, (uint32_t) i);
-			svl_emit(
-			    c, SV_LEV_RECONNECTED, SV_LREASON_NONE, &info);
-		}
-		svl_slot_timer(c, p, (uint32_t) i);
 	}
 	return SV_OK;
 }
 
-/* slot_fire: the timer of slot i of p fired; end the lease if a deadline
- * has come (claim, then grace, then TTL), else arm it again. Reserves an
- * end's bound first (it covers the re-arm). */
+/* slot_due_event decides what the timer of slot s stands for at now_ms:
+ * the deadline that has come (claim, then grace, then TTL), else an early
+ * timer. */
+static svl_event
+slot_due_event(const lslot *s, uint64_t now_ms)
+{
+	if (s->phase == SVL_UNCLAIMED && now_ms >= s->end_ms) {
+		return SLE_CLAIM_OVER;
+	}
+	if (s->phase == SVL_GRACE && now_ms >= s->end_ms) {
+		return SLE_GRACE_OVER;
+	}
+	if ((s->phase == SVL_HELD || s->phase == SVL_GRACE)
+	    && s->expiry_ms != 0 && now_ms >= s->expiry_ms) {
+		return SLE_EXPIRE;
+	}
+	return SLE_TIMER;
+}
+
+/* slot_fire: the timer of slot i of p fired; the slot moves by the event
+ * slot_due_event names. Reserves an end's bound first (it covers the
+ * re-arm). */
 static sv_err
 slot_fire(sv_lease_core *c, lpool *p, uint32_t i, uint64_t now_ms)
 {
-	lslot *s   = &p->slots[i];
-	size_t nfx = 0, nidx = 0;
-	sv_err rv;
+	lslot       *s   = &p->slots[i];
+	size_t       nfx = 0, nidx = 0;
+	svl_slot_arg a = {.now_ms = now_ms};
+	sv_err       rv;
 
 	svl_end_bound(p, &nfx, &nidx);
 	if ((rv = svl_reserve(c, nfx, nidx)) != SV_OK) {
 		return rv;
 	}
 	s->guard = 0;
-	if (s->state == SV_LEASE_UNCLAIMED && now_ms >= s->end_ms) {
-		svl_lease_end(c, p, i, SV_LREASON_UNCLAIMED, now_ms);
-	} else if (s->state == SV_LEASE_HELD && s->disconnected
-	    && now_ms >= s->end_ms) {
-		svl_lease_end(c, p, i, SV_LREASON_DISCONNECTED, now_ms);
-	} else if (s->state == SV_LEASE_HELD && s->expiry_ms != 0
-	    && now_ms >= s->expiry_ms) {
-		svl_lease_end(c, p, i, SV_LREASON_EXPIRED, now_ms);
-	} else {
-		svl_slot_timer(c, p, i);
-	}
+	svl_slot_fire(c, p, i, slot_due_event(s, now_ms), &a);
 	return SV_OK;
 }
 

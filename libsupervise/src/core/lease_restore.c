@@ -67,12 +67,14 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 	for (size_t r = 0; r < n && rv == SV_OK; r++) {
 		const sv_lease_record *rec = &recs[r];
 		lpool                 *p;
-		lslot                 *s;
+		svl_slot_arg           a = {.now_ms = now_ms,
+		              .rec                  = rec,
+		              .claim_grace_ms       = claim_grace_ms};
 
 		p = svl_pool_get(c, sv_lease_pool_find(c, rec->pool));
 		if (p == NULL || rec->slot >= p->nslots
-		    || p->slots[rec->slot].state != SV_LEASE_FREE
-		    || rec->id == 0 || (rec->id >> 32) >= c->epoch
+		    || p->slots[rec->slot].phase != SVL_FREE || rec->id == 0
+		    || (rec->id >> 32) >= c->epoch
 		    || (uint32_t) rec->token == 0
 		    || (rec->token >> 32) >= c->epoch
 		    || svl_index_get(c, rec->id) != 0
@@ -84,22 +86,7 @@ sv_lease_restore(sv_lease_core *c, const sv_lease_record *recs, size_t n,
 		if ((rv = svl_index_reserve(c, 1)) != SV_OK) {
 			break; /* reserved above: cannot happen */
 		}
-		s        = &p->slots[rec->slot];
-		s->state = SV_LEASE_UNCLAIMED;
-		s->id    = rec->id;
-		s->token = rec->token;
-		svl_slot_set_holder(s, &rec->holder);
-		s->expiry_ms    = 0;
-		s->disconnected = false;
-		s->end_ms       = now_ms + claim_grace_ms;
-		svl_index_put(c, p, rec->slot);
-		p->nheld++;
-		c->nleases++;
-		{
-			sv_lease_info info = svl_info_of(p, rec->slot);
-			svl_emit(c, SV_LEV_RESTORED, SV_LREASON_NONE, &info);
-		}
-		svl_slot_timer(c, p, rec->slot);
+		svl_slot_fire(c, p, rec->slot, SLE_RESTORE, &a);
 	}
 	if (skippedp != NULL) {
 		*skippedp = skipped;
@@ -127,7 +114,7 @@ sv_lease_claim(sv_lease_core *c, const sv_lease_holder *h, uint32_t pool_id,
 		return SV_EINVAL;
 	}
 	s = &p->slots[slot];
-	if (s->state == SV_LEASE_FREE) {
+	if (s->phase == SVL_FREE) {
 		return SV_ENOTFOUND;
 	}
 	if ((rv = svl_reserve(c, 2, 0)) != SV_OK) {
@@ -138,13 +125,9 @@ sv_lease_claim(sv_lease_core *c, const sv_lease_holder *h, uint32_t pool_id,
 		svl_emit(c, SV_LEV_CLAIM_REFUSED, SV_LREASON_NONE, &info);
 		return SV_ECONFLICT;
 	}
-	if (s->state == SV_LEASE_UNCLAIMED) {
-		s->state     = SV_LEASE_HELD;
-		s->end_ms    = 0;
-		s->expiry_ms = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
-		info         = svl_info_of(p, slot);
-		svl_emit(c, SV_LEV_CLAIMED, SV_LREASON_NONE, &info);
-		svl_slot_timer(c, p, slot);
+	{
+		svl_slot_arg a = {.now_ms = now_ms};
+		svl_slot_fire(c, p, slot, SLE_CLAIM, &a);
 	}
 	if (g != NULL) {
 		*g = svl_info_of(p, slot);
@@ -162,7 +145,7 @@ sv_lease_next(const sv_lease_core *c, sv_lease_iter *it,
 		for (; it->slot < p->nslots; it->slot++) {
 			const lslot    *s = &p->slots[it->slot];
 			const lsession *ss;
-			if (s->state == SV_LEASE_FREE
+			if (s->phase == SVL_FREE
 			    || (h != NULL && !svl_slot_held_by(s, h))) {
 				continue;
 			}

@@ -1,11 +1,10 @@
 /*
  * lease_slots.c — a slot's lease: who holds it, how it is shown
  * (sv_lease_info), its one timer (the nearest of TTL, grace and claim
- * deadline), and the two transitions every other change goes through:
- * svl_lease_grant (free -> held, with the next fencing token) and
- * svl_lease_end (held or unclaimed -> free, then the hand-over to the
- * waiters). Fencing tokens: (epoch << 32) | counter, the counter kept per
- * slot across leases.
+ * deadline), the grant (free -> held, with the next fencing token) and the
+ * end of a lease (-> free, then the hand-over to the waiters), both as
+ * events of the slot machine (lease_table.c). Fencing tokens:
+ * (epoch << 32) | counter, the counter kept per slot across leases.
  */
 #include "core/lease_internal.h"
 
@@ -62,7 +61,7 @@ svl_slot_held_by(const lslot *s, const sv_lease_holder *h)
 {
 	sv_lease_holder x = svl_slot_holder(s);
 
-	return s->state != SV_LEASE_FREE && sv_lease_holder_eq(&x, h);
+	return s->phase != SVL_FREE && sv_lease_holder_eq(&x, h);
 }
 
 /* svl_holder_slot returns the slot of p that h holds (held or unclaimed), or
@@ -91,8 +90,8 @@ svl_info_of(const lpool *p, uint32_t i)
 	info.token        = s->token;
 	info.expiry_ms    = s->expiry_ms;
 	info.holder       = svl_slot_holder(s);
-	info.state        = (sv_lease_state) s->state;
-	info.disconnected = s->disconnected;
+	info.state        = svl_phase_state((svl_phase) s->phase);
+	info.disconnected = s->phase == SVL_GRACE;
 	return info;
 }
 
@@ -110,18 +109,18 @@ slot_due(const lslot *s, uint64_t *duep)
 	bool     any = false;
 	uint64_t due = 0;
 
-	if (s->state == SV_LEASE_UNCLAIMED) {
+	if (s->phase == SVL_UNCLAIMED) {
 		*duep = s->end_ms;
 		return true;
 	}
-	if (s->state != SV_LEASE_HELD) {
+	if (s->phase != SVL_HELD && s->phase != SVL_GRACE) {
 		return false;
 	}
 	if (s->expiry_ms != 0) {
 		due = s->expiry_ms;
 		any = true;
 	}
-	if (s->disconnected && (!any || s->end_ms < due)) {
+	if (s->phase == SVL_GRACE && (!any || s->end_ms < due)) {
 		due = s->end_ms;
 		any = true;
 	}
@@ -151,64 +150,60 @@ svl_slot_timer(sv_lease_core *c, lpool *p, uint32_t i)
 	s->guard  = svl_timer_arm(c, SV_LTIMER_SLOT, slot_key(p, i), due);
 }
 
-/* svl_lease_grant gives free slot i of p to h with the next token. */
+/* svl_lease_grant gives free slot i of p to h with the next token (the
+ * GRANT event, once the id and token counters are known to have room).
+ * Errors: SV_EEXHAUSTED, SV_ENOMEM (nothing changed). */
 sv_err
 svl_lease_grant(sv_lease_core *c, lpool *p, uint32_t i,
     const sv_lease_holder *h, uint64_t now_ms, sv_lease_info *g)
 {
-	lslot        *s = &p->slots[i];
-	uint64_t      id;
-	sv_lease_info info;
-	sv_err        rv;
+	svl_slot_arg a = {.now_ms = now_ms, .holder = h, .out = g};
+	sv_err       rv;
 
 	/* 2^32 - 1 grants of one slot, or leases of one core, in one epoch:
 	 * a restart (a new epoch) is needed to go on. */
-	if (s->counter == UINT32_MAX || c->next_lease == UINT32_MAX) {
+	if (p->slots[i].counter == UINT32_MAX || c->next_lease == UINT32_MAX) {
 		return SV_EEXHAUSTED;
 	}
-	id = ((uint64_t) c->epoch << 32) | (c->next_lease + 1u);
 	/* Within the entry point's reservation: allocates nothing. */
 	if ((rv = svl_index_reserve(c, 1)) != SV_OK) {
 		return rv;
 	}
-	c->next_lease++;
-	s->counter++;
-	s->state = SV_LEASE_HELD;
-	s->id    = id;
-	s->token = ((uint64_t) c->epoch << 32) | s->counter;
-	svl_slot_set_holder(s, h);
-	s->expiry_ms    = p->ttl_ms != 0 ? now_ms + p->ttl_ms : 0;
-	s->disconnected = false;
-	s->end_ms       = 0;
-	svl_index_put(c, p, i);
-	p->nheld++;
-	c->nleases++;
-	info = svl_info_of(p, i);
-	if (p->has_resource) {
-		sv_lease_fx fx
-		    = {.kind = SV_LFX_RESOURCE_PREPARE, .lease = info};
-		fx.err    = SV_OK;
-		fx.policy = p->policy;
-		svl_fx_push(c, &fx);
-	}
-	svl_emit(c, SV_LEV_GRANTED, SV_LREASON_NONE, &info);
-	svl_slot_timer(c, p, i);
-	if (g != NULL) {
-		*g = info;
-	}
+	svl_slot_fire(c, p, i, SLE_GRANT, &a);
 	return SV_OK;
 }
 
-/* svl_lease_end ends the lease on slot i of p for why, then hands the slot to
- * the waiters. A revocation (an end the holder did not ask for) is one
- * REVOKED event and one notice to the holder. */
+/* svl_lease_end ends the lease on slot i of p for why, by the event that
+ * why names: a release (the holder's, or its session closed), an abort,
+ * else a revocation. */
 void
 svl_lease_end(sv_lease_core *c, lpool *p, uint32_t i, sv_lease_reason why,
     uint64_t now_ms)
 {
+	svl_slot_arg a = {.now_ms = now_ms, .why = why};
+	svl_event    ev
+	    = why == SV_LREASON_RELEASED || why == SV_LREASON_SESSION_CLOSED
+	    ? SLE_RELEASE
+	    : why == SV_LREASON_ABORTED ? SLE_ABORT
+	                                : SLE_REVOKE;
+
+	svl_slot_fire(c, p, i, ev, &a);
+}
+
+/* svl_slot_end carries out the end of the lease that slot i of p held in
+ * state `from` (the slot is free already): the events for why (a
+ * revocation, an end the holder did not ask for, is one REVOKED event and
+ * one notice to the holder), the resource reclaim, then the hand-over of
+ * the slot to the waiters. */
+void
+svl_slot_end(sv_lease_core *c, lpool *p, uint32_t i, svl_phase from,
+    sv_lease_reason why, uint64_t now_ms)
+{
 	lslot        *s    = &p->slots[i];
 	sv_lease_info info = svl_info_of(p, i);
 
+	info.state        = svl_phase_state(from);
+	info.disconnected = from == SVL_GRACE;
 	switch (why) {
 	case SV_LREASON_RELEASED:
 	case SV_LREASON_SESSION_CLOSED:
@@ -236,14 +231,10 @@ svl_lease_end(sv_lease_core *c, lpool *p, uint32_t i, sv_lease_reason why,
 		svl_fx_push(c, &fx);
 	}
 	svl_index_del(c, s->id);
-	s->state        = SV_LEASE_FREE;
-	s->id           = 0;
-	s->expiry_ms    = 0;
-	s->end_ms       = 0;
-	s->disconnected = false;
+	s->id        = 0;
+	s->expiry_ms = 0;
+	s->end_ms    = 0;
 	svl_slot_set_holder(s, NULL);
 	svl_slot_timer(c, p, i);
-	p->nheld--;
-	c->nleases--;
 	svl_grant_waiters(c, p, now_ms);
 }

@@ -52,12 +52,11 @@ int64_t
 svl_waiter_fit(const lpool *p, const lwaiter *w)
 {
 	if (w->has_slot) {
-		return p->slots[w->slot].state == SV_LEASE_FREE
-		    ? (int64_t) w->slot
-		    : -1;
+		return p->slots[w->slot].phase == SVL_FREE ? (int64_t) w->slot
+		                                           : -1;
 	}
 	for (uint32_t i = 0; i < p->nslots; i++) {
-		if (p->slots[i].state == SV_LEASE_FREE) {
+		if (p->slots[i].phase == SVL_FREE) {
 			return i;
 		}
 	}
