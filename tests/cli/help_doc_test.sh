@@ -20,7 +20,7 @@ DOC=$2
 pass=0
 fail=0
 
-help_names=$("$CTL" --help | awk '/^Options/ { exit } /^  [a-z]/ { print $1 }' | sort -u)
+help_names=$("$CTL" --help | awk '/^Options/ { done = 1 } !done && /^  [a-z]/ { print $1 }' | sort -u)
 doc_names=$(awk '/^## SYNOPSIS/ { on = 1 } /^## DESCRIPTION/ { on = 0 }
 	on && /^supervisectl [a-z]/ { print $2 }' "$DOC" | sort -u)
 if [[ $(wc -w <<<"$help_names") -lt 20 ]]; then

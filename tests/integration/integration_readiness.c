@@ -1148,7 +1148,8 @@ test_runtime_group(void **state)
 
 	sp = make_spec(f, "rt2", 5);
 	assert_int_equal(sv_groupspec_set_max_count(sp, 2), SV_OK);
-	expect_refused(f, sp, "rt2", "groups[0].count: 5 is above max_count 2");
+	expect_refused(
+	    f, sp, "rt2", "groups[0].count: 5 is above max_count 2");
 	sp = make_spec(f, "rt3", 1);
 	assert_int_equal(sv_groupspec_set(sp, "bogus_key", "1"), SV_OK);
 	expect_refused(f, sp, "rt3", "groups[0].bogus_key: unknown key");
