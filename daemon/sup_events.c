@@ -5,8 +5,7 @@
  */
 #include "sup_internal.h"
 
-static void sup_journal_freed(
-    svd_sup *s, const sv_event *ev, const svd_gsh *g);
+#include "core/durable.h"
 
 /* ---- events
  * -----------------------------------------------------------------
@@ -144,111 +143,84 @@ sup_log_event(svd_sup *s, const sv_event *ev, const char *group)
 	}
 }
 
+/* sup_durable_facts gathers what core/durable.h needs to know of event
+ * ev's group g and seat. */
+static sv_durable_facts
+sup_durable_facts(svd_sup *s, const sv_event *ev, const svd_gsh *g)
+{
+	sv_durable_facts f   = {.group_known = g != NULL};
+	sv_wkey          key = {ev->group_id, ev->ordinal, ev->generation};
+	const sv_cgroup *cg  = sv_core_group(s->core, ev->group_id);
+	const sv_jgroup *jg;
+	sv_seat_view     v;
+
+	if (g == NULL) {
+		return f;
+	}
+	f.proc_known    = proc_find(s, key) != NULL;
+	f.deleting      = cg == NULL || cg->deleting;
+	f.shutting_down = sv_core_shutting_down(s->core);
+	if (cg != NULL
+	    && sv_core_seat_view(s->core, ev->group_id, ev->ordinal, &v)
+	        == SV_OK) {
+		f.seat_known  = true;
+		f.seat_wanted = v.wanted;
+		f.ready       = v.current.ready;
+	}
+	jg         = sv_jstate_group(svd_state_mirror(s->state), g->cfg->name);
+	f.released = jg != NULL && ev->ordinal < jg->nseats
+	    && jg->seats[ev->ordinal].released;
+	return f;
+}
+
 /* sup_journal_event records what an event changes of the durable state
- * (state.h): processes started, adopted, ready, being stopped, reaped;
- * groups resized, created, deleted. */
+ * (state.h): the records core/durable.h names for it, each filled in from
+ * the event, the process and the group. */
 static void
 sup_journal_event(svd_sup *s, const sv_event *ev, svd_gsh *g)
 {
-	sv_jrec r = {.ordinal = ev->ordinal, .generation = ev->generation};
-	const svd_proc *p;
-	sv_wkey         key = {ev->group_id, ev->ordinal, ev->generation};
+	sv_wkey          key = {ev->group_id, ev->ordinal, ev->generation};
+	sv_durable_facts f;
+	sv_durable_plan  plan;
 
 	if (s->state == NULL || g == NULL) {
 		return;
 	}
-	r.name = g->cfg->name;
-	switch (ev->kind) {
-	case SV_EV_STARTED:
-	case SV_EV_ADOPTED:
-		if ((p = proc_find(s, key)) == NULL) {
-			return;
-		}
-		r.kind       = SV_J_STARTED;
-		r.pid        = p->pid;
-		r.start_time = p->start_time;
-		svd_state_record(s->state, &r);
-		if (ev->kind == SV_EV_ADOPTED) {
-			sv_seat_view v;
-			if (sv_core_seat_view(s->core, g->id, ev->ordinal, &v)
-			        == SV_OK
-			    && v.current.ready) {
-				r.kind = SV_J_READY;
-				svd_state_record(s->state, &r);
+	f = sup_durable_facts(s, ev, g);
+	sv_durable_records(ev, &f, &plan);
+	for (uint32_t i = 0; i < plan.n; i++) {
+		sv_jrec         r = {.kind = plan.kinds[i],
+		            .name          = g->cfg->name,
+		            .ordinal       = ev->ordinal,
+		            .generation    = ev->generation};
+		const svd_proc *p;
+		switch (r.kind) {
+		case SV_J_STARTED:
+			if ((p = proc_find(s, key)) == NULL) {
+				return;
 			}
+			r.pid        = p->pid;
+			r.start_time = p->start_time;
+			break;
+		case SV_J_STOPPING:
+			r.deadline_ms = ev->deadline_ms;
+			break;
+		case SV_J_GROUP:
+			r.ordinal      = 0;
+			r.count        = ev->kind == SV_EV_GROUP_SCALED
+			           ? ev->count
+			           : sv_core_group(s->core, g->id)->ords.limit;
+			r.config_count = g->cfg->count;
+			r.spec         = g->spec;
+			break;
+		case SV_J_DELETED:
+			r.ordinal = 0;
+			break;
+		default:
+			break;
 		}
-		return;
-	case SV_EV_READY:
-		r.kind = SV_J_READY;
-		break;
-	case SV_EV_STOPPING:
-		r.kind = SV_J_STOPPING;
 		svd_state_record(s->state, &r);
-		sup_journal_freed(s, ev, g);
-		return;
-	case SV_EV_DRAINING:
-	case SV_EV_STOPPED:
-		sup_journal_freed(s, ev, g);
-		return;
-	case SV_EV_EXITED:
-		r.kind = SV_J_REAPED;
-		break;
-	case SV_EV_GROUP_SCALED:
-	case SV_EV_GROUP_CREATED:
-		r.kind         = SV_J_GROUP;
-		r.ordinal      = 0;
-		r.count        = ev->kind == SV_EV_GROUP_SCALED
-		           ? ev->count
-		           : sv_core_group(s->core, g->id)->ords.limit;
-		r.config_count = g->cfg->count;
-		r.spec         = g->spec;
-		break;
-	case SV_EV_GROUP_DELETED:
-		r.kind    = SV_J_DELETED;
-		r.ordinal = 0;
-		break;
-	default:
-		return;
 	}
-	svd_state_record(s->state, &r);
-}
-
-/* sup_journal_freed writes an F record when the seat of event ev is no
- * longer wanted because an operator released its ordinal (a drain, a
- * terminate, a scale-down), so a successor must not start it again
- * (docs/durability.md). Not while shutting down or deleting the group:
- * those leave what is wanted as it was. */
-static void
-sup_journal_freed(svd_sup *s, const sv_event *ev, const svd_gsh *g)
-{
-	const sv_cgroup *cg = sv_core_group(s->core, ev->group_id);
-	const sv_jgroup *jg;
-	sv_seat_view     v;
-
-	/* What an operator released (a drain, a terminate, a scale-down);
-	 * not a worker of a temporary group that completed, which the next
-	 * supervisor runs again as before. */
-	if (ev->kind != SV_EV_DRAINING && ev->why != SV_WHY_UNWANTED
-	    && ev->why != SV_WHY_DRAINED) {
-		return;
-	}
-	if (cg == NULL || cg->deleting || sv_core_shutting_down(s->core)
-	    || sv_core_seat_view(s->core, ev->group_id, ev->ordinal, &v)
-	        != SV_OK
-	    || v.wanted) {
-		return;
-	}
-	/* Once per release: a terminate says STOPPING, then STOPPED. */
-	jg = sv_jstate_group(svd_state_mirror(s->state), g->cfg->name);
-	if (jg != NULL && ev->ordinal < jg->nseats
-	    && jg->seats[ev->ordinal].released) {
-		return;
-	}
-	svd_state_record(s->state,
-	    &(sv_jrec) {.kind = SV_J_FREED,
-	        .name         = g->cfg->name,
-	        .ordinal      = ev->ordinal,
-	        .generation   = ev->generation});
 }
 
 /* sup_event logs an event and publishes it on the event socket. */

@@ -1,8 +1,13 @@
 /*
- * sup_takeover.c — taking over a predecessor's state: the journal read back,
- * workers adopted or killed, runtime groups recreated.
+ * sup_takeover.c — taking over a predecessor's state (effect shell): the
+ * journal read back, runtime groups recreated, and, seat by seat, the
+ * predecessor's processes observed (claimed by pid and start time, or
+ * found by their environment) and the plan core/takeover.h makes of them
+ * carried out: adopted, killed, forgotten or respawned.
  */
 #include "sup_internal.h"
+
+#include "core/takeover.h"
 
 /* ---- taking over a predecessor's state ------------------------------------
  *
@@ -33,17 +38,21 @@ to_kill(
 /* to_adopt makes a verified process of the predecessor the current one of
  * seat (g, ordinal). */
 static void
-to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
+to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
     int pidfd, uint64_t floor)
 {
 	svd_proc  *p   = proc_slot(g, ordinal);
-	sv_adoptee a   = {jp->generation, jp->pid, jp->ready, jp->stopping};
-	sv_wkey    key = {g->id, ordinal, jp->generation};
+	sv_adoptee a   = {.generation = tp->generation,
+	      .pid                    = tp->pid,
+	      .ready                  = tp->ready,
+	      .stopping               = tp->stopping,
+	      .stop_deadline_ms       = tp->stop_deadline_ms};
+	sv_wkey    key = {g->id, ordinal, tp->generation};
 	sv_err     err;
 
 	if (p == NULL
-	    || sv_pidmap_put(&s->pids, (pid_t) jp->pid, key) != SV_OK) {
-		to_kill(pidfd, (pid_t) jp->pid, "no room to track it",
+	    || sv_pidmap_put(&s->pids, (pid_t) tp->pid, key) != SV_OK) {
+		to_kill(pidfd, (pid_t) tp->pid, "no room to track it",
 		    g->cfg->name, ordinal);
 		SUP_CORE_RETRY("a restored seat",
 		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
@@ -51,16 +60,16 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 		return;
 	}
 	p->key        = key;
-	p->pid        = (pid_t) jp->pid;
+	p->pid        = (pid_t) tp->pid;
 	p->pidfd      = pidfd;
 	p->guard      = 0;
 	p->cg         = NULL;
 	p->adopted    = true;
-	p->start_time = jp->start_time;
+	p->start_time = tp->start_time;
 	p->io         = (sv_io) {pidfd, proc_exit_cb, p};
 	/* The region the predecessor made for it, if any (activity.h). */
 	p->act = svd_activity_adopt(
-	    s->act, g->cfg->name, ordinal, jp->generation);
+	    s->act, g->cfg->name, ordinal, tp->generation);
 	err = sv_loop_add_io(s->loop, &p->io, EPOLLIN);
 	if (err == SV_OK) {
 		SUP_CORE_CALL(err, "an adopted worker",
@@ -73,25 +82,23 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_jproc *jp,
 		p->pidfd = -1;
 		svd_activity_end(s->act, p->act);
 		p->act = NULL;
-		to_kill(pidfd, (pid_t) jp->pid, "cannot watch it",
+		to_kill(pidfd, (pid_t) tp->pid, "cannot watch it",
 		    g->cfg->name, ordinal);
 		SUP_CORE_RETRY("a restored seat",
 		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
 		        sv_loop_now_ms()));
 		return;
 	}
-	svd_subw_attach(s->subw, key, jp->pid, g->cfg->max_subworkers);
+	svd_subw_attach(s->subw, key, tp->pid, g->cfg->max_subworkers);
 }
 
-/* to_seat takes over one seat of a journaled group (g NULL: the group is
- * gone from the config; its processes are killed). */
 /* to_unrecorded looks for the process of a spawn the predecessor began
  * but did not record (S without P): by its environment, which names the
  * predecessor, the group, the ordinal and the generation. On success it
- * fills *jp as if the P record had been written. */
+ * fills *tp as if the P record had been written. */
 static bool
 to_unrecorded(const char *prev_id, const char *name, uint32_t ordinal,
-    uint64_t gen, sv_jproc *jp)
+    uint64_t gen, sv_to_proc *tp)
 {
 	char        v_id[96], v_group[300], v_ord[48], v_gen[64];
 	const char *want[4] = {v_id, v_group, v_ord, v_gen};
@@ -106,76 +113,160 @@ to_unrecorded(const char *prev_id, const char *name, uint32_t ordinal,
 	    || sv_proc_start_time(pid, &start) != SV_OK) {
 		return false;
 	}
-	*jp = (sv_jproc) {gen, pid, start, false, false};
+	*tp = (sv_to_proc) {.generation = gen,
+	    .pid                        = pid,
+	    .start_time                 = start,
+	    .unrecorded                 = true};
 	svd_log("%s[%" PRIu32 "]: found pid %d, spawned by the previous "
 	        "supervisor just before it died",
 	    name, ordinal, (int) pid);
 	return true;
 }
 
-static void
-to_seat(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
-    const sv_jseat *js, bool same_boot, const char *prev_id)
-{
-	const sv_jproc *best    = NULL;
-	int             bestfd  = -1;
-	uint64_t        floor   = js->next_generation;
-	bool            in_core = g != NULL && ordinal < g->cfg->max_count;
-	sv_jproc        found[SV_JOURNAL_SEAT_PROCS + 1];
-	uint32_t        nfound = js->nprocs;
+/* A seat being taken over: what the shell observed of its processes,
+ * and the pidfds of those it claimed (-1 for the others). */
+typedef struct to_obs {
+	sv_to_seat in;
+	sv_to_proc procs[SV_TAKEOVER_PROCS];
+	int        fds[SV_TAKEOVER_PROCS];
+} to_obs;
 
-	memcpy(found, js->procs, js->nprocs * sizeof(found[0]));
-	if (same_boot && js->spawning
-	    && to_unrecorded(prev_id, name, ordinal, js->spawning_generation,
-	        &found[nfound])) {
-		nfound++;
+/* to_observe fills o for journaled seat js of group name (g NULL: not
+ * configured): the journal's processes, the unrecorded spawn if the core
+ * asks for a search, and a claim of each if it asks for claims. */
+static void
+to_observe(const svd_gsh *g, const char *name, uint32_t ordinal,
+    const sv_jseat *js, bool same_boot, const char *prev_id, to_obs *o)
+{
+	sv_to_probe probe;
+	uint32_t    n = 0;
+
+	o->in = (sv_to_seat) {.same_boot = same_boot,
+	    .configured                  = g != NULL,
+	    .in_range            = g != NULL && ordinal < g->cfg->max_count,
+	    .die_with_supervisor = g != NULL && g->cfg->die_with_supervisor,
+	    .released            = js->released,
+	    .spawning            = js->spawning,
+	    .next_generation     = js->next_generation,
+	    .procs               = o->procs};
+	sv_takeover_probe(&o->in, &probe);
+	for (uint32_t k = 0; k < js->nprocs && n < SV_JOURNAL_SEAT_PROCS;
+	     k++) {
+		const sv_jproc *jp = &js->procs[k];
+		o->procs[n++] = (sv_to_proc) {.generation = jp->generation,
+		    .pid                                  = jp->pid,
+		    .start_time                           = jp->start_time,
+		    .ready                                = jp->ready,
+		    .stopping                             = jp->stopping,
+		    .stop_deadline_ms = jp->stop_deadline_ms};
 	}
-	for (uint32_t k = 0; k < nfound; k++) {
-		const sv_jproc *jp = &found[k];
-		int             fd;
-		if (!same_boot
-		    || sv_proc_claim((pid_t) jp->pid, jp->start_time, &fd)
-		        != SV_OK) {
-			if (same_boot) {
+	if (probe.search
+	    && to_unrecorded(prev_id, name, ordinal, js->spawning_generation,
+	        &o->procs[n])) {
+		n++;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		o->fds[k] = -1;
+		if (probe.claim
+		    && sv_proc_claim((pid_t) o->procs[k].pid,
+		           o->procs[k].start_time, &o->fds[k])
+		        == SV_OK) {
+			o->procs[k].claimed = true;
+		} else {
+			o->fds[k] = -1;
+		}
+	}
+	o->in.nprocs = n;
+}
+
+/* to_carry_out carries out plan for seat (g, ordinal) of group name,
+ * observed as o: kills, forgets (logged), then the seat's adoption or
+ * respawn. */
+static void
+to_carry_out(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
+    const to_obs *o, const sv_to_plan *plan)
+{
+	for (uint32_t i = 0; i < plan->nsteps; i++) {
+		const sv_to_step *st = &plan->steps[i];
+		const sv_to_proc *p
+		    = st->proc < o->in.nprocs ? &o->procs[st->proc] : NULL;
+		/* The plan names a process for every step but RESPAWN, and
+		 * adopts or respawns only on a configured group's seat. */
+		if ((p == NULL) != (st->action == SV_TO_RESPAWN)
+		    || (g == NULL
+		        && (st->action == SV_TO_ADOPT
+		            || st->action == SV_TO_RESPAWN))) {
+			continue;
+		}
+		switch (st->action) {
+		case SV_TO_FORGET:
+			if (st->reason == SV_TOR_GONE) {
 				svd_log("%s[%" PRIu32 "]: pid %" PRId64
 				        " generation %" PRIu64
 				        " of the previous supervisor is gone",
-				    name, ordinal, jp->pid, jp->generation);
+				    name, ordinal, p->pid, p->generation);
 			}
-			continue;
-		}
-		if (!in_core) {
-			to_kill(fd, (pid_t) jp->pid,
-			    g == NULL ? "its group is no longer configured"
-			              : "its ordinal is beyond max_count",
-			    name, ordinal);
-		} else if (g->cfg->die_with_supervisor) {
-			to_kill(fd, (pid_t) jp->pid,
-			    "its group has die_with_supervisor", name,
+			break;
+		case SV_TO_KILL:
+			to_kill(o->fds[st->proc], (pid_t) p->pid,
+			    sv_takeover_reason_text(st->reason), name,
 			    ordinal);
-		} else if (best == NULL || jp->generation > best->generation) {
-			if (best != NULL) {
-				to_kill(bestfd, (pid_t) best->pid,
-				    "a newer generation holds the seat", name,
-				    ordinal);
+			break;
+		case SV_TO_ADOPT:
+			to_adopt(
+			    s, g, ordinal, p, o->fds[st->proc], plan->floor);
+			break;
+		case SV_TO_RESPAWN:
+			if (plan->apply_floor) {
+				SUP_CORE_RETRY("a restored seat",
+				    sv_core_restore(s->core, g->id, ordinal,
+				        plan->floor, NULL, sv_loop_now_ms()));
 			}
-			best   = jp;
-			bestfd = fd;
-		} else {
-			to_kill(fd, (pid_t) jp->pid,
-			    "a newer generation holds the seat", name,
-			    ordinal);
+			break;
 		}
 	}
-	if (!in_core) {
-		return;
+}
+
+/* to_seat takes over seat `ordinal` of journaled group jg (g: its group
+ * in the new config, or NULL): observed, planned by the core
+ * (core/takeover.h), journaled (floor, release) and carried out. */
+static void
+to_seat(svd_sup *s, svd_state *st, svd_gsh *g, const sv_jgroup *jg,
+    uint32_t ordinal, bool same_boot, const char *prev_id)
+{
+	const sv_jseat *js = &jg->seats[ordinal];
+	to_obs          o;
+	sv_to_plan      plan;
+	sv_err          rel = SV_ENOTFOUND;
+
+	to_observe(g, jg->name, ordinal, js, same_boot, prev_id, &o);
+	if (sv_takeover_plan(&o.in, &plan) != SV_OK) {
+		return; /* cannot happen: o holds at most SV_TAKEOVER_PROCS */
 	}
-	if (best != NULL) {
-		to_adopt(s, g, ordinal, best, bestfd, floor);
-	} else if (floor > 0) {
-		SUP_CORE_RETRY("a restored seat",
-		    sv_core_restore(s->core, g->id, ordinal, floor, NULL,
-		        sv_loop_now_ms()));
+	if (g == NULL) { /* nothing of the seat is kept */
+		plan.record_floor = false;
+		plan.release      = false;
+	}
+	if (plan.record_floor) {
+		svd_state_record(st,
+		    &(sv_jrec) {.kind = SV_J_FLOOR,
+		        .name         = jg->name,
+		        .ordinal      = ordinal,
+		        .generation   = plan.floor});
+	}
+	/* A released ordinal stays released: a process adopted on it is
+	 * stopped, not replaced. */
+	if (plan.release && g != NULL) {
+		SUP_CORE_CALL(rel, "a released seat",
+		    sv_core_restore_release(s->core, g->id, ordinal));
+	}
+	to_carry_out(s, g, jg->name, ordinal, &o, &plan);
+	if (rel == SV_OK) {
+		svd_state_record(st,
+		    &(sv_jrec) {.kind = SV_J_FREED,
+		        .name         = jg->name,
+		        .ordinal      = ordinal,
+		        .generation   = plan.floor});
 	}
 }
 
@@ -239,9 +330,9 @@ svd_sup_take_over(
 		svd_gsh         *g  = s->gsh[i];
 		const sv_jgroup *jg = sv_jstate_group(prev, g->cfg->name);
 		uint32_t         previous;
-		if (jg != NULL && jg->config_count == g->cfg->count
-		    && jg->count != g->cfg->count
-		    && jg->count <= g->cfg->max_count) {
+		if (jg != NULL
+		    && sv_takeover_size(jg->count, jg->config_count,
+		        g->cfg->count, g->cfg->max_count)) {
 			SUP_CORE_RETRY("a restored size",
 			    sv_core_scale(
 			        s->core, g->id, jg->count, &previous, now));
@@ -266,36 +357,8 @@ svd_sup_take_over(
 			g = gsh_find(s, cg->id);
 		}
 		for (uint32_t o = 0; o < jg->nseats; o++) {
-			const sv_jseat *js = &jg->seats[o];
-			if (g != NULL && o < g->cfg->max_count
-			    && js->next_generation > 0) {
-				svd_state_record(st,
-				    &(sv_jrec) {.kind = SV_J_FLOOR,
-				        .name         = g->cfg->name,
-				        .ordinal      = o,
-				        .generation   = js->next_generation});
-			}
-			/* A released ordinal stays released: a process
-			 * adopted on it is stopped, not replaced. */
-			sv_err rel = SV_ENOTFOUND;
-			if (g != NULL && o < g->cfg->max_count
-			    && js->released) {
-				SUP_CORE_CALL(rel, "a released seat",
-				    sv_core_restore_release(
-				        s->core, g->id, o));
-			}
-			bool freed = rel == SV_OK;
-			if (js->nprocs > 0 || js->spawning || g != NULL) {
-				to_seat(s, g, jg->name, o, js, same_boot,
-				    prev->supervisor_id);
-			}
-			if (freed) {
-				svd_state_record(st,
-				    &(sv_jrec) {.kind = SV_J_FREED,
-				        .name         = g->cfg->name,
-				        .ordinal      = o,
-				        .generation   = js->next_generation});
-			}
+			to_seat(
+			    s, st, g, jg, o, same_boot, prev->supervisor_id);
 		}
 	}
 	/* The adoptions' events record them in the journal's mirror. */

@@ -18,7 +18,10 @@
  *   - a group with die_with_supervisor: its workers die with the daemon and
  *     the next one starts new ones;
  *   - a journal that is not one: the daemon refuses to start (exit 111)
- *     and touches nothing.
+ *     and touches nothing;
+ *   - a worker ignoring SIGTERM while being restarted, with the daemon
+ *     killed and started again every 0.4 x its stop timeout: it is still
+ *     SIGKILLed by the first deadline (journaled with its T record).
  *
  * The test is a child subreaper (harness.c), so the workers of a killed
  * daemon become its children: it reaps them once they end (reap_strays),
@@ -584,6 +587,75 @@ test_bad_journal_refused(void **state)
 	assert_int_equal(r.generation, 0); /* a fresh start: no journal */
 }
 
+/* The stop timeout of the deadline case, and how often its daemon is
+ * restarted meanwhile (0.4 of it). */
+#define DL_TIMEOUT_MS 2500
+#define DL_EVERY_MS   (DL_TIMEOUT_MS * 2 / 5)
+/* What may pass after the deadline before the worker must be gone: a
+ * daemon start under load and the reaping. */
+#define DL_MARGIN_MS 2000
+
+static int
+setup_deadline(void **state)
+{
+	static const struct it_group g[] = {{.name = GROUP,
+	    .count                                 = 1,
+	    .max_count                             = 2,
+	    .stop_timeout_ms                       = DL_TIMEOUT_MS,
+	    .ignore_term                           = true}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* A worker that ignores SIGTERM is being restarted; the daemon is killed
+ * and started again every 0.4 x the stop timeout. Each successor keeps to
+ * the journaled SIGKILL deadline, so the worker is killed within the stop
+ * timeout (plus a margin) of the restart request, not never. The seat
+ * then gets its next generation. */
+static void
+test_stop_deadline_survives(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r;
+	pid_t            old, pid;
+	uint64_t         gen;
+	int64_t          t0, end, next;
+	int              restarts = 0;
+
+	it_expect_reports(ctx, 1, &r);
+	status_of(ctx, 0, &old, &gen, NULL);
+	t0 = it_now_ms(); /* before the request: the deadline is later */
+	IT_PASS(ctx, sv_client_restart(ctx->client, GROUP, 0, IT_CALL_MS));
+	wait_state(ctx, 0, SV_STATE_STOPPING);
+	end  = t0 + DL_TIMEOUT_MS + DL_MARGIN_MS;
+	next = t0 + DL_EVERY_MS;
+	while (alive(old) && it_now_ms() < end) {
+		if (it_now_ms() >= next) {
+			kill9_daemon(ctx);
+			assert_int_equal(it_restart(ctx), 0);
+			restarts++;
+			next += DL_EVERY_MS;
+		}
+		nng_msleep(10);
+	}
+	print_message("[takeover] %d daemon restarts while the worker was "
+	              "stopping; gone after %lld ms (stop timeout %d ms)\n",
+	    restarts, (long long) (it_now_ms() - t0), DL_TIMEOUT_MS);
+	if (alive(old)) {
+		fail_msg("pid %d ignoring SIGTERM still runs %d ms after its "
+		         "restart was asked (stop timeout %d ms, %d "
+		         "supervisor restarts)",
+		    (int) old, DL_TIMEOUT_MS + DL_MARGIN_MS, DL_TIMEOUT_MS,
+		    restarts);
+	}
+	assert_true(restarts >= 2);
+	reap_strays(0);
+	it_expect_reports(ctx, 1, &r);
+	status_of(ctx, 0, &pid, &gen, NULL);
+	assert_true(pid != old);
+	assert_int_equal(gen, 1);
+	stop_all(ctx);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -602,6 +674,8 @@ main(int argc, char **argv)
 	        setup_three_stubborn, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_bad_journal_refused, setup_one, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_stop_deadline_survives, setup_deadline, it_teardown),
 	};
 
 	it_args(argc, argv);

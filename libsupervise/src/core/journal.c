@@ -149,14 +149,20 @@ static sv_err
 j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
     const char *name, char *err, size_t errlen)
 {
-	uint64_t   ord, gen, pid = 0, start = 0;
+	uint64_t   ord, gen, pid = 0, start = 0, deadline = 0;
 	sv_jgroup *g;
 	sv_jseat  *s;
 	sv_jproc  *p;
 	sv_err     rv;
 
-	if (fs->count != (kind == SV_J_STARTED ? 6u : 4u)) {
+	if (fs->count != (kind == SV_J_STARTED ? 6u : 4u)
+	    && !(kind == SV_J_STOPPING && fs->count == 5)) {
 		return svj_fail(err, errlen, "wrong number of fields");
+	}
+	if (fs->count == 5 && kind == SV_J_STOPPING
+	    && (!svj_u64(fs->f[4], fs->n[4], UINT64_MAX, &deadline)
+	        || deadline == 0)) {
+		return svj_fail(err, errlen, "bad stop deadline");
 	}
 	if (!svj_u64(fs->f[2], fs->n[2], SV_ORDINALS_MAX - 1, &ord)
 	    || !svj_u64(fs->f[3], fs->n[3], UINT64_MAX - 1, &gen)) {
@@ -214,7 +220,8 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 			if (kind == SV_J_READY) {
 				p->ready = true;
 			} else {
-				p->stopping = true;
+				p->stopping         = true;
+				p->stop_deadline_ms = deadline; /* 0: none */
 			}
 		}
 		break;

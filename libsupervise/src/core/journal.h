@@ -25,7 +25,14 @@
  *                                      process the successor must find)
  *   P NAME ORDINAL GEN PID START       a process started
  *   R NAME ORDINAL GEN                 it reported ready
- *   T NAME ORDINAL GEN                 the supervisor is stopping it
+ *   T NAME ORDINAL GEN [DEADLINE]      the supervisor is stopping it;
+ *                                      DEADLINE (absolute ms of
+ *                                      CLOCK_MONOTONIC, this boot's) is
+ *                                      when it will SIGKILL it: a
+ *                                      successor keeps to it. Without
+ *                                      DEADLINE (older journals, or
+ *                                      SIGKILL already sent) it is
+ *                                      unknown
  *   X NAME ORDINAL GEN                 it was reaped
  *   L POOL SLOT ID TOKEN GROUP ORDINAL GEN SESSION UID TTL
  *                                      a lease granted or re-claimed
@@ -95,6 +102,7 @@ typedef struct sv_jproc {
 	uint64_t start_time; /* /proc/PID/stat field 22, clock ticks */
 	bool     ready;
 	bool     stopping;
+	uint64_t stop_deadline_ms; /* of the last T record; 0: unknown */
 } sv_jproc;
 
 /* A seat: the next generation it may use and its unreaped processes. */
@@ -240,6 +248,7 @@ typedef struct sv_jrec {
 	                         * the holder's generation (L) */
 	int64_t     pid; /* P */
 	uint64_t    start_time; /* P */
+	uint64_t    deadline_ms; /* T: SIGKILL deadline; 0: none written */
 	uint64_t    lease_id, token; /* L U (token: L only) */
 	const char *holder_group; /* L: NULL or "" for a session holder */
 	uint32_t    holder_ordinal; /* L */

@@ -222,10 +222,17 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 		    " %" PRIu32 " %" PRIu64 " %" PRId64 " %" PRIu64,
 		    r->ordinal, r->generation, r->pid, r->start_time);
 		break;
+	case SV_J_STOPPING:
+		k = r->deadline_ms == 0
+		    ? snprintf(num, sizeof(num), " %" PRIu32 " %" PRIu64,
+		        r->ordinal, r->generation)
+		    : snprintf(num, sizeof(num),
+		        " %" PRIu32 " %" PRIu64 " %" PRIu64, r->ordinal,
+		        r->generation, r->deadline_ms);
+		break;
 	case SV_J_FLOOR:
 	case SV_J_SPAWNING:
 	case SV_J_READY:
-	case SV_J_STOPPING:
 	case SV_J_REAPED:
 	case SV_J_FREED:
 		k = snprintf(num, sizeof(num), " %" PRIu32 " %" PRIu64,

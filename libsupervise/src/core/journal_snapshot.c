@@ -96,7 +96,8 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 					j_put(&b, &pr);
 				}
 				if (p->stopping) {
-					pr.kind = SV_J_STOPPING;
+					pr.kind        = SV_J_STOPPING;
+					pr.deadline_ms = p->stop_deadline_ms;
 					j_put(&b, &pr);
 				}
 			}

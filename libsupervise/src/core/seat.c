@@ -194,8 +194,22 @@ void
 svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
     uint64_t now_ms)
 {
+	svs_proc_stop_by(c, g, s, p, why, now_ms, 0);
+}
+
+/* svs_proc_stop_by is svs_proc_stop with the SIGKILL deadline given:
+ * deadline_ms (absolute, now_ms's clock) if it is not 0 and comes before
+ * the stop timeout would end (a deadline already past: SIGKILL at once,
+ * through the stop timer), else now_ms + the stop timeout. The STOPPING
+ * event carries the deadline chosen (0: SIGKILL sent now) so the shell can
+ * journal it. */
+void
+svs_proc_stop_by(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
+    uint64_t now_ms, uint64_t deadline_ms)
+{
 	sv_event ev = {.kind = SV_EV_STOPPING, .why = why};
 	int      sig;
+	uint64_t due = now_ms + g->pol.stop_timeout_ms;
 
 	switch (p->state) {
 	case SV_PROC_STARTING:
@@ -219,10 +233,14 @@ svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, sv_why why,
 	p->why    = why;
 	sig       = g->pol.stop_timeout_ms == 0 ? SIGKILL : g->pol.stop_signal;
 	p->killed = sig == SIGKILL;
+	if (deadline_ms != 0 && deadline_ms < due) {
+		due = deadline_ms < now_ms ? now_ms : deadline_ms;
+	}
+	ev.deadline_ms = sig == SIGKILL ? 0 : due;
 	svs_emit(c, g, s, p, ev);
 	svs_signal_proc(c, g, s, p, sig);
 	if (g->pol.stop_timeout_ms > 0) {
-		svs_proc_arm(c, g, s, p, now_ms + g->pol.stop_timeout_ms);
+		svs_proc_arm(c, g, s, p, due);
 	} else {
 		p->guard = 0;
 		svs_timer_cancel(c, SV_TIMER_PROC, svs_key_of(g, s, p));

@@ -371,8 +371,9 @@ h_adopt(sv_core *c, sv_cgroup *g, sv_seat *s, sv_seat_phase from,
 	c->live++;
 	svs_emit(c, g, s, p, ev);
 	if (!s->wanted || ad->stopping) {
-		svs_proc_stop(c, g, s, p,
-		    s->wanted ? SV_WHY_RESTART : SV_WHY_UNWANTED, a->now_ms);
+		svs_proc_stop_by(c, g, s, p,
+		    s->wanted ? SV_WHY_RESTART : SV_WHY_UNWANTED, a->now_ms,
+		    ad->stopping ? ad->stop_deadline_ms : 0);
 	} else if (g->pol.need_ready && !ad->ready) {
 		p->state = SV_PROC_STARTING;
 		p->ready = false;

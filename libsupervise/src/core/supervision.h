@@ -286,6 +286,8 @@ typedef struct sv_event {
 	                       * ROLL_DONE: why it stopped, NULL if
 	                       * complete (valid until the next call) */
 	uint64_t drain_id; /* DRAINING, ROLL_DONE */
+	uint64_t deadline_ms; /* STOPPING: when SIGKILL follows (absolute,
+	                       * the now_ms clock); 0: SIGKILL was sent */
 } sv_event;
 
 typedef enum sv_fx_kind {
@@ -319,6 +321,9 @@ typedef struct sv_adoptee {
 	int64_t  pid;
 	bool     ready; /* it had reported ready */
 	bool     stopping; /* the predecessor was stopping it */
+	uint64_t stop_deadline_ms; /* stopping: when the predecessor meant
+	                            * to SIGKILL it (absolute, the now_ms
+	                            * clock of the same boot); 0: unknown */
 } sv_adoptee;
 
 /*
@@ -541,7 +546,9 @@ sv_err sv_core_terminate_one(
  *     not reported), or stopped again (stop signal, stop timer) when the
  *     predecessor was stopping it (it restarts on exit, as after an operator
  *     restart) or its ordinal is beyond the group's count (it is not
- *     replaced).
+ *     replaced). A process the predecessor was stopping keeps its SIGKILL
+ *     deadline (stop_deadline_ms) when that comes before a fresh stop
+ *     timeout would end: restarting the supervisor does not put it off.
  * Errors: SV_ENOTFOUND (no group id), SV_EINVAL (ordinal >= max_count, or
  * generation below one the seat has used), SV_EBUSY (the seat already has
  * a process, or the core is shutting down), SV_ENOMEM.

@@ -145,6 +145,9 @@ void svs_proc_forget(sv_core *c, sv_cgroup *g, sv_proc *p);
  * differently. */
 void svs_proc_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p,
     sv_why why, uint64_t now_ms);
+/* proc_stop_by is proc_stop with an earlier SIGKILL deadline (0: none). */
+void svs_proc_stop_by(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p,
+    sv_why why, uint64_t now_ms, uint64_t deadline_ms);
 
 /* seat_stop stops whatever runs on a seat (both generations of a roll
  * overlap), or settles it if it only waited. Fires STOP. */
