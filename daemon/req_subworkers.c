@@ -28,6 +28,8 @@ req_subworkers(req_ctx *c)
 	sc.pidfd = c->peer_pidfd;
 	sc.is_worker
 	    = sc.pid > 0 && sv_pidmap_get(&c->s->pids, (long) sc.pid, &sc.key);
+	sc.parent_is_worker = sc.ppid > 0
+	    && sv_pidmap_get(&c->s->pids, (long) sc.ppid, &(sv_wkey) {0});
 	sc.emsg    = c->emsg;
 	sc.emsglen = c->emsglen;
 	if ((err = svd_subw_handle(c->s->subw, c->req, &sc, &g)) != SV_OK) {

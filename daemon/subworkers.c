@@ -272,6 +272,17 @@ subw_why(const svd_subw_caller *c, sv_err err, bool thread)
 	return err == SV_ENOMEM ? SV_EINTERNAL : err;
 }
 
+/* subw_bad_kind answers a request whose kind is neither THREAD nor
+ * PROCESS (BAD_REQUEST, saying so). */
+static sv_err
+subw_bad_kind(const svd_subw_caller *c)
+{
+	snprintf(c->emsg, c->emsglen,
+	    "bad request: kind must be THREAD (%d) or PROCESS (%d)",
+	    (int) SV_SUBW_THREAD, (int) SV_SUBW_PROCESS);
+	return SV_EBADREQ;
+}
+
 /* subw_register serves RegisterSubWorker. */
 static sv_err
 subw_register(svd_subw *sw, const Supervise__V1__RegisterSubWorker *m,
@@ -299,7 +310,7 @@ subw_register(svd_subw *sw, const Supervise__V1__RegisterSubWorker *m,
 			err = subw_watch_child(sw, c, c->pid);
 		}
 	} else {
-		err = SV_EINVAL;
+		return subw_bad_kind(c);
 	}
 	if (err != SV_OK) {
 		return subw_why(c, err, thread);
@@ -334,10 +345,16 @@ subw_release(svd_subw *sw, const Supervise__V1__ReleaseSubWorker *m,
 			return subw_why(c, SV_EPERM, false);
 		}
 		if (!sv_subw_find_child(&sw->core, c->pid, &g)) {
-			return SV_OK; /* nothing held: a stale release */
+			/* A child of a live worker holding nothing: a stale
+			 * (repeated) release. Any other process is no
+			 * worker's child: refused, as a stranger's thread
+			 * release is. */
+			return c->parent_is_worker
+			    ? SV_OK
+			    : subw_why(c, SV_ENOTWORKER, false);
 		}
 	} else {
-		return subw_why(c, SV_EINVAL, true);
+		return subw_bad_kind(c);
 	}
 	g.kind        = (sv_subw_kind) m->kind;
 	g.sub_ordinal = m->number;

@@ -32,6 +32,7 @@ typedef struct svd_subw_caller {
 	int64_t ppid; /* its kernel parent pid, or -1 */
 	int     pidfd; /* of the connecting process, or -1: unknown */
 	bool    is_worker; /* pid itself is a worker process: key valid */
+	bool    parent_is_worker; /* ppid is a live worker process */
 	sv_wkey key;
 	char   *emsg; /* where an error message goes */
 	size_t  emsglen;

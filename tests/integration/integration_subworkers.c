@@ -17,7 +17,10 @@
  *     generation's threads take their numbers again by label with the
  *     sub-generations going on, and its new child gets number 0 again;
  *   - a process that is no worker is refused (NOT_A_WORKER); the feature
- *     is advertised.
+ *     is advertised;
+ *   - ReleaseSubWorker from a process that is no worker and no worker's
+ *     child: NOT_A_WORKER for kind PROCESS, NOT_FOUND for THREAD, never
+ *     success; kind 0 is a BAD_REQUEST that says the kind is wrong.
  * Every wait polls with a deadline; processes are ended by pid.
  */
 #ifndef _GNU_SOURCE
@@ -28,6 +31,10 @@
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
+
+#include <nng/protocol/reqrep0/req.h>
+
+#include "supervise/v1/supervise.pb-c.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,12 +304,98 @@ test_subworkers(void **state)
 	assert_int_equal(again[0].child.gen, runs[0].child.gen + 1);
 }
 
+/* release_raw sends ReleaseSubWorker{kind} from the test process (no
+ * worker, and its parent none either) on a fresh REQ socket and checks
+ * the Error: code want, a message containing has (NULL: any non-empty). */
+static void
+release_raw(it_ctx *ctx, int kind, int want, const char *has)
+{
+	Supervise__V1__Envelope         env = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ReleaseSubWorker rel
+	    = SUPERVISE__V1__RELEASE_SUB_WORKER__INIT;
+	Supervise__V1__Envelope *rep = NULL;
+	uint8_t                  buf[64];
+	size_t                   len;
+	nng_socket               s;
+	nng_msg                 *m = NULL;
+	int                      rv;
+
+	rel.kind       = (Supervise__V1__WorkerKind) kind;
+	rel.number     = 0;
+	rel.generation = 0;
+	env.version    = 1;
+	env.request_id = 7;
+	env.body_case  = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER;
+	env.release_sub_worker = &rel;
+	assert_true(
+	    supervise__v1__envelope__get_packed_size(&env) <= sizeof(buf));
+	len = supervise__v1__envelope__pack(&env, buf);
+	assert_int_equal(nng_req0_open(&s), 0);
+	assert_int_equal(nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, CALL), 0);
+	assert_int_equal(nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, CALL), 0);
+	assert_int_equal(nng_dial(s, ctx->url, NULL, 0), 0);
+	assert_int_equal(nng_msg_alloc(&m, 0), 0);
+	assert_int_equal(nng_msg_append(m, buf, len), 0);
+	if ((rv = nng_sendmsg(s, m, 0)) != 0) {
+		nng_msg_free(m);
+		fail_msg("send ReleaseSubWorker: %s", nng_strerror(rv));
+	}
+	if ((rv = nng_recvmsg(s, &m, 0)) != 0) {
+		fail_msg("ReleaseSubWorker: no reply: %s", nng_strerror(rv));
+	}
+	rep = supervise__v1__envelope__unpack(
+	    NULL, nng_msg_len(m), nng_msg_body(m));
+	nng_msg_free(m);
+	nng_close(s);
+	assert_non_null(rep);
+	if (rep->body_case != SUPERVISE__V1__ENVELOPE__BODY_ERROR
+	    || rep->error == NULL) {
+		fail_msg("ReleaseSubWorker{kind %d} from no worker answered "
+		         "body %d, not an Error",
+		    kind, (int) rep->body_case);
+	}
+	print_message("[subworkers] ReleaseSubWorker{kind %d}: Error %d "
+	              "\"%s\"\n",
+	    kind, (int) rep->error->code, rep->error->message);
+	assert_int_equal((int) rep->error->code, want);
+	assert_non_null(rep->error->message);
+	assert_true(rep->error->message[0] != '\0');
+	if (has != NULL && strstr(rep->error->message, has) == NULL) {
+		fail_msg("message \"%s\" does not say \"%s\"",
+		    rep->error->message, has);
+	}
+	if (strstr(rep->error->message, "label") != NULL) {
+		fail_msg("ReleaseSubWorker{kind %d}: the message \"%s\" is "
+		         "about labels, which a release has none of",
+		    kind, rep->error->message);
+	}
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+}
+
+/* A release from a process that is no worker and no worker's child is
+ * refused for either kind, and a release of kind 0 says the kind is
+ * wrong. */
+static void
+test_release_by_stranger(void **state)
+{
+	it_ctx *ctx = *state;
+
+	release_raw(ctx, SV_KIND_PROCESS,
+	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_A_WORKER, NULL);
+	release_raw(ctx, SV_KIND_THREAD,
+	    SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_FOUND, NULL);
+	release_raw(
+	    ctx, 0, SUPERVISE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST, "kind");
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 	        test_subworkers, setup, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_release_by_stranger, setup, it_teardown),
 	};
 	char tw[512];
 
