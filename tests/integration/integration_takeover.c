@@ -619,7 +619,7 @@ test_stop_deadline_survives(void **state)
 	pid_t            old, pid;
 	uint64_t         gen;
 	int64_t          t0, end, next;
-	int              restarts = 0;
+	int              restarts = 0, early = 0;
 
 	it_expect_reports(ctx, 1, &r);
 	status_of(ctx, 0, &old, &gen, NULL);
@@ -630,6 +630,9 @@ test_stop_deadline_survives(void **state)
 	next = t0 + DL_EVERY_MS;
 	while (alive(old) && it_now_ms() < end) {
 		if (it_now_ms() >= next) {
+			/* Restarts begun before the deadline: each of
+			 * them would have put the SIGKILL off. */
+			early += it_now_ms() < t0 + DL_TIMEOUT_MS;
 			kill9_daemon(ctx);
 			assert_int_equal(it_restart(ctx), 0);
 			restarts++;
@@ -647,7 +650,9 @@ test_stop_deadline_survives(void **state)
 		    (int) old, DL_TIMEOUT_MS + DL_MARGIN_MS, DL_TIMEOUT_MS,
 		    restarts);
 	}
-	assert_true(restarts >= 2);
+	/* At least one successor took over the stopping worker before its
+	 * deadline (under load the second restart may come after it). */
+	assert_true(early >= 1);
 	reap_strays(0);
 	it_expect_reports(ctx, 1, &r);
 	status_of(ctx, 0, &pid, &gen, NULL);
