@@ -327,6 +327,92 @@ test_freed_seats(void **state)
 	free(t.p);
 }
 
+/* T carries the SIGKILL deadline of a stop: written only when known,
+ * read back into the process (the last T wins), kept by a snapshot; a T
+ * of the older form (no deadline) reads as unknown; a deadline of 0 or
+ * not a number is refused. */
+static void
+test_stop_deadline(void **state)
+{
+	text       t = {NULL, 0, 0};
+	sv_jstate  st, st2;
+	sv_jgroup *g;
+	char      *snap, *line, err[200], sealed[200];
+	size_t     n;
+
+	(void) state;
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b"});
+	add(&t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = "w",
+	        .count        = 2,
+	        .config_count = 2});
+	for (uint32_t o = 0; o < 2; o++) {
+		add(&t,
+		    (sv_jrec) {.kind = SV_J_STARTED,
+		        .name        = "w",
+		        .ordinal     = o,
+		        .pid         = 10 + o,
+		        .start_time  = 1});
+	}
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_STOPPING,
+	                                       .name         = "w",
+	                                       .ordinal      = 0,
+	                                       .deadline_ms  = 123456789},
+	                     &line, &n),
+	    SV_OK);
+	assert_non_null(strstr(line, "T w 0 0 123456789 "));
+	free(line);
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STOPPING,
+	        .name        = "w",
+	        .ordinal     = 0,
+	        .deadline_ms = 5000});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_STOPPING,
+	        .name        = "w",
+	        .ordinal     = 0,
+	        .deadline_ms = 123456789});
+	add(&t, (sv_jrec) {.kind = SV_J_STOPPING, .name = "w", .ordinal = 1});
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
+	g = sv_jstate_group(&st, "w");
+	assert_non_null(g);
+	assert_true(g->seats[0].procs[0].stopping);
+	assert_int_equal(g->seats[0].procs[0].stop_deadline_ms, 123456789);
+	assert_true(g->seats[1].procs[0].stopping);
+	assert_int_equal(g->seats[1].procs[0].stop_deadline_ms, 0);
+	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &st2, err, sizeof(err)), SV_OK);
+	g = sv_jstate_group(&st2, "w");
+	assert_int_equal(g->seats[0].procs[0].stop_deadline_ms, 123456789);
+	assert_true(g->seats[1].procs[0].stopping);
+	assert_int_equal(g->seats[1].procs[0].stop_deadline_ms, 0);
+	sv_jstate_free(&st2);
+	free(snap);
+	/* Refused: a deadline of 0, one that is no number, a sixth field. */
+	seal("T w 0 0 0", sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	seal("T w 0 0 x1", sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	seal("T w 0 0 5 6", sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	/* Only T takes the extra field. */
+	seal("R w 0 0 5", sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	sv_jstate_free(&st);
+	free(t.p);
+}
+
 /* Lease records that cannot be written or read back are refused. */
 static void
 test_lease_records(void **state)
@@ -882,6 +968,7 @@ main(void)
 	    cmocka_unit_test(test_replay_history),
 	    cmocka_unit_test(test_snapshot_round_trip),
 	    cmocka_unit_test(test_freed_seats),
+	    cmocka_unit_test(test_stop_deadline),
 	    cmocka_unit_test(test_truncated_everywhere),
 	    cmocka_unit_test(test_corruption),
 	    cmocka_unit_test(test_refusals),

@@ -2599,9 +2599,22 @@ test_model(void **state)
 
 /* sh_adopt hands the core a process a predecessor left on a seat; returns
  * its (fake) pid. */
+static int64_t sh_adopt_by(shell *sh, uint32_t id, uint32_t ordinal,
+    uint64_t gen, bool ready, bool stopping, uint64_t floor,
+    uint64_t deadline);
+
 static int64_t
 sh_adopt(shell *sh, uint32_t id, uint32_t ordinal, uint64_t gen, bool ready,
     bool stopping, uint64_t floor)
+{
+	return sh_adopt_by(sh, id, ordinal, gen, ready, stopping, floor, 0);
+}
+
+/* sh_adopt_by is sh_adopt with the predecessor's SIGKILL deadline of a
+ * process it was stopping (0: unknown). */
+static int64_t
+sh_adopt_by(shell *sh, uint32_t id, uint32_t ordinal, uint64_t gen, bool ready,
+    bool stopping, uint64_t floor, uint64_t deadline)
 {
 	sv_adoptee a;
 	int64_t    pid;
@@ -2611,6 +2624,7 @@ sh_adopt(shell *sh, uint32_t id, uint32_t ordinal, uint64_t gen, bool ready,
 	pid                     = PID_BASE + (int64_t) sh->nprocs;
 	sh->procs[sh->nprocs++] = (fproc) {{id, ordinal, gen}, true, 0};
 	a                       = (sv_adoptee) {gen, pid, ready, stopping};
+	a.stop_deadline_ms      = deadline;
 	assert_int_equal(
 	    sv_core_restore(sh->c, id, ordinal, floor, &a, sh->now), SV_OK);
 	sh->lastgen[id][ordinal] = (int64_t) gen;
@@ -2703,6 +2717,71 @@ test_restore_stopping_and_excess(void **state)
 	/* ordinal 1 never reports: the start timeout stops it. */
 	sh_advance(&sh, sh.now + 1000);
 	assert_int_equal(S(&sh, id, 1)->cur.state, SV_PROC_STOPPING);
+	sh_fini(&sh);
+}
+
+/* stop_deadline_of returns the deadline of the last STOPPING event of
+ * (id, ordinal) since event from. */
+static uint64_t
+stop_deadline_of(const shell *sh, size_t from, uint32_t id, uint32_t ordinal)
+{
+	uint64_t d = UINT64_MAX;
+
+	for (size_t i = from; i < sh->nevs; i++) {
+		const sv_event *e = &sh->evs[i].ev;
+		if (e->kind == SV_EV_STOPPING && e->group_id == id
+		    && e->ordinal == ordinal) {
+			d = e->deadline_ms;
+		}
+	}
+	assert_true(d != UINT64_MAX);
+	return d;
+}
+
+/* A worker the predecessor was stopping keeps its SIGKILL deadline: an
+ * earlier one stands, a passed one kills at once, a later one or none
+ * gives way to a fresh stop timeout; STOPPING says which deadline holds.
+ * (Restarting the supervisor must not put the SIGKILL off.) */
+static void
+test_restore_stop_deadline(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain(); /* stop timeout 5000 */
+	uint32_t        id;
+	int64_t         early, late, past, none, kept;
+	size_t          ev0;
+
+	(void) state;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	sh.now = 10000;
+	id     = sh_group(&sh, "web", &p, 5, 5);
+	ev0    = sh.nevs;
+	early  = sh_adopt_by(&sh, id, 0, 1, true, true, 0, 10300);
+	late   = sh_adopt_by(&sh, id, 1, 1, true, true, 0, 99999);
+	past   = sh_adopt_by(&sh, id, 2, 1, true, true, 0, 9000);
+	none   = sh_adopt_by(&sh, id, 3, 1, true, true, 0, 0);
+	kept   = sh_adopt_by(&sh, id, 4, 1, true, false, 0, 10300);
+	assert_int_equal(stop_deadline_of(&sh, ev0, id, 0), 10300);
+	assert_int_equal(stop_deadline_of(&sh, ev0, id, 1), 15000);
+	assert_int_equal(stop_deadline_of(&sh, ev0, id, 2), 10000);
+	assert_int_equal(stop_deadline_of(&sh, ev0, id, 3), 15000);
+	assert_int_equal(sh_proc(&sh, early)->lastsig, SIGTERM);
+	sh_advance(&sh, 10000);
+	assert_int_equal(sh_proc(&sh, past)->lastsig, SIGKILL);
+	assert_int_equal(sh_proc(&sh, early)->lastsig, SIGTERM);
+	sh_advance(&sh, 10299);
+	assert_int_equal(sh_proc(&sh, early)->lastsig, SIGTERM);
+	sh_advance(&sh, 10300);
+	assert_int_equal(sh_proc(&sh, early)->lastsig, SIGKILL);
+	sh_advance(&sh, 14999);
+	assert_int_equal(sh_proc(&sh, late)->lastsig, SIGTERM);
+	assert_int_equal(sh_proc(&sh, none)->lastsig, SIGTERM);
+	sh_advance(&sh, 15000);
+	assert_int_equal(sh_proc(&sh, late)->lastsig, SIGKILL);
+	assert_int_equal(sh_proc(&sh, none)->lastsig, SIGKILL);
+	/* A deadline means nothing for a process that was not stopping. */
+	assert_int_equal(sh_proc(&sh, kept)->lastsig, 0);
+	assert_int_equal(S(&sh, id, 4)->cur.state, SV_PROC_RUNNING);
 	sh_fini(&sh);
 }
 
@@ -3276,6 +3355,7 @@ main(void)
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_restore_adopt),
 	    cmocka_unit_test(test_restore_stopping_and_excess),
+	    cmocka_unit_test(test_restore_stop_deadline),
 	    cmocka_unit_test(test_restore_released),
 	    cmocka_unit_test(test_strategy_sibling_types),
 	    cmocka_unit_test(test_strategy_delay),
