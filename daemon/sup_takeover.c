@@ -166,15 +166,17 @@ to_observe(const svd_gsh *g, const char *name, uint32_t ordinal,
 		n++;
 	}
 	for (uint32_t k = 0; k < n; k++) {
-		o->fds[k] = -1;
-		if (probe.claim
-		    && sv_proc_claim((pid_t) o->procs[k].pid,
-		           o->procs[k].start_time, &o->fds[k])
-		        == SV_OK) {
-			o->procs[k].claimed = true;
-		} else {
+		sv_err err = SV_ENOTFOUND;
+		o->fds[k]  = -1;
+		if (probe.claim) {
+			err = sv_proc_claim((pid_t) o->procs[k].pid,
+			    o->procs[k].start_time, &o->fds[k]);
+		}
+		if (err != SV_OK) {
 			o->fds[k] = -1;
 		}
+		o->procs[k].pidfd = err == SV_OK;
+		o->procs[k].gone  = err == SV_ENOTFOUND;
 	}
 	o->in.nprocs = n;
 }
@@ -200,11 +202,12 @@ to_carry_out(svd_sup *s, svd_gsh *g, const char *name, uint32_t ordinal,
 		}
 		switch (st->action) {
 		case SV_TO_FORGET:
-			if (st->reason == SV_TOR_GONE) {
+			if (st->reason != SV_TOR_OTHER_BOOT) {
 				svd_log("%s[%" PRIu32 "]: pid %" PRId64
 				        " generation %" PRIu64
-				        " of the previous supervisor is gone",
-				    name, ordinal, p->pid, p->generation);
+				        " of the previous supervisor %s",
+				    name, ordinal, p->pid, p->generation,
+				    sv_takeover_reason_text(st->reason));
 			}
 			break;
 		case SV_TO_KILL:

@@ -2,11 +2,11 @@
  * test_takeover.c — the takeover plan (core/takeover.c) and the records
  * each event makes durable (core/durable.c), without processes: seats and
  * observations are plain structs. Every branch of the plan: forget (gone,
- * other boot), kill (group gone, beyond max_count, die_with_supervisor,
- * a newer generation), adopt (newest claimed, the unrecorded spawn,
- * first of equals), respawn (with and without a floor), the floor and
- * release records, the probe, the size rule, a bad input; every record
- * an event makes and every condition of a release.
+ * unclaimable, other boot), kill (group gone, beyond max_count,
+ * die_with_supervisor, a newer generation), adopt (newest claimed, the
+ * unrecorded spawn, first of equals), respawn (with and without a floor), the
+ * floor and release records, the probe, the size rule, a bad input; every
+ * record an event makes and every condition of a release.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,12 +31,14 @@ seat(const sv_to_proc *procs, uint32_t n)
 	    .nprocs                     = n};
 }
 
-/* proc makes a process of generation gen, claimed or not. */
+/* proc makes a process of generation gen, claimed (a pidfd) or gone. */
 static sv_to_proc
 proc(uint64_t gen, bool claimed)
 {
-	return (sv_to_proc) {
-	    .generation = gen, .pid = 100 + (int64_t) gen, .claimed = claimed};
+	return (sv_to_proc) {.generation = gen,
+	    .pid                         = 100 + (int64_t) gen,
+	    .pidfd                       = claimed,
+	    .gone                        = !claimed};
 }
 
 /* check_step asserts step i of plan. */
@@ -119,6 +121,23 @@ test_gone_newer(void **state)
 	assert_int_equal(sv_takeover_plan(&in, &plan), SV_OK);
 	assert_int_equal(plan.nsteps, 2);
 	check_step(&plan, 0, SV_TO_FORGET, SV_TOR_GONE, 1);
+	check_step(&plan, 1, SV_TO_ADOPT, SV_TOR_NEWEST, 0);
+}
+
+/* A process the shell could not tell about (no pidfd to be had, but not
+ * known gone) is left alone, not adopted, with its own reason. */
+static void
+test_unclaimable(void **state)
+{
+	sv_to_proc p[2] = {proc(3, true), proc(4, false)};
+	sv_to_seat in   = seat(p, 2);
+	sv_to_plan plan;
+
+	(void) state;
+	p[1].gone = false;
+	assert_int_equal(sv_takeover_plan(&in, &plan), SV_OK);
+	assert_int_equal(plan.nsteps, 2);
+	check_step(&plan, 0, SV_TO_FORGET, SV_TOR_UNCLAIMABLE, 1);
 	check_step(&plan, 1, SV_TO_ADOPT, SV_TOR_NEWEST, 0);
 }
 
@@ -318,7 +337,7 @@ static void
 test_reason_text(void **state)
 {
 	(void) state;
-	for (int a = SV_TOR_NEWEST; a <= SV_TOR_NOTHING_ALIVE; a++) {
+	for (int a = SV_TOR_NEWEST; a <= SV_TOR_LAST; a++) {
 		assert_string_not_equal(
 		    sv_takeover_reason_text((sv_to_reason) a), "?");
 		for (int b = SV_TOR_NEWEST; b < a; b++) {
@@ -441,6 +460,7 @@ main(void)
 	    cmocka_unit_test(test_newer_holds),
 	    cmocka_unit_test(test_first_of_equals),
 	    cmocka_unit_test(test_gone_newer),
+	    cmocka_unit_test(test_unclaimable),
 	    cmocka_unit_test(test_unrecorded_adopted),
 	    cmocka_unit_test(test_respawn),
 	    cmocka_unit_test(test_other_boot),

@@ -2,10 +2,11 @@
  * takeover.c — the plan for a predecessor's workers after a supervisor
  * restart (pure decision core; takeover.h says what each action means).
  *
- * One seat at a time: every process the shell claimed is either adopted
- * (the newest generation of a seat the config keeps) or killed with its
- * reason; every process it could not claim is forgotten; a kept seat with
- * nothing adopted is respawned with its generation continued.
+ * One seat at a time: every process the shell claimed (holds a pidfd of)
+ * is either adopted (the newest generation of a seat the config keeps) or
+ * killed with its reason; every process it could not claim is forgotten
+ * (gone, or unclaimable); a kept seat with nothing adopted is respawned
+ * with its generation continued.
  */
 #include "core/takeover.h"
 
@@ -61,7 +62,7 @@ sv_takeover_plan(const sv_to_seat *in, sv_to_plan *out)
 	out->release      = kept && in->released;
 	/* The newest claimed generation, the first of equals. */
 	for (uint32_t k = 0; no == 0 && k < in->nprocs; k++) {
-		if (in->same_boot && in->procs[k].claimed
+		if (in->same_boot && in->procs[k].pidfd
 		    && (best == SV_TO_SEAT
 		        || in->procs[k].generation
 		            > in->procs[best].generation)) {
@@ -71,8 +72,11 @@ sv_takeover_plan(const sv_to_seat *in, sv_to_plan *out)
 	for (uint32_t k = 0; k < in->nprocs; k++) {
 		if (!in->same_boot) {
 			to_step(out, SV_TO_FORGET, SV_TOR_OTHER_BOOT, k);
-		} else if (!in->procs[k].claimed) {
-			to_step(out, SV_TO_FORGET, SV_TOR_GONE, k);
+		} else if (!in->procs[k].pidfd) {
+			to_step(out, SV_TO_FORGET,
+			    in->procs[k].gone ? SV_TOR_GONE
+			                      : SV_TOR_UNCLAIMABLE,
+			    k);
 		} else if (no != 0) {
 			to_step(out, SV_TO_KILL, no, k);
 		} else if (k != best) {
@@ -117,6 +121,8 @@ sv_takeover_reason_text(sv_to_reason r)
 		return "a newer generation holds the seat";
 	case SV_TOR_GONE:
 		return "is gone";
+	case SV_TOR_UNCLAIMABLE:
+		return "cannot be claimed (no pidfd): left alone";
 	case SV_TOR_OTHER_BOOT:
 		return "the journal is from another boot";
 	case SV_TOR_NOTHING_ALIVE:

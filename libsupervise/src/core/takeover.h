@@ -15,7 +15,9 @@
  *            ordinal is beyond max_count, the group has
  *            die_with_supervisor, or a newer generation holds the seat);
  *   FORGET   a process that is no longer there (or, on a journal from
- *            another boot, cannot be): left alone;
+ *            another boot, cannot be), or one the shell could not claim
+ *            (it may run, but without a pidfd it can be neither watched
+ *            nor killed safely): left alone;
  *   RESPAWN  a kept seat with nothing to adopt: its next process is
  *            spawned with its generation continued.
  *
@@ -47,8 +49,12 @@ typedef struct sv_to_proc {
 	bool     stopping; /* the predecessor was stopping it (T) */
 	uint64_t stop_deadline_ms; /* T's SIGKILL deadline; 0: unknown */
 	bool     unrecorded; /* found by its environment (S without P) */
-	bool     claimed; /* the shell holds a pidfd of this very process
-	                   * (same pid and start time, alive) */
+	/* What the shell saw (shell/procinfo.h, sv_proc_claim): */
+	bool pidfd; /* it holds a pidfd of this very process (same pid and
+	             * start time, alive): the process is claimed */
+	bool gone; /* it knows the process is not there (exited, or its pid
+	            * names another process); neither this nor pidfd: it
+	            * could not tell (no pidfd to be had, /proc unreadable) */
 } sv_to_proc;
 
 /* One seat of the journal, and what the new config says of it. */
@@ -84,9 +90,13 @@ typedef enum sv_to_reason {
 	SV_TOR_DIE_WITH_SUPERVISOR, /* KILL: the group has the option */
 	SV_TOR_NEWER_HOLDS, /* KILL: a newer generation holds the seat */
 	SV_TOR_GONE, /* FORGET: the claim failed (exited, pid reused) */
+	SV_TOR_UNCLAIMABLE, /* FORGET: the shell could not tell (no pidfd) */
 	SV_TOR_OTHER_BOOT, /* FORGET: the journal is from another boot */
 	SV_TOR_NOTHING_ALIVE, /* RESPAWN: no process of the seat to adopt */
 } sv_to_reason;
+
+/* The last reason (for tables and tests). */
+#define SV_TOR_LAST SV_TOR_NOTHING_ALIVE
 
 /* Index of a step that concerns the seat, not one of its processes. */
 #define SV_TO_SEAT UINT32_MAX
