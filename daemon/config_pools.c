@@ -1,48 +1,77 @@
 /*
  * config_pools.c — the top-level `pools` list of supervised's config
  * (docs/config.md, "Lease pools"): one entry per pool of leases
- * (docs/leases.md), checked key by key like the groups in config.c, with
- * the same "FILE:LINE: KEY: what" error lines.
+ * (docs/leases.md).
  *
  *   pools = ( { name = "metrics"; slots = 4; ttl_ms = 0; grace_ms = 2000;
  *               path = "/run/app/metrics/{slot}.db";
  *               on_release = "keep"; kind = "file"; } );
  *
- * Bounds are the lease core's (core/lease.h): 1..256 pools, 1..4096 slots,
- * durations up to one day; the path is checked by svd_pool_path_check.
+ * Like a group, an entry is read through one table built from the
+ * SV_POOL_KEY rows of config_keys.def (name, type, range, member of
+ * svd_pool_config, reader): one loop looks each setting up and calls the
+ * row's reader; a key without a row is "unknown key" and sets nothing.
+ * Errors are config_read.h's one line, the key named by its path
+ * ("pools[1].slots"). Bounds are the lease core's (core/lease.h): 1..256
+ * pools, 1..4096 slots, durations up to one day; the path is checked by
+ * svd_pool_path_check.
  */
-#include <inttypes.h>
 #include <libconfig.h>
-#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "config_read.h"
 
-/* pl_fail writes "FILE:LINE: KEY: message" and returns SV_EINVAL. */
-static sv_err pl_fail(const char *path, const config_setting_t *s,
-    const char *key, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+typedef struct pl_key pl_key;
 
-static sv_err
-pl_fail(const char *path, const config_setting_t *s, const char *key,
-    char *err, size_t errlen, const char *fmt, ...)
+/* A reader of one pool key: checks setting e (named key in messages)
+ * against row k and stores it at field, the row's member of the entry. */
+typedef sv_err pl_parse(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const pl_key *k, void *field);
+
+/* One row of the pool key table (config_keys.def). */
+struct pl_key {
+	const char        *name;
+	int64_t            min, max; /* integer range, or length bounds */
+	size_t             off; /* of the member in svd_pool_config */
+	size_t             size; /* of that member */
+	pl_parse          *parse;
+	const char *const *choices; /* NULL-terminated, or NULL */
+};
+
+static pl_parse pl_p_name, pl_p_int, pl_p_path, pl_p_choice;
+
+#define CFG_CHOICES(...) ((const char *const[]) {__VA_ARGS__, NULL})
+
+/* The keys of a pool entry: the one list of what an entry may set. */
+static const pl_key pl_keys[] = {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d)
+#define SV_TOP_KEY(n, t, d)
+#define SV_POOL_KEY(n, t, lo, hi, m, p, ch, d)                             \
+	{#n, (int64_t) (lo), (int64_t) (hi), offsetof(svd_pool_config, m), \
+	    sizeof(((svd_pool_config *) 0)->m), p, ch},
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+#undef SV_POOL_KEY
+};
+
+#define PL_NKEYS (sizeof(pl_keys) / sizeof(pl_keys[0]))
+
+/* pl_key_find finds name's row, or returns NULL. */
+static const pl_key *
+pl_key_find(const char *name)
 {
-	char    msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(err, errlen, "%s:%d: %s: %s", path,
-	    s != NULL ? config_setting_source_line(s) : 0, key, msg);
-	for (char *p = err; *p != '\0'; p++) {
-		if ((unsigned char) *p < 0x20 || *p == 0x7f) {
-			*p = '?';
+	for (size_t i = 0; i < PL_NKEYS; i++) {
+		if (strcmp(pl_keys[i].name, name) == 0) {
+			return &pl_keys[i];
 		}
 	}
-	return SV_EINVAL;
+	return NULL;
 }
 
 sv_err
@@ -64,158 +93,136 @@ svd_pool_path_check(const char *path)
 	return SV_OK;
 }
 
-/* pl_int reads an integer within [lo, hi]. */
+/* pl_p_int reads an integer in the row's range into a uint32_t or a
+ * uint64_t member. */
 static sv_err
-pl_int(const char *path, const config_setting_t *e, const char *key,
-    int64_t lo, int64_t hi, int64_t *out, char *err, size_t errlen)
+pl_p_int(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const pl_key *k, void *field)
 {
-	int     t = config_setting_type(e);
-	int64_t v;
+	int64_t v   = 0;
+	sv_err  err = cfg_int(c, e, key, k->min, k->max, &v);
 
-	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) {
-		return pl_fail(path, e, key, err, errlen,
-		    "must be an integer in %lld..%lld", (long long) lo,
-		    (long long) hi);
+	if (err == SV_OK && k->size == sizeof(uint32_t)) {
+		*(uint32_t *) field = (uint32_t) v;
+	} else if (err == SV_OK) {
+		*(uint64_t *) field = (uint64_t) v;
 	}
-	v = config_setting_get_int64(e);
-	if (v < lo || v > hi) {
-		return pl_fail(path, e, key, err, errlen,
-		    "must be an integer in %lld..%lld (got %lld)",
-		    (long long) lo, (long long) hi, (long long) v);
+	return err;
+}
+
+/* pl_p_name reads the pool's name: 1..max characters of [A-Za-z0-9_.-]. */
+static sv_err
+pl_p_name(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const pl_key *k, void *field)
+{
+	char **out = field;
+	sv_err err = cfg_str(c, e, key, (size_t) k->max, out);
+	size_t n;
+	bool   ok;
+
+	if (err != SV_OK) {
+		return err;
 	}
-	*out = v;
+	n  = strlen(*out);
+	ok = n >= (size_t) k->min;
+	for (size_t j = 0; ok && j < n; j++) {
+		char ch = (*out)[j];
+		ok      = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+		    || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.'
+		    || ch == '-';
+	}
+	return ok ? SV_OK
+	          : cfg_fail(c, e, key,
+	              "must be 1..%lld characters of [A-Za-z0-9_.-]",
+	              (long long) k->max);
+}
+
+/* pl_p_path reads a slot path template ("" is no path). */
+static sv_err
+pl_p_path(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const pl_key *k, void *field)
+{
+	char      **out = field;
+	const char *v;
+
+	if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+		return cfg_fail(c, e, key, "must be a string");
+	}
+	v = config_setting_get_string(e);
+	if (svd_pool_path_check(v) != SV_OK) {
+		return cfg_fail(c, e, key,
+		    "must be an absolute path of at most %lld bytes with "
+		    "{slot} in its last component and no \"..\"",
+		    (long long) k->max);
+	}
+	free(*out);
+	*out = NULL;
+	if (v[0] != '\0' && (*out = strdup(v)) == NULL) {
+		return cfg_oom(c);
+	}
 	return SV_OK;
 }
 
-/* pl_string returns a string setting, or NULL after an error line. */
-static const char *
-pl_string(const char *path, const config_setting_t *e, const char *key,
-    char *err, size_t errlen)
+/* pl_p_choice reads one of the row's words into an enum member (its
+ * index) or a bool member (the second word and later are true). */
+static sv_err
+pl_p_choice(cfg_ctx *c, const config_setting_t *e, const char *key,
+    const pl_key *k, void *field)
 {
+	int    idx = 0;
+	sv_err err;
+
 	if (config_setting_type(e) != CONFIG_TYPE_STRING) {
-		(void) pl_fail(path, e, key, err, errlen, "must be a string");
-		return NULL;
+		return cfg_fail(c, e, key, "must be a string");
 	}
-	return config_setting_get_string(e);
+	if ((err = cfg_choice(c, e, key, k->choices, &idx)) != SV_OK) {
+		return err;
+	}
+	if (k->size == sizeof(bool)) {
+		*(bool *) field = idx != 0;
+	} else {
+		*(int *) field = idx;
+	}
+	return SV_OK;
 }
 
-/* pl_entry reads one pool entry. */
+/* pl_entry reads entry idx of the list. */
 static sv_err
-pl_entry(const char *path, const config_setting_t *s, svd_pool_config *p,
-    char *err, size_t errlen)
+pl_entry(cfg_ctx *c, const config_setting_t *s, size_t idx, svd_pool_config *p)
 {
-	static const char *const keys[] = {"name", "slots", "ttl_ms",
-	    "grace_ms", "path", "on_release", "kind", NULL};
-	int64_t                  v      = 0;
-	bool                     slots  = false;
-	sv_err                   rv;
+	char base[32], key[160];
+	bool slots = false;
 
+	snprintf(base, sizeof(base), "pools[%zu]", idx);
 	if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
-		return pl_fail(path, s, "pools", err, errlen,
-		    "each entry must be a group { ... }");
+		return cfg_fail(
+		    c, s, base, "each entry must be a group { ... }");
 	}
 	p->policy = SV_LEASE_KEEP;
 	for (int i = 0; i < config_setting_length(s); i++) {
 		const config_setting_t *e
 		    = config_setting_get_elem(s, (unsigned) i);
-		const char *key   = config_setting_name(e);
-		const char *str   = NULL;
-		bool        known = false;
-		for (size_t k = 0; keys[k] != NULL; k++) {
-			known = known || strcmp(keys[k], key) == 0;
+		const char   *name = config_setting_name(e);
+		const pl_key *k    = pl_key_find(name);
+		sv_err        err;
+
+		snprintf(key, sizeof(key), "%s.%s", base, name);
+		if (k == NULL) {
+			return cfg_fail(c, e, key, "unknown key");
 		}
-		if (!known) {
-			return pl_fail(
-			    path, e, key, err, errlen, "unknown key");
+		if ((err = k->parse(c, e, key, k, (char *) p + k->off))
+		    != SV_OK) {
+			return err;
 		}
-		if (strcmp(key, "slots") == 0) {
-			rv = pl_int(path, e, key, 1, SV_LEASE_MAX_SLOTS, &v,
-			    err, errlen);
-			p->slots = (uint32_t) v;
-			slots    = true;
-		} else if (strcmp(key, "ttl_ms") == 0
-		    || strcmp(key, "grace_ms") == 0) {
-			rv = pl_int(path, e, key, 0, (int64_t) SV_LEASE_MAX_MS,
-			    &v, err, errlen);
-			*(key[0] == 't' ? &p->ttl_ms : &p->grace_ms)
-			    = (uint64_t) v;
-		} else {
-			if ((str = pl_string(path, e, key, err, errlen))
-			    == NULL) {
-				return SV_EINVAL;
-			}
-			rv = SV_OK;
-			if (strcmp(key, "name") == 0) {
-				size_t n  = strlen(str);
-				bool   ok = n >= 1 && n <= SV_LEASE_NAME_MAX;
-				for (size_t j = 0; ok && j < n; j++) {
-					char ch = str[j];
-					ok      = (ch >= 'a' && ch <= 'z')
-					    || (ch >= 'A' && ch <= 'Z')
-					    || (ch >= '0' && ch <= '9')
-					    || ch == '_' || ch == '.'
-					    || ch == '-';
-				}
-				if (!ok) {
-					return pl_fail(path, e, key, err,
-					    errlen,
-					    "must be 1..64 characters of "
-					    "[A-Za-z0-9_.-]");
-				}
-				free(p->name);
-				if ((p->name = strdup(str)) == NULL) {
-					return SV_ENOMEM;
-				}
-			} else if (strcmp(key, "path") == 0) {
-				if (svd_pool_path_check(str) != SV_OK) {
-					return pl_fail(path, e, key, err,
-					    errlen,
-					    "must be an absolute path of at "
-					    "most %u bytes with {slot} in its "
-					    "last component and no \"..\"",
-					    SVD_POOL_PATH_MAX);
-				}
-				free(p->path);
-				p->path = NULL;
-				if (str[0] != '\0'
-				    && (p->path = strdup(str)) == NULL) {
-					return SV_ENOMEM;
-				}
-			} else if (strcmp(key, "on_release") == 0) {
-				if (strcmp(str, "keep") == 0) {
-					p->policy = SV_LEASE_KEEP;
-				} else if (strcmp(str, "truncate") == 0) {
-					p->policy = SV_LEASE_TRUNCATE;
-				} else if (strcmp(str, "remove") == 0) {
-					p->policy = SV_LEASE_REMOVE;
-				} else {
-					return pl_fail(path, e, key, err,
-					    errlen,
-					    "must be one of \"keep\", "
-					    "\"truncate\", \"remove\"");
-				}
-			} else { /* kind */
-				if (strcmp(str, "file") != 0
-				    && strcmp(str, "directory") != 0) {
-					return pl_fail(path, e, key, err,
-					    errlen,
-					    "must be one of \"file\", "
-					    "\"directory\"");
-				}
-				p->directory = strcmp(str, "directory") == 0;
-			}
-		}
-		if (rv != SV_OK) {
-			return rv;
-		}
+		slots = slots || k->off == offsetof(svd_pool_config, slots);
 	}
 	if (p->name == NULL) {
-		return pl_fail(path, s, "name", err, errlen,
-		    "missing required key \"name\"");
+		snprintf(key, sizeof(key), "%s.name", base);
+		return cfg_fail(c, s, key, "missing required key \"name\"");
 	}
 	if (!slots) {
-		return pl_fail(path, s, "slots", err, errlen,
-		    "missing required key \"slots\"");
+		snprintf(key, sizeof(key), "%s.slots", base);
+		return cfg_fail(c, s, key, "missing required key \"slots\"");
 	}
 	return SV_OK;
 }
@@ -224,42 +231,42 @@ sv_err
 svd_config_pools(const char *path, const config_setting_t *s, svd_config *cfg,
     char *err, size_t errlen)
 {
-	size_t n;
+	cfg_ctx c = {.path = path, .err = err, .errlen = errlen};
+	size_t  n;
 
 	if (config_setting_type(s) != CONFIG_TYPE_LIST) {
-		return pl_fail(path, s, "pools", err, errlen,
-		    "must be a list ( { ... }, ... )");
+		return cfg_fail(
+		    &c, s, "pools", "must be a list ( { ... }, ... )");
 	}
 	n = (size_t) config_setting_length(s);
 	if (n > SV_LEASE_MAX_POOLS) {
-		return pl_fail(path, s, "pools", err, errlen,
-		    "at most %u entries (got %zu)", SV_LEASE_MAX_POOLS, n);
+		return cfg_fail(&c, s, "pools", "at most %u entries (got %zu)",
+		    SV_LEASE_MAX_POOLS, n);
 	}
 	if (n == 0) {
 		return SV_OK;
 	}
 	if ((cfg->pools = calloc(n, sizeof(*cfg->pools))) == NULL) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return SV_ENOMEM;
+		return cfg_oom(&c);
 	}
 	cfg->npools = n;
 	for (size_t i = 0; i < n; i++) {
 		const config_setting_t *e
 		    = config_setting_get_elem(s, (unsigned) i);
-		sv_err rv = pl_entry(path, e, &cfg->pools[i], err, errlen);
-		if (rv == SV_ENOMEM) {
-			snprintf(err, errlen, "%s: out of memory", path);
-		}
+		sv_err rv = pl_entry(&c, e, i, &cfg->pools[i]);
 		if (rv != SV_OK) {
 			return rv;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (cfg->pools[j].name != NULL
-			    && cfg->pools[i].name != NULL
-			    && strcmp(cfg->pools[j].name, cfg->pools[i].name)
-			        == 0) {
-				return pl_fail(path, e, cfg->pools[i].name,
-				    err, errlen, "duplicate pool name");
+			if (strcmp(cfg->pools[j].name, cfg->pools[i].name)
+			    == 0) {
+				char key[48];
+				snprintf(
+				    key, sizeof(key), "pools[%zu].name", i);
+				return cfg_fail(&c, e, key,
+				    "duplicate pool name \"%s\" (also "
+				    "pools[%zu])",
+				    cfg->pools[i].name, j);
 			}
 		}
 	}

@@ -18,7 +18,10 @@
  *
  * A subscriber is a small state machine driven by its epoll events:
  *   HELLO  our header sent, reading the peer's 8 bytes (bounded by
- *          EV_HELLO_MS)                                         -> OPEN
+ *          EV_HELLO_MS); what is published meanwhile is queued (same
+ *          drop rule) and written once the header checks out, so a
+ *          client whose handshake completed (it has our header, sent at
+ *          accept) misses nothing published after that      -> OPEN
  *   OPEN   receives what is published. Each message is built once,
  *          reference counted, and written at once with a non-blocking
  *          send; what the socket does not take waits in the subscriber's
@@ -310,7 +313,7 @@ ev_hello(ev_sub *s)
 	sv_loop_timer_stop(s->ev->loop, &s->timer);
 	s->state = EV_OPEN;
 	s->ev->nopen++;
-	return true;
+	return s->n == 0 || ev_flush(s); /* what came during the handshake */
 }
 
 /* ev_sub_cb handles one subscriber's readiness. */
@@ -446,7 +449,7 @@ svd_events_publish_topic(
 	ev_msg *m;
 	ev_sub *s, *next;
 
-	if (ev->nopen == 0) {
+	if (ev->subs == NULL) {
 		return; /* PUB keeps nothing for nobody */
 	}
 	tlen = strlen(topic) + 1; /* the NUL ends the topic */
@@ -465,6 +468,8 @@ svd_events_publish_topic(
 		next = s->next; /* ev_deliver may close s */
 		if (s->state == EV_OPEN) {
 			ev_deliver(s, m);
+		} else if (s->state == EV_HELLO) {
+			ev_enqueue(s, m); /* written when its header is in */
 		}
 	}
 	ev_msg_unref(m);

@@ -1,6 +1,6 @@
 /*
- * test_config_doc.c — docs/config.md's key tables ("Top level" and "A
- * group") against the key table the daemon reads (config_keys.def): every
+ * test_config_doc.c — docs/config.md's key tables ("Top level", "A
+ * group" and "Lease pools") against the key table the daemon reads (config_keys.def): every
  * row of the table has a row in the docs with the same type, and the docs
  * list no key the table lacks. A key added to one and not the other fails
  * here, naming it. Also: the table's OPTION rows are exactly the keys a
@@ -44,6 +44,15 @@ static const doc_key top_rows[] = {
 #include "config_keys.def"
 #undef SV_GROUP_KEY
 #undef SV_TOP_KEY
+};
+static const doc_key pool_rows[] = {
+#define SV_GROUP_KEY(n, t, lo, hi, m, p, ch, sp, d)
+#define SV_TOP_KEY(n, t, d)
+#define SV_POOL_KEY(n, t, lo, hi, m, p, ch, d) {#n, t, 0},
+#include "config_keys.def"
+#undef SV_GROUP_KEY
+#undef SV_TOP_KEY
+#undef SV_POOL_KEY
 };
 #undef FIELD
 #undef OPTION
@@ -162,6 +171,15 @@ test_top_keys(void **state)
 	    doc_compare("Top level", top_rows, NROWS(top_rows)), 0);
 }
 
+/* The keys of a pool entry in the docs are the table's, same types. */
+static void
+test_pool_keys(void **state)
+{
+	(void) state;
+	assert_int_equal(
+	    doc_compare("Lease pools", pool_rows, NROWS(pool_rows)), 0);
+}
+
 /* The daemon's GroupSpec option check follows the rows' spec column, and
  * knows no key the table lacks. */
 static void
@@ -183,6 +201,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_group_keys),
 	    cmocka_unit_test(test_top_keys),
+	    cmocka_unit_test(test_pool_keys),
 	    cmocka_unit_test(test_spec_options),
 	};
 

@@ -87,33 +87,41 @@ static void
 test_errors(void **state)
 {
 	(void) state;
-	refused("( { slots = 1; } )", "name: missing required key");
-	refused("( { name = \"m\"; } )", "slots: missing required key");
+	refused("( { slots = 1; } )", "pools[0].name: missing required key");
+	refused(
+	    "( { name = \"m\"; } )", "pools[0].slots: missing required key");
 	refused("( { name = \"m\"; slots = 0; } )",
-	    "t:3: slots: must be an "
+	    "t:3: pools[0].slots: must be an "
 	    "integer in 1..4096");
-	refused("( { name = \"m\"; slots = 4097; } )", "slots:");
-	refused("( { name = \"a b\"; slots = 1; } )", "name: must be 1..64");
-	refused("( { name = \"m\"; slots = 1; ttl_ms = -1; } )", "ttl_ms:");
+	refused("( { name = \"m\"; slots = 4097; } )", "pools[0].slots:");
+	refused("( { name = \"m\"; slots = 1; }, { name = \"n\"; slots = "
+	        "\"2\"; } )",
+	    "pools[1].slots: must be an integer");
+	refused("( { name = \"m\"; slots = 1; kind = 3; } )",
+	    "pools[0].kind: must be a string");
+	refused("( { name = \"a b\"; slots = 1; } )",
+	    "pools[0].name: must be 1..64");
+	refused("( { name = \"m\"; slots = 1; ttl_ms = -1; } )",
+	    "pools[0].ttl_ms:");
 	refused("( { name = \"m\"; slots = 1; grace_ms = 86400001; } )",
-	    "grace_ms:");
+	    "pools[0].grace_ms:");
 	refused("( { name = \"m\"; slots = 1; on_release = \"burn\"; } )",
-	    "on_release: must be one of");
+	    "pools[0].on_release: must be one of");
 	refused("( { name = \"m\"; slots = 1; kind = \"fifo\"; } )",
-	    "kind: must be one of");
+	    "pools[0].kind: must be one of");
 	refused("( { name = \"m\"; slots = 1; path = \"rel/{slot}\"; } )",
-	    "path: must be an absolute path");
+	    "pools[0].path: must be an absolute path");
 	refused("( { name = \"m\"; slots = 1; path = \"/a/{slot}/b\"; } )",
 	    "path:");
 	refused("( { name = \"m\"; slots = 1; path = \"/a/../{slot}\"; } )",
 	    "path:");
 	refused("( { name = \"m\"; slots = 1; colour = \"red\"; } )",
-	    "colour: unknown key");
+	    "pools[0].colour: unknown key");
 	refused(
 	    "( { name = \"m\"; slots = 1; }, { name = \"m\"; slots = 2; } )",
-	    "m: duplicate pool name");
+	    "pools[1].name: duplicate pool name \"m\" (also pools[0])");
 	refused("{ name = \"m\"; slots = 1; }", "pools: must be a list");
-	refused("( 3 )", "pools: each entry must be a group");
+	refused("( 3 )", "pools[0]: each entry must be a group");
 }
 
 static void

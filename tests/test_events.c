@@ -227,6 +227,36 @@ test_wire(void **state)
 	pump_until_subs(f, 0);
 }
 
+/* What is published after the handshake reached the client (it has our
+ * header) but before the daemon read the client's header is not lost: it
+ * is queued and written once the header checks out. */
+static void
+test_published_during_handshake(void **state)
+{
+	fx           *f      = *state;
+	const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, 0x21, 0, 0};
+	rd            r      = {0};
+	uint64_t      end    = sv_loop_now_ms() + DEADLINE_MS;
+
+	r.fd = dial(f, -1); /* our header read, the SUB's not sent yet */
+	assert_int_equal(svd_events_subscribers(f->ev), 0);
+	publish(f, 1);
+	publish(f, 2);
+	assert_int_equal(write(r.fd, hdr, sizeof(hdr)), (ssize_t) sizeof(hdr));
+	pump_until_subs(f, 1);
+	while (r.got < 2 && sv_loop_now_ms() < end) {
+		pump(f, 20);
+		rd_take(&r);
+	}
+	assert_int_equal(r.got, 2);
+	assert_int_equal(r.first_seq, 1);
+	assert_int_equal(r.last_seq, 2);
+	assert_false(r.gap);
+	assert_int_equal(svd_events_dropped(f->ev), 0);
+	close(r.fd);
+	pump_until_subs(f, 0);
+}
+
 /* The drop rule: a subscriber that never reads loses messages, for itself
  * only; each is counted and logged; it keeps the oldest the socket took
  * and the newest the queue holds, and nothing in between is torn. */
@@ -362,6 +392,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_wire, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_published_during_handshake, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_slow_subscriber, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_peers, setup, teardown),

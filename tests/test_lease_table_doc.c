@@ -16,7 +16,6 @@
  * (markers included) so that the docs can be regenerated from the table.
  */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,50 +24,30 @@
 
 #include <cmocka.h>
 
+#include "doc_table.h"
 #include "core/lease_internal.h"
 
 #ifndef SV_SOURCE_DIR
 #error "SV_SOURCE_DIR must name the source tree"
 #endif
 
-#define DOC     SV_SOURCE_DIR "/docs/leases.md"
-#define MAXROWS 256
-#define ROWLEN  512
-
-/* Rows of one table, each a line "| a | b | ... |" as the docs write it. */
-typedef struct rows {
-	size_t n;
-	char   row[MAXROWS][ROWLEN];
-} rows;
-
-/* add appends a formatted row to r. */
-static void
-add(rows *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	assert_true(r->n < MAXROWS);
-	va_start(ap, fmt);
-	vsnprintf(r->row[r->n++], ROWLEN, fmt, ap);
-	va_end(ap);
-}
-
+#define DOC SV_SOURCE_DIR "/docs/leases.md"
 /* gen_states gives the rows of the slot states table. */
 static void
-gen_states(rows *r)
+gen_states(doc_rows *r)
 {
 	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
-		add(r, "| `%s` | %s |", svl_phase_name((svl_phase) st),
+		doc_add(r, "| `%s` | %s |", svl_phase_name((svl_phase) st),
 		    svl_phase_doc((svl_phase) st));
 	}
 }
 
 /* gen_events gives the rows of the slot events table. */
 static void
-gen_events(rows *r)
+gen_events(doc_rows *r)
 {
 	for (int ev = 0; ev < SLE_COUNT; ev++) {
-		add(r, "| `%s` | %s |", svl_event_name((svl_event) ev),
+		doc_add(r, "| `%s` | %s |", svl_event_name((svl_event) ev),
 		    svl_event_doc((svl_event) ev));
 	}
 }
@@ -76,7 +55,7 @@ gen_events(rows *r)
 /* gen_table gives the rows of the transition table: every cell with a
  * handler, states in order, events in order within a state. */
 static void
-gen_table(rows *r)
+gen_table(doc_rows *r)
 {
 	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
 		for (int ev = 0; ev < SLE_COUNT; ev++) {
@@ -87,7 +66,7 @@ gen_table(rows *r)
 				continue;
 			}
 			assert_null(strchr(c->doc, '|'));
-			add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
+			doc_add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
 			    svl_phase_name((svl_phase) st),
 			    svl_event_name((svl_event) ev),
 			    svl_phase_name(c->next), c->name, c->doc);
@@ -95,14 +74,7 @@ gen_table(rows *r)
 	}
 }
 
-/* One generated block: its marker name, header lines and generator. */
-typedef struct block {
-	const char *name;
-	const char *header;
-	void (*gen)(rows *r);
-} block;
-
-static const block blocks[] = {
+static const doc_block blocks[] = {
     {"lease-states", "| state | meaning |\n|---|---|", gen_states},
     {"lease-events", "| event | what happens to the slot |\n|---|---|",
         gen_events},
@@ -112,92 +84,20 @@ static const block blocks[] = {
         gen_table},
 };
 
-#define NBLOCKS (sizeof(blocks) / sizeof(blocks[0]))
-
-/* slurp reads the docs into a malloc'ed string (the caller frees it). */
-static char *
-slurp(void)
-{
-	FILE *f = fopen(DOC, "r");
-	char *buf;
-	long  n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t) n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t) n, f), (size_t) n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* doc_rows reads the table rows (after the header and separator lines)
- * between "<!-- name begin" and "<!-- name end -->" of the docs. */
-static void
-doc_rows(const char *doc, const char *name, rows *r)
-{
-	char        begin[64], end[64];
-	const char *p, *e;
-	int         line = 0;
-
-	snprintf(begin, sizeof(begin), "<!-- %s begin", name);
-	snprintf(end, sizeof(end), "<!-- %s end -->", name);
-	p = strstr(doc, begin);
-	if (p == NULL || (e = strstr(p, end)) == NULL) {
-		fail_msg("%s: no \"%s\" ... \"%s\" block", DOC, begin, end);
-	}
-	r->n = 0;
-	while (p < e) {
-		const char *nl = memchr(p, '\n', (size_t) (e - p));
-		size_t len = nl != NULL ? (size_t) (nl - p) : (size_t) (e - p);
-		if (len > 0 && p[0] == '|' && line++ >= 2) {
-			assert_true(len < ROWLEN && r->n < MAXROWS);
-			memcpy(r->row[r->n], p, len);
-			r->row[r->n++][len] = '\0';
-		}
-		p += len + 1;
-	}
-}
+static const doc_source source = {
+    .doc     = DOC,
+    .source  = "core/lease_table.c",
+    .prog    = "test_lease_table_doc",
+    .blocks  = blocks,
+    .nblocks = sizeof(blocks) / sizeof(blocks[0]),
+};
 
 /* test_blocks: each generated table equals the docs' table row by row. */
 static void
 test_blocks(void **state)
 {
-	char *doc = slurp();
-	int   bad = 0;
-
 	(void) state;
-	for (size_t b = 0; b < NBLOCKS; b++) {
-		static rows want, have;
-		size_t      n;
-		want.n = 0;
-		blocks[b].gen(&want);
-		doc_rows(doc, blocks[b].name, &have);
-		n = want.n > have.n ? want.n : have.n;
-		for (size_t i = 0; i < n; i++) {
-			const char *w = i < want.n ? want.row[i] : "(no row)";
-			const char *h = i < have.n ? have.row[i] : "(no row)";
-			if (strcmp(w, h) != 0) {
-				fprintf(stderr,
-				    "%s, table %s, row %zu differs:\n"
-				    "  docs:    %s\n  C table: %s\n",
-				    DOC, blocks[b].name, i + 1, h, w);
-				bad++;
-				break;
-			}
-		}
-	}
-	free(doc);
-	if (bad > 0) {
-		fail_msg("%d table(s) of docs/leases.md differ from "
-		         "core/lease_table.c (regenerate: "
-		         "test_lease_table_doc --print)",
-		    bad);
-	}
+	doc_table_check(&source);
 }
 
 /* test_fire: a free slot is granted through its cell (free -> held,
@@ -283,25 +183,6 @@ test_life(void **state)
 	sv_lease_core_destroy(c);
 }
 
-/* print_blocks prints the generated blocks, markers included. */
-static void
-print_blocks(void)
-{
-	static rows r;
-
-	for (size_t b = 0; b < NBLOCKS; b++) {
-		r.n = 0;
-		blocks[b].gen(&r);
-		printf("<!-- %s begin: generated from core/lease_table.c "
-		       "(test_lease_table_doc --print) -->\n%s\n",
-		    blocks[b].name, blocks[b].header);
-		for (size_t i = 0; i < r.n; i++) {
-			printf("%s\n", r.row[i]);
-		}
-		printf("<!-- %s end -->\n\n", blocks[b].name);
-	}
-}
-
 int
 main(int argc, char **argv)
 {
@@ -312,7 +193,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
-		print_blocks();
+		doc_table_print(&source);
 		return 0;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

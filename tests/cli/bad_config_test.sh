@@ -6,9 +6,9 @@
 #
 # Design: the cases are data. Most of them come from the daemon's own key
 # table (libsupervise/src/config_keys.def, the one place a config key is
-# written): for every group key a value of the wrong type, for every int key
-# with a numeric range a value below it, and for every top-level key a value
-# of the wrong type; so a key added to the table is tested here without a new
+# written): for every group key and every pool key a value of the wrong
+# type, for every int key with a numeric range a value below it, and for
+# every top-level key a value of the wrong type; so a key added to the table is tested here without a new
 # line in this file. The rest are written out below: unknown and duplicated
 # keys, syntax errors, pools that name what does not exist, bad path
 # templates, users that do not exist, options that conflict.
@@ -134,6 +134,14 @@ group_without() {
 	printf '%s' "$s"
 }
 
+# A valid pool entry without KEY, likewise.
+pool_without() {
+	local skip=$1 s=""
+	[[ $skip == name ]] || s+='name = "p"; '
+	[[ $skip == slots ]] || s+='slots = 2; '
+	printf '%s' "$s"
+}
+
 # wrong_value TYPE prints a libconfig value that is not of TYPE.
 wrong_value() {
 	case $1 in
@@ -147,8 +155,8 @@ wrong_value() {
 
 # The rows of the key table, one per line: KIND NAME TYPE LO (macro calls
 # may span lines; join them first).
-rows=$(tr '\n' ' ' <"$KEYS_DEF" | grep -oE 'SV_(GROUP|TOP)_KEY\([a-z_]+, "[^"]*"(, [A-Za-z0-9_]+)?' |
-	sed -E 's/^SV_(GROUP|TOP)_KEY\(([a-z_]+), "([^"]*)"(, ([A-Za-z0-9_]+))?$/\1|\2|\3|\5/')
+rows=$(tr '\n' ' ' <"$KEYS_DEF" | grep -oE 'SV_(GROUP|TOP|POOL)_KEY\([a-z_]+, "[^"]*"(, [A-Za-z0-9_]+)?' |
+	sed -E 's/^SV_(GROUP|TOP|POOL)_KEY\(([a-z_]+), "([^"]*)"(, ([A-Za-z0-9_]+))?$/\1|\2|\3|\5/')
 [[ $(wc -l <<<"$rows") -ge 30 ]] || {
 	echo "bad_config_test: read only $(wc -l <<<"$rows") rows from $KEYS_DEF" >&2
 	exit 1
@@ -165,6 +173,19 @@ groups = ( { $(group_without "$key") $key = $v; } );"
 			check_config "group key $key: below its range" "groups[0].$key" \
 				"socket_dir = \"@RUN@\";
 groups = ( { $(group_without "$key") $key = $((lo - 1)); } );"
+			table_cases=$((table_cases + 1))
+		fi
+	elif [[ $kind == POOL ]]; then
+		check_config "pool key $key: wrong type" "pools[0].$key" \
+			"socket_dir = \"@RUN@\";
+groups = ( { $(group_without none) } );
+pools = ( { $(pool_without "$key") $key = $v; } );"
+		table_cases=$((table_cases + 1))
+		if [[ $type == int && $lo =~ ^[0-9]+$ ]]; then
+			check_config "pool key $key: below its range" "pools[0].$key" \
+				"socket_dir = \"@RUN@\";
+groups = ( { $(group_without none) } );
+pools = ( { $(pool_without "$key") $key = $((lo - 1)); } );"
 			table_cases=$((table_cases + 1))
 		fi
 	elif [[ $key == socket_dir ]]; then
@@ -286,40 +307,40 @@ groups = ( { $G } );"
 check_config "negative stop timeout" "stop_timeout_ms" "$H
 stop_timeout_ms = -5;
 groups = ( { $G } );"
-check_config "pool without slots" "slots" "$H
+check_config "pool without slots" "pools[0].slots" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; } );"
-check_config "pool with zero slots" "slots" "$H
+check_config "pool with zero slots" "pools[0].slots" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 0; } );"
-check_config "pool with an unknown key" "size" "$H
+check_config "pool with an unknown key" "pools[0].size" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; size = 4; } );"
-check_config "two pools with one name" "p" "$H
+check_config "two pools with one name" "pools[1].name" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 1; }, { name = \"p\"; slots = 1; } );"
-check_config "pool path without {slot}" "path" "$H
+check_config "pool path without {slot}" "pools[0].path" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; path = \"$tmp/slots/file.db\"; } );"
-check_config "pool path relative" "path" "$H
+check_config "pool path relative" "pools[0].path" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; path = \"slots/{slot}.db\"; } );"
-check_config "pool path with .." "path" "$H
+check_config "pool path with .." "pools[0].path" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; path = \"$tmp/a/../{slot}.db\"; } );"
-check_config "pool path {slot} not in the last component" "path" "$H
+check_config "pool path {slot} not in the last component" "pools[0].path" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; path = \"$tmp/{slot}/x.db\"; } );"
-check_config "pool on_release unknown" "on_release" "$H
+check_config "pool on_release unknown" "pools[0].on_release" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; on_release = \"shred\"; } );"
-check_config "pool kind unknown" "kind" "$H
+check_config "pool kind unknown" "pools[0].kind" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; kind = \"fifo\"; } );"
-check_config "pool ttl above a day" "ttl_ms" "$H
+check_config "pool ttl above a day" "pools[0].ttl_ms" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; ttl_ms = 86400001; } );"
-check_config "pool entry not a group" "pools" "$H
+check_config "pool entry not a group" "pools[0]" "$H
 groups = ( { $G } );
 pools = ( 5 );"
 
