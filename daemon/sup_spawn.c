@@ -273,6 +273,7 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	sv_exit_info xi;
 	sv_exit      x;
 	char         nm[96];
+	svd_act     *act;
 
 	(void) events;
 	/* Datagrams the worker sent before it died are still credited to
@@ -330,10 +331,15 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
 	svd_leases_worker_gone(s->leases, p->key);
 	svd_subw_worker_gone(s->subw, p->key); /* its sub-workers too */
-	/* Its activity region goes too: no stale stack is ever shown. */
-	svd_activity_end(s->act, p->act);
+	/* Its activity region goes too, but after the replacement is
+	 * spawned (its close + unlink are not on the restart path): the
+	 * record p may be reused by that spawn, so the region is taken off
+	 * it first. Nothing reads the regions in between (same callback),
+	 * so no stale stack is ever shown. */
+	act    = p->act;
 	p->act = NULL;
 	sup_run_effects(s);
+	svd_activity_end(s->act, act);
 }
 
 /* proc_timer_cb and seat_timer_cb hand a fired timer to the core. */

@@ -340,6 +340,36 @@ spawn_clone3(spawn_child *c, int *pidfdp)
 	return pid;
 }
 
+/* spawn_clone_join starts the child with clone(CLONE_VM|CLONE_VFORK|
+ * CLONE_PIDFD) on the kept stack; with a cgroup, the child joins it by a
+ * write to its cgroup.procs. Returns the pid or -errno. */
+static long
+spawn_clone_join(spawn_child *c, int *pidfdp)
+{
+	char *stack;
+	long  pid;
+
+	if (c->req->cgroup_fd >= 0
+	    && (c->procs_fd = openat(
+	            c->req->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC))
+	        < 0) {
+		return -errno;
+	}
+	if ((stack = spawn_stack_get()) == NULL) {
+		pid = -errno;
+	} else {
+		pid = clone(spawn_child_main, stack + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, c, pidfdp);
+		pid = pid < 0 ? -errno : pid;
+		spawn_stack_put(stack);
+	}
+	if (c->procs_fd >= 0) {
+		close(c->procs_fd);
+		c->procs_fd = -1;
+	}
+	return pid;
+}
+
 /* spawn_cg_fallback records that workers join their cgroup by a write to
  * cgroup.procs from now on, and why (e: the errno of clone3). */
 static void
@@ -362,7 +392,6 @@ spawn_clone(const sv_spawn_req *req, const sigset_t *dflt, pid_t *pidp,
 	char        path[SPAWN_PATH_MAX];
 	spawn_child c;
 	sigset_t    all, old;
-	char       *stack;
 	int         pidfd = -1, e = 0;
 	long        pid = -ENOSYS;
 
@@ -387,23 +416,7 @@ spawn_clone(const sv_spawn_req *req, const sigset_t *dflt, pid_t *pidp,
 		c.cleared = false;
 	}
 	if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) {
-		if (req->cgroup_fd >= 0
-		    && (c.procs_fd = openat(req->cgroup_fd, "cgroup.procs",
-		            O_WRONLY | O_CLOEXEC))
-		        < 0) {
-			pid = -errno;
-		} else if ((stack = spawn_stack_get()) == NULL) {
-			pid = -errno;
-		} else {
-			pid = clone(spawn_child_main, stack + SPAWN_STACK,
-			    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
-			    &pidfd);
-			pid = pid < 0 ? -errno : pid;
-			spawn_stack_put(stack);
-		}
-		if (c.procs_fd >= 0) {
-			close(c.procs_fd);
-		}
+		pid = spawn_clone_join(&c, &pidfd);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
