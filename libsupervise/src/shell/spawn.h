@@ -12,7 +12,9 @@
  *     CLONE_CLEAR_SIGHAND), the child born in its cgroup (nothing
  *     migrates: a migration can wait an RCU grace period, milliseconds),
  *     sharing the daemon's memory (CLONE_VM | CLONE_VFORK, on a private
- *     stack, clone3.h) where the architecture allows, else fork-style.
+ *     stack, clone3.h) where the architecture allows, else fork-style
+ *     (also on x86-64 when built with -DSV_SPAWN_CLONE3_FORK, to test or
+ *     measure that form: the integration tests pass with it).
  *     Where the kernel lacks clone3 or CLONE_INTO_CGROUP (ENOSYS, EINVAL,
  *     E2BIG), the first spawn says so once (sv_spawn_cgroup_note) and
  *     every spawn after it takes the next path and joins by writing "0"
