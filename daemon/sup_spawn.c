@@ -88,11 +88,12 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	sv_spawn_req req;
 	svd_proc    *p;
 	pid_t        pid;
-	int          pidfd, eno = ENOMEM, procsfd = -1;
+	int          pidfd, eno = ENOMEM, cgfd = -1;
 	uint64_t     now;
 	sv_cgleaf   *leaf = NULL;
 	svd_act     *act  = NULL;
-	char         v_act[SVD_ACTIVITY_ENV_MAX];
+	char         v_act[SVD_ACTIVITY_ENV_MAX], why[192];
+	sv_err       rc;
 
 	if (g == NULL || (p = proc_slot(g, t.ordinal)) == NULL) {
 		SUP_CORE_RETRY("a failed spawn",
@@ -146,8 +147,10 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		char label[96];
 		snprintf(label, sizeof(label), "%s.%" PRIu32, g->cfg->name,
 		    t.ordinal);
-		if (sv_cgtree_leaf(s->cg, label, &leaf) != SV_OK
-		    || (procsfd = sv_cgleaf_open_procs(s->cg, leaf)) < 0) {
+		if (sv_cgtree_leaf(
+		        s->cg, label, !sv_spawn_born_in_cgroup(), &leaf)
+		        != SV_OK
+		    || (cgfd = sv_cgleaf_open(s->cg, leaf)) < 0) {
 			svd_log("%s: no cgroup of its own: %s",
 			    key_name(s, t, nm, sizeof(nm)), strerror(errno));
 			sv_cgtree_release(s->cg, leaf);
@@ -166,15 +169,18 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	req.envp            = (char *const *) envp;
 	req.cwd             = g->cfg->cwd;
 	req.creds           = &g->cfg->creds;
-	req.join_cgroup     = procsfd >= 0;
-	req.cgroup_procs_fd = procsfd;
+	req.cgroup_fd       = cgfd;
 	req.die_with_parent = g->cfg->die_with_supervisor;
 	req.pass_fds        = svd_sockets_fds(g->sockets, &req.npass_fds);
-	if (sv_spawn(&req, &pid, &pidfd, &eno) != SV_OK) {
+	rc                  = sv_spawn(&req, &pid, &pidfd, &eno);
+	if (sv_spawn_cgroup_note(why, sizeof(why))) {
+		svd_log("%s", why);
+	}
+	if (rc != SV_OK) {
 		free(envp);
 		svd_activity_end(s->act, act);
-		if (procsfd >= 0) {
-			close(procsfd);
+		if (cgfd >= 0) {
+			close(cgfd);
 		}
 		sv_cgtree_release(s->cg, leaf);
 		svd_log("%s: cannot spawn %s: %s",
@@ -185,8 +191,8 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		return;
 	}
 	free(envp);
-	if (procsfd >= 0) {
-		close(procsfd);
+	if (cgfd >= 0) {
+		close(cgfd);
 	}
 	p->cg      = leaf;
 	p->key     = t;
@@ -267,6 +273,7 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	sv_exit_info xi;
 	sv_exit      x;
 	char         nm[96];
+	svd_act     *act;
 
 	(void) events;
 	/* Datagrams the worker sent before it died are still credited to
@@ -324,10 +331,15 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
 	svd_leases_worker_gone(s->leases, p->key);
 	svd_subw_worker_gone(s->subw, p->key); /* its sub-workers too */
-	/* Its activity region goes too: no stale stack is ever shown. */
-	svd_activity_end(s->act, p->act);
+	/* Its activity region goes too, but after the replacement is
+	 * spawned (its close + unlink are not on the restart path): the
+	 * record p may be reused by that spawn, so the region is taken off
+	 * it first. Nothing reads the regions in between (same callback),
+	 * so no stale stack is ever shown. */
+	act    = p->act;
 	p->act = NULL;
 	sup_run_effects(s);
+	svd_activity_end(s->act, act);
 }
 
 /* proc_timer_cb and seat_timer_cb hand a fired timer to the core. */

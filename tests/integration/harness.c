@@ -113,6 +113,7 @@ it_now_ms(void)
 }
 
 const char *it_config_top;
+bool        it_daemon_own_session;
 
 /* Writes the libconfig file for groups to ctx->conf_path. */
 static int
@@ -208,8 +209,9 @@ it_spawn_daemon(it_ctx *ctx)
 	 * checks their highest fd). */
 	posix_spawn_file_actions_addopen(&fa, 63, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(
-	    &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(&attr,
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+	        | (it_daemon_own_session ? POSIX_SPAWN_SETSID : 0));
 	posix_spawnattr_setsigmask(&attr, &empty);
 	posix_spawnattr_setsigdefault(&attr, &defs);
 	rv = posix_spawn(&pid, it_daemon_path, &fa, &attr, argv, environ);

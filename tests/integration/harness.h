@@ -98,6 +98,10 @@ struct it_group {
  * "strategy = ..."); NULL: none. */
 extern const char *it_config_top;
 
+/* When true, the daemon is started in a session of its own (setsid), as a
+ * service manager starts it; false (default): in the test's session. */
+extern bool it_daemon_own_session;
+
 /* One supervisor under test and the sockets the test uses to watch it. */
 typedef struct it_ctx {
 	char  dir[64]; /* mkdtemp directory, also the socket_dir */

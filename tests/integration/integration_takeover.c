@@ -22,6 +22,10 @@
  *   - a worker ignoring SIGTERM while being restarted, with the daemon
  *     killed and started again every 0.4 x its stop timeout: it is still
  *     SIGKILLed by the first deadline (journaled with its T record).
+ *   - a worker stopped (SIGSTOP) when the daemon, started in a session of
+ *     its own as a service manager would, is killed: it stays alive and
+ *     stopped (no SIGHUP for an orphaned process group: the worker has a
+ *     session of its own), and the next daemon adopts it.
  *
  * The test is a child subreaper (harness.c), so the workers of a killed
  * daemon become its children: it reaps them once they end (reap_strays),
@@ -659,6 +663,78 @@ test_stop_deadline_survives(void **state)
 	assert_true(pid != old);
 	assert_int_equal(gen, 1);
 	stop_all(ctx);
+static int
+setup_one_session(void **state)
+{
+	static const struct it_group g[]
+	    = {{.name = GROUP, .count = 1, .max_count = 1}};
+
+	/* The daemon in a session of its own: the test (the workers' next
+	 * parent, a subreaper) is then in another session than they are,
+	 * as init is for a service, so a process group the daemon's death
+	 * leaves without a parent in its session counts as orphaned. */
+	it_daemon_own_session = true;
+	return it_setup_groups(state, g, 1);
+}
+
+static int
+teardown_session(void **state)
+{
+	it_daemon_own_session = false;
+	return it_teardown(state);
+}
+
+/* proc_state returns the state letter of pid ('T' stopped, 'Z' zombie),
+ * or 0 when it is gone. */
+static char
+proc_state(pid_t pid)
+{
+	char st = 0;
+
+	return it_proc_stat(pid, NULL, &st, NULL) == 0 ? st : 0;
+}
+
+/* kill -9 of the daemon while its worker is stopped: the worker is not
+ * sent SIGHUP + SIGCONT (orphaned process group) and stays stopped; the
+ * next daemon adopts it. The kernel sends those signals while the daemon
+ * exits, before it can be reaped, so the state read after the reap
+ * decides: still 'T', or already woken to die. */
+static void
+test_stopped_worker_survives_kill9(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r;
+	pid_t            pid, now;
+	uint64_t         gen;
+	int64_t          end;
+	char             st;
+
+	it_expect_reports(ctx, 1, &r);
+	status_of(ctx, 0, &pid, &gen, NULL);
+	assert_int_equal(pid, (pid_t) r.pid);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	end = it_now_ms() + IT_CONVERGE_MS;
+	while (proc_state(pid) != 'T' && it_now_ms() < end) {
+		nng_msleep(5);
+	}
+	assert_int_equal(proc_state(pid), 'T');
+	kill9_daemon(ctx);
+	if ((st = proc_state(pid)) != 'T') {
+		/* Collect it (we are its subreaper) before failing. */
+		reap_strays(IT_REAP_MS);
+		fail_msg("stopped worker %d did not survive the daemon's "
+		         "death (state '%c' after the daemon was reaped)",
+		    (int) pid, st != 0 ? st : '-');
+	}
+	assert_int_equal(it_restart(ctx), 0);
+	status_of(ctx, 0, &now, &gen, NULL);
+	assert_int_equal(now, pid);
+	assert_int_equal(gen, 0);
+	assert_int_equal(proc_state(pid), 'T');
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	it_expect_no_report(ctx, 200);
+	stop_all(ctx);
+	assert_false(alive(pid));
 }
 
 int
@@ -681,6 +757,8 @@ main(int argc, char **argv)
 	        test_bad_journal_refused, setup_one, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_stop_deadline_survives, setup_deadline, it_teardown),
+	    cmocka_unit_test_setup_teardown(test_stopped_worker_survives_kill9,
+	        setup_one_session, teardown_session),
 	};
 
 	it_args(argc, argv);

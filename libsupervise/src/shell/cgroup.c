@@ -5,12 +5,13 @@
  * mkdirat, unlinkat), so the tree's path is resolved once. Leaves are kept
  * on one list; a released leaf stays on it, marked, until it is removed,
  * and is also queued, in release order, on the spare queue: the next leaf
- * asked for with the same label (the seat's next worker) takes it over,
- * and sv_cgtree_sweep removes those nobody took within CG_SPARE_MS. So a
- * crash loop costs no mkdir + rmdir per restart, and reaping many workers
- * at once does not wait for their rmdirs. The kill after an exit opens
- * the leaf's cgroup.kill each time: a descriptor kept per leaf would make
- * every spawn slower, since exec copies and closes each descriptor the
+ * asked for with the same label (the seat's next worker) may take it
+ * over (only where children join by a write to cgroup.procs: cgroup.h),
+ * and sv_cgtree_sweep removes those nobody took within CG_SPARE_MS. So
+ * reaping many workers at once does not wait for their rmdirs, and there
+ * a crash loop costs no mkdir + rmdir per restart. The kill after an exit
+ * opens the leaf's cgroup.kill each time: a descriptor kept per leaf would
+ * make every spawn slower, since exec copies and closes each descriptor the
  * daemon holds (a scale-up to 1,000 took 12-16 % longer with one more
  * descriptor per worker, sv-bench with TMPDIR on tmpfs).
  */
@@ -337,7 +338,7 @@ cg_spare_take(sv_cgtree *t, const char *name, size_t len)
 }
 
 sv_err
-sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
+sv_cgtree_leaf(sv_cgtree *t, const char *label, bool reuse, sv_cgleaf **leafp)
 {
 	char       want[CG_LABEL_MAX];
 	sv_cgleaf *l;
@@ -352,8 +353,8 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 		    : '_';
 	}
 	/* The seat's previous leaf, killed when its worker ended: taken over
-	 * as it is (no rmdir + mkdir on a restart). */
-	if ((l = cg_spare_take(t, want, i)) != NULL) {
+	 * as it is (no rmdir + mkdir on a restart), if the caller may. */
+	if (reuse && (l = cg_spare_take(t, want, i)) != NULL) {
 		*leafp = l;
 		return SV_OK;
 	}
@@ -376,12 +377,9 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp)
 }
 
 int
-sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l)
+sv_cgleaf_open(const sv_cgtree *t, const sv_cgleaf *l)
 {
-	char path[CG_LEAF_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", l->name);
-	return openat(t->fd, path, O_WRONLY | O_CLOEXEC);
+	return openat(t->fd, l->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* cg_unlink takes l off the list (and off the spare queue) and frees
@@ -466,7 +464,12 @@ cg_sweep(sv_cgtree *t, int64_t min_age)
 
 	for (l = t->spare; l != NULL; l = next) {
 		next = l->snext;
-		if (now - l->released_ms < min_age || !cg_remove(t, l)) {
+		if (now - l->released_ms < min_age) {
+			/* This one and all after it are younger: not looked
+			 * at (they are counted as one). */
+			return left + 1;
+		}
+		if (!cg_remove(t, l)) {
 			left++;
 		}
 	}

@@ -6,16 +6,20 @@
  * process cannot leave it without write access to another cgroup's
  * cgroup.procs). Where the daemon may create cgroups below its own, it
  * makes a tree "supervised.<pid>" there and, for each worker, a leaf the
- * child joins before exec (spawn.h: sv_spawn_req.cgroup_procs_fd), so
- * the worker and everything it starts are in the leaf from the first
- * instruction. When the worker has exited, sv_cgtree_release writes
- * cgroup.kill (SIGKILL to every process in the leaf, Linux >= 5.14) at
- * once. The killed leaf is then kept for a while as a spare: the next
- * leaf asked for with the same label (the seat's replacement) reuses it
- * instead of a rmdir + mkdir per restart. Everything left in it was killed
- * before the replacement joins (a process with SIGKILL pending never runs
- * user code again, so it cannot fork), and the leaf is killed again when
- * the replacement ends.
+ * child is born in (clone3 with CLONE_INTO_CGROUP; where the kernel lacks
+ * it, joins before exec; spawn.h: sv_spawn_req.cgroup_fd), so the worker
+ * and everything it starts are in the leaf from the first instruction.
+ * When the worker has exited, sv_cgtree_release writes cgroup.kill
+ * (SIGKILL to every process in the leaf, Linux >= 5.14) at once. The
+ * killed leaf is then kept for a while before it is removed. Where
+ * children join their leaf by a write to cgroup.procs, it is a spare: the
+ * next leaf asked for with the same label (the seat's replacement) may
+ * reuse it instead of a rmdir + mkdir per restart (everything left in it
+ * was killed before the replacement joins: a process with SIGKILL pending
+ * never runs user code again, so it cannot fork; and the leaf is killed
+ * again when the replacement ends). A child born in a killed cgroup is
+ * killed, so where children are born in their leaf every worker gets a
+ * new one.
  *
  * Detection, never assumption: the cgroup2 mount is found in
  * /proc/self/mountinfo, the daemon's own cgroup in /proc/self/cgroup
@@ -39,6 +43,7 @@
 #ifndef SV_SHELL_CGROUP_H
 #define SV_SHELL_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "supervise/supervise.h"
@@ -61,19 +66,22 @@ const char *sv_cgtree_path(const sv_cgtree *t);
 
 /*
  * sv_cgtree_leaf gives a leaf for label (any text; bytes other than
- * [A-Za-z0-9_.-] become '_'): a released spare of the same label if there
- * is one (killed, possibly still holding dying processes), else a new
- * empty one (a sequence number makes its name unique). *leafp stays owned
+ * [A-Za-z0-9_.-] become '_'): with reuse, a released spare of the same
+ * label if there is one (killed, possibly still holding dying processes),
+ * else a new empty one (a sequence number makes its name unique). Without
+ * reuse always a new one: a child born into a killed cgroup with clone3's
+ * CLONE_INTO_CGROUP is killed at once (spawn.h). *leafp stays owned
  * by the tree until released. Errors: SV_ENOMEM, SV_ESYSTEM (errno set).
  */
-sv_err sv_cgtree_leaf(sv_cgtree *t, const char *label, sv_cgleaf **leafp);
+sv_err sv_cgtree_leaf(
+    sv_cgtree *t, const char *label, bool reuse, sv_cgleaf **leafp);
 
 /*
- * sv_cgleaf_open_procs opens the leaf's cgroup.procs for writing
- * (close-on-exec), for a child to join it with write("0"). The caller
- * closes the fd. Returns -1 with errno set on failure.
+ * sv_cgleaf_open opens the leaf's directory (close-on-exec), for a child
+ * to be born in it (spawn.h: sv_spawn_req.cgroup_fd). The caller closes
+ * the fd. Returns -1 with errno set on failure.
  */
-int sv_cgleaf_open_procs(const sv_cgtree *t, const sv_cgleaf *l);
+int sv_cgleaf_open(const sv_cgtree *t, const sv_cgleaf *l);
 
 /*
  * sv_cgtree_release kills every process left in the leaf (cgroup.kill) now

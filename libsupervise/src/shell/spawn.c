@@ -1,6 +1,6 @@
 /*
- * spawn.c — posix_spawn or clone(CLONE_VM|CLONE_VFORK), pidfd and waitid
- * (see spawn.h).
+ * spawn.c — posix_spawn, clone3 into the worker's cgroup or
+ * clone(CLONE_VM|CLONE_VFORK), pidfd and waitid (see spawn.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,13 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell/clone3.h"
 #include "shell/spawn.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
-#endif
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
 #endif
 /* The 32-bit-id system calls, where an architecture has both kinds. */
 #ifdef SYS_setgroups32
@@ -42,14 +40,34 @@
 /* Longest program path the PATH search builds. */
 #define SPAWN_PATH_MAX 4096
 
+/* How a worker gets into its cgroup: born there (clone3 with
+ * CLONE_INTO_CGROUP), or, where the kernel lacks that, by writing
+ * cgroup.procs before exec. Decided by the first spawn into a cgroup;
+ * one daemon thread spawns, so plain variables do. */
+enum { SPAWN_CG_UNKNOWN, SPAWN_CG_CLONE3, SPAWN_CG_WRITE };
+static int spawn_cg_mode = SPAWN_CG_UNKNOWN;
+/* Why the fallback was chosen, until sv_spawn_cgroup_note takes it. */
+static char spawn_cg_why[160];
+static bool spawn_cg_noted;
+
+/* The child stack, kept across spawns (one mapping, its pages already
+ * faulted in); taken with an atomic exchange, so a concurrent spawn maps
+ * its own. */
+static char *spawn_stack_cache;
+
 /* What the clone child needs, and where it reports a failure. It lives on
- * the parent's stack, which the child shares (CLONE_VM). */
+ * the parent's stack, which the child shares (CLONE_VM), or err points
+ * into a shared mapping (fork-style clone3). */
 typedef struct spawn_child {
 	const sv_spawn_req *req;
 	const char         *path; /* resolved program */
 	const sigset_t     *dflt; /* signals reset to SIG_DFL */
 	pid_t               parent; /* the daemon's pid */
-	volatile int        err; /* errno of the step that failed, or 0 */
+	int                 procs_fd; /* cgroup.procs to write, or -1 */
+	bool                cleared; /* handlers reset by the kernel
+	                              * (CLONE_CLEAR_SIGHAND) */
+	volatile int *err; /* errno of the step that failed, or 0 */
+	volatile int  err_local; /* where err points with CLONE_VM */
 } spawn_child;
 
 /* spawn_pidfd_open wraps the pidfd_open system call. */
@@ -133,10 +151,43 @@ spawn_raw_ids(const sv_creds *c)
 	return 0;
 }
 
+/* spawn_child_signals gives the clone child default dispositions for
+ * every handled signal and for those of dflt the daemon ignores. With
+ * c->cleared the kernel has reset the handlers already, and only ignored
+ * signals are left to look at. Returns 0 or -1 (errno set). */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+__attribute__((no_sanitize("address")))
+#endif
+#endif
+static int
+spawn_child_signals(const spawn_child *c)
+{
+	struct sigaction sa;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (c->cleared && !sigismember(c->dflt, sig)) {
+			continue;
+		}
+		if (sigaction(sig, NULL, &sa) != 0 || sa.sa_handler == SIG_DFL
+		    || (sa.sa_handler == SIG_IGN
+		        && !sigismember(c->dflt, sig))) {
+			continue;
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		if (sigaction(sig, &sa, NULL) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* spawn_child_main runs in the clone child, on its own stack but in the
- * daemon's memory, with every signal blocked: async-signal-safe calls
- * only, and no return except through exec or _exit. Not instrumented by
- * the address sanitizer, whose bookkeeping belongs to the parent thread. */
+ * daemon's memory (or a copy of it), with every signal blocked:
+ * async-signal-safe calls only, and no return except through exec or
+ * _exit. Not instrumented by the address sanitizer, whose bookkeeping
+ * belongs to the parent thread. */
 #if defined(__has_attribute)
 #if __has_attribute(no_sanitize)
 __attribute__((no_sanitize("address")))
@@ -147,28 +198,24 @@ spawn_child_main(void *arg)
 {
 	spawn_child        *c = arg;
 	const sv_spawn_req *r = c->req;
-	struct sigaction    sa;
 	sigset_t            none;
 	int                 fd;
 
 	/* A handler of the daemon must not run here: default for every
 	 * handled signal and for those the daemon ignores or blocks. (The
 	 * handler table is a copy: no CLONE_SIGHAND.) */
-	for (int sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, NULL, &sa) != 0 || sa.sa_handler == SIG_DFL
-		    || (sa.sa_handler == SIG_IGN
-		        && !sigismember(c->dflt, sig))) {
-			continue;
-		}
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		(void) sigaction(sig, &sa, NULL);
-	}
-	if (setpgid(0, 0) != 0) {
+	if (spawn_child_signals(c) != 0) {
 		goto fail;
 	}
-	/* Into the worker's cgroup before it runs a single instruction. */
-	if (r->join_cgroup && write(r->cgroup_procs_fd, "0", 1) != 1) {
+	/* A session of its own (and so a process group of its own, whose id
+	 * is its pid): when the daemon dies, a stopped worker's group is
+	 * not orphaned with it, which would bring SIGHUP + SIGCONT. */
+	if (setsid() < 0) {
+		goto fail;
+	}
+	/* Into the worker's cgroup before it runs a single instruction
+	 * (only where it could not be born there). */
+	if (c->procs_fd >= 0 && write(c->procs_fd, "0", 1) != 1) {
 		goto fail;
 	}
 	if ((fd = open("/dev/null", O_RDONLY)) < 0) {
@@ -211,12 +258,133 @@ spawn_child_main(void *arg)
 	}
 	execve(c->path, r->argv, r->envp);
 fail:
-	c->err = errno != 0 ? errno : EINVAL;
+	*c->err = errno != 0 ? errno : EINVAL;
 	_exit(127);
 }
 
-/* spawn_clone starts a child with clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD):
- * the parent resumes once the child has exec'd or failed. */
+/* spawn_stack_get returns a child stack of SPAWN_STACK bytes: the kept one
+ * if it is free, else a new mapping; NULL on failure (errno set). Give it
+ * back with spawn_stack_put. */
+static char *
+spawn_stack_get(void)
+{
+	char *s
+	    = __atomic_exchange_n(&spawn_stack_cache, NULL, __ATOMIC_ACQ_REL);
+
+	if (s != NULL) {
+		return s;
+	}
+	s = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	return s == MAP_FAILED ? NULL : s;
+}
+
+/* spawn_stack_put keeps s for the next spawn, or unmaps it when one is
+ * kept already. */
+static void
+spawn_stack_put(char *s)
+{
+	char *none = NULL;
+
+	if (!__atomic_compare_exchange_n(&spawn_stack_cache, &none, s, false,
+	        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(s, SPAWN_STACK);
+	}
+}
+
+/* spawn_clone3 starts the child with clone3, born in the cgroup behind
+ * req->cgroup_fd, sharing our memory where the architecture allows (else
+ * fork-style, with a shared page for the error). Returns the pid, or
+ * -errno of clone3 itself (*c->err then untouched). */
+static long
+spawn_clone3(spawn_child *c, int *pidfdp)
+{
+	sv_clone3_req r = {
+	    .flags     = CLONE_PIDFD | CLONE_INTO_CGROUP | CLONE_CLEAR_SIGHAND,
+	    .cgroup_fd = c->req->cgroup_fd,
+	    .pidfdp    = pidfdp,
+	    .fn        = spawn_child_main,
+	    .arg       = c,
+	};
+	volatile int *shared;
+	long          pid;
+
+#ifndef SV_SPAWN_CLONE3_FORK
+	if (sv_clone3_can_share_vm()) {
+		char *stack = spawn_stack_get();
+		if (stack == NULL) {
+			return -errno;
+		}
+		r.flags |= CLONE_VM;
+		r.stack      = stack;
+		r.stack_size = SPAWN_STACK;
+		pid          = sv_clone3(&r);
+		spawn_stack_put(stack);
+		return pid;
+	}
+#endif
+	/* A copy of our memory: the error comes back through a shared page,
+	 * read once the child has exec'd or exited (CLONE_VFORK). */
+	shared = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED) {
+		return -errno;
+	}
+	*shared = 0;
+	c->err  = shared;
+	r.flags |= CLONE_VFORK;
+	pid     = sv_clone3(&r);
+	c->err  = &c->err_local;
+	*c->err = *shared;
+	munmap((void *) shared, sizeof(int));
+	return pid;
+}
+
+/* spawn_clone_join starts the child with clone(CLONE_VM|CLONE_VFORK|
+ * CLONE_PIDFD) on the kept stack; with a cgroup, the child joins it by a
+ * write to its cgroup.procs. Returns the pid or -errno. */
+static long
+spawn_clone_join(spawn_child *c, int *pidfdp)
+{
+	char *stack;
+	long  pid;
+
+	if (c->req->cgroup_fd >= 0
+	    && (c->procs_fd = openat(
+	            c->req->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC))
+	        < 0) {
+		return -errno;
+	}
+	if ((stack = spawn_stack_get()) == NULL) {
+		pid = -errno;
+	} else {
+		pid = clone(spawn_child_main, stack + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, c, pidfdp);
+		pid = pid < 0 ? -errno : pid;
+		spawn_stack_put(stack);
+	}
+	if (c->procs_fd >= 0) {
+		close(c->procs_fd);
+		c->procs_fd = -1;
+	}
+	return pid;
+}
+
+/* spawn_cg_fallback records that workers join their cgroup by a write to
+ * cgroup.procs from now on, and why (e: the errno of clone3). */
+static void
+spawn_cg_fallback(int e)
+{
+	spawn_cg_mode = SPAWN_CG_WRITE;
+	snprintf(spawn_cg_why, sizeof(spawn_cg_why),
+	    "clone3 with CLONE_INTO_CGROUP is not available (%s): workers "
+	    "join their cgroup by a write to cgroup.procs",
+	    strerror(e));
+}
+
+/* spawn_clone starts a child with clone3 (into its cgroup) or
+ * clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD): the parent resumes once the
+ * child has exec'd or failed. */
 static sv_err
 spawn_clone(const sv_spawn_req *req, const sigset_t *dflt, pid_t *pidp,
     int *pidfdp, int *errnop)
@@ -224,45 +392,65 @@ spawn_clone(const sv_spawn_req *req, const sigset_t *dflt, pid_t *pidp,
 	char        path[SPAWN_PATH_MAX];
 	spawn_child c;
 	sigset_t    all, old;
-	char       *stack;
-	int         pidfd = -1, e;
-	pid_t       pid;
+	int         pidfd = -1, e = 0;
+	long        pid = -ENOSYS;
 
 	if ((e = spawn_resolve(req->path, path, sizeof(path))) != 0) {
 		*errnop = e;
 		return SV_ENOTFOUND;
 	}
-	stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
-		*errnop = errno;
-		return SV_ESYSTEM;
-	}
-	c = (spawn_child) {req, path, dflt, getpid(), 0};
+	c     = (spawn_child) {req, path, dflt, getpid(), -1, false, NULL, 0};
+	c.err = &c.err_local;
 	/* No signal handler may run in the child while it shares our memory
 	 * (it unblocks signals just before exec). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(spawn_child_main, stack + SPAWN_STACK,
-	    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c, &pidfd);
-	e   = errno;
+	if (req->cgroup_fd >= 0 && spawn_cg_mode != SPAWN_CG_WRITE) {
+		c.cleared = true;
+		pid       = spawn_clone3(&c, &pidfd);
+		if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) {
+			spawn_cg_fallback((int) -pid);
+		} else if (spawn_cg_mode == SPAWN_CG_UNKNOWN && pid > 0) {
+			spawn_cg_mode = SPAWN_CG_CLONE3;
+		}
+		c.cleared = false;
+	}
+	if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) {
+		pid = spawn_clone_join(&c, &pidfd);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, SPAWN_STACK);
 	if (pid < 0) {
-		*errnop = e;
+		*errnop = (int) -pid;
 		return SV_ESYSTEM;
 	}
-	if (c.err != 0) {
+	if (*c.err != 0) {
 		siginfo_t si;
 		/* It has called _exit: collect it, so nothing is left. */
 		(void) waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
 		close(pidfd);
-		*errnop = c.err;
-		return spawn_class(c.err);
+		*errnop = *c.err;
+		return spawn_class(*c.err);
 	}
-	*pidp   = pid;
+	*pidp   = (pid_t) pid;
 	*pidfdp = pidfd;
 	return SV_OK;
+}
+
+bool
+sv_spawn_cgroup_note(char *why, size_t len)
+{
+	if (spawn_cg_mode != SPAWN_CG_WRITE || spawn_cg_noted) {
+		return false;
+	}
+	spawn_cg_noted = true;
+	snprintf(why, len, "%s", spawn_cg_why);
+	return true;
+}
+
+bool
+sv_spawn_born_in_cgroup(void)
+{
+	return spawn_cg_mode != SPAWN_CG_WRITE;
 }
 
 sv_err
@@ -278,7 +466,7 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 	*errnop = 0;
 	sigemptyset(&none);
 	spawn_default_set(&dflt);
-	if ((req->creds != NULL && req->creds->set) || req->join_cgroup
+	if ((req->creds != NULL && req->creds->set) || req->cgroup_fd >= 0
 	    || req->die_with_parent) {
 		return spawn_clone(req, &dflt, pidp, pidfdp, errnop);
 	}
@@ -302,16 +490,13 @@ sv_spawn(const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop)
 	if (rv == 0) {
 		rv = posix_spawnattr_setflags(&attr,
 		    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-		        | POSIX_SPAWN_SETPGROUP);
+		        | POSIX_SPAWN_SETSID);
 	}
 	if (rv == 0) {
 		rv = posix_spawnattr_setsigmask(&attr, &none);
 	}
 	if (rv == 0) {
 		rv = posix_spawnattr_setsigdefault(&attr, &dflt);
-	}
-	if (rv == 0) {
-		rv = posix_spawnattr_setpgroup(&attr, 0);
 	}
 	if (rv == 0) {
 		if (strchr(req->path, '/') != NULL) {

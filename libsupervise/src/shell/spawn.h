@@ -5,19 +5,34 @@
  * Spawning never forks a copy of the daemon: it has a second thread (the
  * log writer), which makes fork unsafe, and copying its page tables costs. The
  * common case uses posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK)). A worker
- * that runs as another user, or that joins its own cgroup before exec, needs
- * steps posix_spawn cannot take (setgroups, setresgid, setresuid; a write to
- * cgroup.procs); for it sv_spawn does what glibc does, itself:
- * clone(CLONE_VM|CLONE_VFORK| CLONE_PIDFD) onto a private stack, with every
- * signal blocked around it. That child shares the daemon's memory until it
- * execs, so it makes only async-signal-safe calls, and credentials are set
- * with raw system calls (glibc's setuid() would try to apply the change to
- * every thread of the daemon). The PATH search is done beforehand, in the
- * parent; a failure in the child is reported through memory the two share.
+ * that has a cgroup of its own, runs as another user or dies with the
+ * daemon needs steps posix_spawn cannot take; for it sv_spawn does what
+ * glibc does, itself, with every signal blocked around it:
+ *   - into a cgroup: clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
+ *     CLONE_CLEAR_SIGHAND), the child born in its cgroup (nothing
+ *     migrates: a migration can wait an RCU grace period, milliseconds),
+ *     sharing the daemon's memory (CLONE_VM | CLONE_VFORK, on a private
+ *     stack, clone3.h) where the architecture allows, else fork-style
+ *     (also on x86-64 when built with -DSV_SPAWN_CLONE3_FORK, to test or
+ *     measure that form: the integration tests pass with it).
+ *     Where the kernel lacks clone3 or CLONE_INTO_CGROUP (ENOSYS, EINVAL,
+ *     E2BIG), the first spawn says so once (sv_spawn_cgroup_note) and
+ *     every spawn after it takes the next path and joins by writing "0"
+ *     to the cgroup's cgroup.procs before exec;
+ *   - otherwise clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD) onto a private
+ *     stack.
+ * That child shares the daemon's memory until it execs, so it makes only
+ * async-signal-safe calls, and credentials are set with raw system calls
+ * (glibc's setuid() would try to apply the change to every thread of the
+ * daemon). The PATH search is done beforehand, in the parent; a failure in
+ * the child is reported through memory the two share.
  *
  * Either way the child gets an empty signal mask, default dispositions for
- * the signals the daemon blocks or ignores, its own process group, and
- * stdin from /dev/null. Every fd of the daemon is close-on-exec, so the
+ * the signals the daemon blocks or ignores, a session of its own (setsid:
+ * also its own process group, whose id is its pid, so sv_signal_group
+ * reaches it and what it starts; and no orphaned process group when the
+ * daemon dies, whose SIGHUP would kill a stopped worker), and stdin from
+ * /dev/null. Every fd of the daemon is close-on-exec, so the
  * child inherits only stdin/stdout/stderr, plus the descriptors of
  * pass_fds placed at 3, 4, .... Each child is tracked by a
  * pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
@@ -27,6 +42,7 @@
 #define SV_SHELL_SPAWN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "shell/privileges.h"
@@ -39,9 +55,9 @@ typedef struct sv_spawn_req {
 	const char  *cwd; /* NULL: inherit; else entered as the worker's
 	                   * user, after the credentials are set */
 	const sv_creds *creds; /* NULL or !set: the daemon's own */
-	bool            join_cgroup; /* write "0" to cgroup_procs_fd */
-	int             cgroup_procs_fd; /* a cgroup.procs opened O_WRONLY
-	                                  * (cgroup.h); with join_cgroup */
+	int cgroup_fd; /* -1, or the directory of the worker's cgroup
+	                * (cgroup.h: sv_cgleaf_open), which the child is
+	                * born in (or joins, see above) */
 	bool die_with_parent; /* SIGKILL when the spawning thread dies
 	                       * (PR_SET_PDEATHSIG; uses the clone path) */
 	const int *pass_fds; /* descriptors the child gets as 3, 4, ...; each
@@ -66,6 +82,21 @@ typedef struct sv_exit_info {
  */
 sv_err sv_spawn(
     const sv_spawn_req *req, pid_t *pidp, int *pidfdp, int *errnop);
+
+/*
+ * sv_spawn_cgroup_note returns true exactly once, after a spawn found that
+ * the kernel cannot start a child in a cgroup (clone3 with
+ * CLONE_INTO_CGROUP), with the reason in why (for the log).
+ */
+bool sv_spawn_cgroup_note(char *why, size_t len);
+
+/*
+ * sv_spawn_born_in_cgroup tells whether children are born in their cgroup
+ * (or it is not known yet). Such a cgroup must be new: one that had
+ * cgroup.kill written kills a child born in it at once (seen on Linux
+ * 6.18), so a killed cgroup is reused only when this is false.
+ */
+bool sv_spawn_born_in_cgroup(void);
 
 /*
  * sv_reap collects the exit status of the child behind pidfd without
