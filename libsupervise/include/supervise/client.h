@@ -558,7 +558,8 @@ SV_API sv_err sv_client_heartbeat(sv_client *client, int timeout_ms);
  * (NULL or "": "events.sock" beside $SUPERVISE_URL or the default control
  * socket; sv_hello_events_url() tells the real one) and keeps the events
  * whose topic starts with prefix (NULL or "": all). Topics are
- * "w/GROUP/ORDINAL/" for worker events and "g/GROUP/" for group events
+ * "w/GROUP/ORDINAL/" for worker events, "g/GROUP/" for group events and
+ * "d/" for the durability of the journal
  * (docs/protocol.md, "Events"). It connects within timeout_ms. On SV_OK
  * *evp belongs to the caller: close it with sv_events_close(). Like the
  * client, it speaks the wire protocol itself, with no thread, and a handle
