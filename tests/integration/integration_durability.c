@@ -97,7 +97,7 @@ status_of(it_ctx *ctx, uint32_t ordinal, pid_t *pidp, uint64_t *genp)
 }
 
 /* churn kills worker o and checks its replacement: a report from ordinal o
- * with the next generation. Returns the replacement's pid. */
+ * with a later generation. Returns the replacement's pid. */
 static pid_t
 churn(it_ctx *ctx, uint32_t o)
 {
@@ -110,7 +110,9 @@ churn(it_ctx *ctx, uint32_t o)
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r), 0);
 	assert_int_equal(r.ordinal, o);
-	assert_int_equal(r.generation, (long long) gen + 1);
+	/* Usually gen + 1; more when a spawn failed and was retried (seen
+	 * under load: "cannot spawn ...: No such device"). */
+	assert_true(r.generation > (long long) gen);
 	return (pid_t) r.pid;
 }
 
@@ -169,6 +171,22 @@ static void
 reap_strays(void)
 {
 	while (waitpid(-1, NULL, WNOHANG) > 0) {
+	}
+}
+
+/* reap_pid waits (polling, up to IT_REAP_MS) for our child pid to end and
+ * reaps it; fails the test at the deadline. */
+static void
+reap_pid(pid_t pid)
+{
+	int64_t end = it_now_ms() + IT_REAP_MS;
+
+	while (waitpid(pid, NULL, WNOHANG) != pid) {
+		if (it_now_ms() >= end) {
+			fail_msg(
+			    "process %d did not end after SIGKILL", (int) pid);
+		}
+		nng_msleep(10);
 	}
 }
 
@@ -250,12 +268,12 @@ run_case(it_ctx *ctx, void (*break_fs)(void), void (*repair_fs)(void),
 	}
 	it_expect_no_report(ctx, 300);
 	assert_int_equal(durability(ctx, got, sizeof(got)), 1);
-	/* The generation floor came through: the next one is gen + 1. */
+	/* The generation floor came through: the next one is above gen. */
 	kill(pids[2], SIGKILL);
 	reap_strays();
 	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r[0]), 0);
 	assert_int_equal(r[0].ordinal, 2);
-	assert_int_equal(r[0].generation, (long long) gens[2] + 1);
+	assert_true(r[0].generation > (long long) gens[2]);
 	stop_all(ctx);
 }
 
@@ -359,9 +377,9 @@ test_crash_while_lost(void **state)
 		} while (pid <= 0 && it_now_ms() < end);
 		assert_true(pid > 0);
 		assert_true(pid != last[o]);
-		kill(last[o], SIGKILL);
+		assert_int_equal(kill(last[o], SIGKILL), 0);
+		reap_pid(last[o]); /* reparented to us, the subreaper */
 	}
-	reap_strays();
 	stop_all(ctx);
 }
 
