@@ -173,6 +173,11 @@ void cli_fmt_uptime(char *buf, size_t size, uint64_t ms);
  */
 void cli_fmt_time(char *buf, size_t size, uint64_t ms);
 
+/* cli_durability_line prints one line when h says the supervisor's journal
+ * lost durability and returns 1; else prints nothing, returns 0
+ * (cmd_hello.c). */
+int cli_durability_line(const sv_hello *h);
+
 /*
  * cli_fmt_trunc copies s (NULL is "") into buf (size > max) and, when s is
  * longer than max bytes, cuts it to at most max bytes ending in "...",

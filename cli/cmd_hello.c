@@ -7,12 +7,39 @@
  * it is also the cheapest readiness probe: scripts loop on it until it
  * exits 0.
  *
- * Layout: hello_text, hello_json, cmd_hello.
+ * When the supervisor says its journal lost durability (a full or
+ * read-only state directory), one more line says so, with the reason and
+ * since when; `status` prints the same line (cli_durability_line).
+ *
+ * Layout: cli_durability_line, hello_text, hello_json, cmd_hello.
  */
 #include "cli.h"
 #include "json.h"
 
 #include <inttypes.h>
+
+/*
+ * cli_durability_line prints, when h says durability is lost,
+ *   durability:    LOST since TIME (REASON: MESSAGE); a supervisor restart
+ *                  may not find the workers started since
+ * on one line, and returns 1; nothing and 0 otherwise.
+ */
+int
+cli_durability_line(const sv_hello *h)
+{
+	char when[CLI_TIME_BUFSZ];
+
+	if (!sv_hello_durability_known(h) || sv_hello_durability_ok(h))
+		return 0;
+	cli_fmt_time(when, sizeof when, sv_hello_durability_since_ms(h));
+	printf("durability:    LOST since %s (", when);
+	cli_put_clean(stdout, sv_hello_durability_reason(h));
+	fputs(": ", stdout);
+	cli_put_clean(stdout, sv_hello_durability_message(h));
+	puts("); a supervisor restart may not find the workers started "
+	     "since");
+	return 1;
+}
 
 /* hello_text prints h as "label: value" lines; features space-separated. */
 static void
@@ -34,6 +61,7 @@ hello_text(const sv_hello *h)
 		cli_put_clean(stdout, sv_hello_feature(h, i));
 	}
 	putchar('\n');
+	(void) cli_durability_line(h);
 }
 
 /* hello_json prints h as one JSON object on one line. */
@@ -59,7 +87,23 @@ hello_json(const sv_hello *h)
 			putchar(',');
 		json_string(stdout, sv_hello_feature(h, i));
 	}
-	puts("]}");
+	putchar(']');
+	if (sv_hello_durability_known(h)) {
+		int dfirst = 1;
+
+		json_key(stdout, &first, "durability");
+		putchar('{');
+		json_key(stdout, &dfirst, "ok");
+		fputs(sv_hello_durability_ok(h) ? "true" : "false", stdout);
+		json_key(stdout, &dfirst, "reason");
+		json_string(stdout, sv_hello_durability_reason(h));
+		json_key(stdout, &dfirst, "since_ms");
+		printf("%" PRIu64, sv_hello_durability_since_ms(h));
+		json_key(stdout, &dfirst, "message");
+		json_string(stdout, sv_hello_durability_message(h));
+		putchar('}');
+	}
+	puts("}");
 }
 
 /* cmd_hello exchanges Hello with the supervisor and prints the reply. */

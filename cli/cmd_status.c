@@ -14,6 +14,9 @@
  * interface, documented in docs/supervisectl.md: add keys, never rename
  * them; JSON values are never cut.
  *
+ * Last, in the table form, one Hello: when the supervisor's journal lost
+ * durability, the line cli_durability_line prints (cmd_hello.c).
+ *
  * A supervisor that does not know ListGroups (protocol 1.0) answers with a
  * typed error: the failed lines are then left out, the table still printed.
  *
@@ -276,9 +279,15 @@ cmd_status(const struct cli *cli, int argc, char **argv)
 	if (cli->json) {
 		status_json(w);
 	} else {
+		sv_hello *h = NULL;
+
 		status_table(w);
 		if (g != NULL)
 			status_failed(g);
+		/* Best effort: a failed Hello only costs this line. */
+		if (sv_client_hello(client, cli->timeout_ms, &h) == SV_OK)
+			(void) cli_durability_line(h);
+		sv_hello_free(h);
 	}
 	sv_groups_free(g);
 	sv_workers_free(w);

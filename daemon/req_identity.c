@@ -31,12 +31,15 @@ req_hello(req_ctx *c)
 	if (n > SV_REQ_MAX_FEATURES) {
 		return req_err(c, SV_EINTERNAL, "too many features");
 	}
-	hr->n_features     = n;
-	hr->features       = (char **) c->out.features;
-	hr->events_url     = c->s->events != NULL
-	        ? (char *) svd_events_url(c->s->events)
-	        : (char *) "";
-	hr->epoch          = c->s->epoch;
+	hr->n_features = n;
+	hr->features   = (char **) c->out.features;
+	hr->events_url = c->s->events != NULL
+	    ? (char *) svd_events_url(c->s->events)
+	    : (char *) "";
+	hr->epoch      = c->s->epoch;
+	supervise__v1__durability__init(&c->out.dur);
+	sup_durability_fill(c->s, &c->out.dur);
+	hr->durability     = &c->out.dur;
 	c->rep.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
 	c->rep.hello_reply = hr;
 	return SV_OK;

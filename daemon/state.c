@@ -1,6 +1,17 @@
 /*
  * state.c — the state directory, its lock and the journal file (see
  * state.h; the record format and replay are in core/journal.c).
+ *
+ * Durability: the journal on disk is only ever a whole snapshot followed by
+ * whole records. When an append fails (a full filesystem, a read-only one,
+ * an I/O error) the part of the record that did reach the file is cut off
+ * again (ftruncate to the last good offset), the journal is closed and no
+ * record is appended any more: appending after a record that was lost
+ * would leave a journal that says something false. The in-memory mirror
+ * keeps every change, so svd_state_retry (called about once a second by
+ * daemon/sup_durability.c) writes it whole as a fresh snapshot, renamed
+ * over the journal; the first one that succeeds restores durability. A
+ * cut that fails leaves a torn last line, which replay drops.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,14 +36,18 @@
 #define ST_COMPACT_MIN 4096u
 
 struct svd_state {
-	char      dir[4096];
-	int       lockfd;
-	int       fd; /* the journal, O_APPEND; -1 before begin */
-	sv_jstate mirror;
-	size_t    appended; /* records appended since the last snapshot */
-	size_t    base; /* records in the last snapshot */
-	bool      failing; /* the last write failed (logged once) */
-	char      boot[SV_BOOT_ID_LEN];
+	char           dir[4096];
+	int            lockfd;
+	int            fd; /* the journal, O_APPEND; -1 before begin */
+	sv_jstate      mirror;
+	size_t         appended; /* records appended since the last snapshot */
+	size_t         base; /* records in the last snapshot */
+	off_t          off; /* bytes of whole records in the journal */
+	bool           lost; /* appends stopped until a snapshot succeeds */
+	svd_durability dur; /* what the journal on disk covers */
+	svd_durability_cb watch; /* told of every change of dur */
+	void             *watch_arg;
+	char              boot[SV_BOOT_ID_LEN];
 };
 
 static sv_err st_fail(char *err, size_t errlen, sv_err rv, const char *fmt,
@@ -218,25 +233,73 @@ svd_state_mirror(svd_state *s)
 	return &s->mirror;
 }
 
-/* st_snapshot writes the mirror to STATE_DIR/state.new and renames it over
- * the journal, then reopens it for appending. */
+/* st_wall_ms reads the wall clock in milliseconds since the Unix epoch. */
+static uint64_t
+st_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+/* st_relock makes sure the lock held is the one in dir: after the state
+ * directory's filesystem was replaced (a broken one unmounted, a new one
+ * mounted in its place), the lock taken at start is on the old one. Takes
+ * the new one without waiting; -1 (errno set) when it cannot, EWOULDBLOCK
+ * when another daemon holds it. */
+static int
+st_relock(svd_state *s)
+{
+	char        path[4200];
+	struct stat a, b;
+	int         fd;
+
+	snprintf(path, sizeof(path), "%s/supervised.lock", s->dir);
+	if (stat(path, &a) == 0 && fstat(s->lockfd, &b) == 0
+	    && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		return 0;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(s->lockfd);
+	s->lockfd = fd;
+	return 0;
+}
+
+/* st_snapshot writes the mirror to STATE_DIR/state.new (opened for
+ * appending) and renames it over the journal; that descriptor then appends
+ * the records that follow. On failure the old journal and descriptor are
+ * left as they were, *errp is the errno, and state.new is removed. */
 static sv_err
-st_snapshot(svd_state *s, char *err, size_t errlen)
+st_snapshot(svd_state *s, int *errp, char *err, size_t errlen)
 {
 	char    tmp[4200], path[4200], *buf;
 	size_t  len, off = 0;
-	ssize_t n;
-	int     fd;
+	ssize_t n = 0;
+	int     fd, e;
 	sv_err  rv;
 
+	*errp = 0;
 	if ((rv = sv_journal_snapshot(&s->mirror, &buf, &len)) != SV_OK) {
+		*errp = ENOMEM;
 		return st_fail(err, errlen, rv, "cannot format the journal");
 	}
 	snprintf(tmp, sizeof(tmp), "%s/state.new", s->dir);
 	snprintf(path, sizeof(path), "%s/state", s->dir);
-	fd = open(
-	    tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open(tmp,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
 	if (fd < 0) {
+		*errp = errno;
 		free(buf);
 		return st_fail(err, errlen, SV_ESYSTEM, "cannot create %s: %s",
 		    tmp, strerror(errno));
@@ -245,23 +308,22 @@ st_snapshot(svd_state *s, char *err, size_t errlen)
 		off += (size_t) n;
 	}
 	free(buf);
-	if (off < len || close(fd) != 0 || rename(tmp, path) != 0) {
-		rv = st_fail(err, errlen, SV_ESYSTEM, "cannot write %s: %s",
-		    path, strerror(errno));
-		if (off < len) {
-			close(fd);
-		}
+	if (off < len || rename(tmp, path) != 0) {
+		/* A write that returns 0 or short without an error is a
+		 * full filesystem. */
+		e     = off < len && n >= 0 ? ENOSPC : errno;
+		*errp = e;
+		rv    = st_fail(err, errlen, SV_ESYSTEM, "cannot write %s: %s",
+		       path, strerror(e));
+		close(fd);
 		(void) unlink(tmp);
 		return rv;
 	}
 	if (s->fd >= 0) {
 		close(s->fd);
 	}
-	s->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (s->fd < 0) {
-		return st_fail(err, errlen, SV_ESYSTEM, "cannot open %s: %s",
-		    path, strerror(errno));
-	}
+	s->fd       = fd;
+	s->off      = (off_t) len;
 	s->base     = s->mirror.nrecords;
 	s->appended = 0;
 	return SV_OK;
@@ -270,7 +332,51 @@ st_snapshot(svd_state *s, char *err, size_t errlen)
 sv_err
 svd_state_begin(svd_state *s, char *err, size_t errlen)
 {
-	return st_snapshot(s, err, errlen);
+	int    e;
+	sv_err rv = st_snapshot(s, &e, err, errlen);
+
+	if (rv == SV_OK) {
+		s->dur.ok       = true;
+		s->dur.since_ms = st_wall_ms();
+	}
+	return rv;
+}
+
+/* st_tell tells the watcher (if any) that s->dur changed. */
+static void
+st_tell(svd_state *s)
+{
+	if (s->watch != NULL) {
+		s->watch(s->watch_arg, &s->dur);
+	}
+}
+
+/* st_detail keeps what (cut to fit) as the reason's one-line detail. */
+static void
+st_detail(svd_state *s, const char *what)
+{
+	size_t n = strnlen(what, sizeof(s->dur.detail) - 1);
+
+	memcpy(s->dur.detail, what, n);
+	s->dur.detail[n] = '\0';
+}
+
+/* st_lose stops appending: the journal is closed as it is (whole records
+ * only, or a torn last line when the cut failed), and durability is lost
+ * for reason e until a snapshot succeeds (svd_state_retry). */
+static void
+st_lose(svd_state *s, int e, const char *what)
+{
+	if (s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	s->lost         = true;
+	s->dur.ok       = false;
+	s->dur.err      = e;
+	s->dur.since_ms = st_wall_ms();
+	st_detail(s, what);
+	st_tell(s);
 }
 
 void
@@ -294,29 +400,90 @@ svd_state_record(svd_state *s, const sv_jrec *r)
 		free(line);
 		return;
 	}
-	if (s->fd < 0) {
+	if (s->fd < 0 || s->lost) {
+		/* Not begun yet, or appends stopped: the mirror has it, and
+		 * the next snapshot writes it. */
 		free(line);
 		return;
 	}
 	n = write(s->fd, line, len);
 	free(line);
 	if (n != (ssize_t) len) {
-		if (!s->failing) {
-			svd_log("journal: write failed (%s); a supervisor "
-			        "restart may not find every worker",
-			    n < 0 ? strerror(errno) : "short write");
+		/* A short write is a full filesystem. */
+		int  e = n < 0 ? errno : ENOSPC;
+		char what[4400];
+
+		if (n > 0 && ftruncate(s->fd, s->off) != 0) {
+			svd_log("journal: cannot cut the partial record off "
+			        "%s/state (%s); a replay drops it as a torn "
+			        "last line",
+			    s->dir, strerror(errno));
 		}
-		s->failing = true;
+		snprintf(what, sizeof(what), "cannot append to %s/state: %s",
+		    s->dir, strerror(e));
+		st_lose(s, e, what);
 		return;
 	}
-	s->failing = false;
+	s->off += (off_t) len;
 	s->appended++;
 	if (s->appended > ST_COMPACT_MIN && s->appended > 4 * s->base) {
-		if (st_snapshot(s, why, sizeof(why)) != SV_OK) {
+		int e;
+		/* A failed compaction leaves the journal whole and open:
+		 * appends go on, and compaction is tried again later. */
+		if (st_snapshot(s, &e, why, sizeof(why)) != SV_OK) {
 			svd_log("journal: compaction failed: %s", why);
 			s->appended = 0;
 		}
 	}
+}
+
+void
+svd_state_watch(svd_state *s, svd_durability_cb cb, void *arg)
+{
+	s->watch     = cb;
+	s->watch_arg = arg;
+}
+
+const svd_durability *
+svd_state_durability(const svd_state *s)
+{
+	return &s->dur;
+}
+
+bool
+svd_state_retry(svd_state *s)
+{
+	char what[4400], why[4300];
+	int  e;
+
+	if (!s->lost) {
+		return true;
+	}
+	if (st_relock(s) != 0) {
+		e = errno;
+		snprintf(what, sizeof(what),
+		    e == EWOULDBLOCK
+		        ? "another supervised holds %s/supervised.lock"
+		        : "cannot lock %s/supervised.lock",
+		    s->dir);
+	} else if (st_snapshot(s, &e, why, sizeof(why)) == SV_OK) {
+		s->lost          = false;
+		s->dur.ok        = true;
+		s->dur.err       = 0;
+		s->dur.since_ms  = st_wall_ms();
+		s->dur.detail[0] = '\0';
+		st_tell(s);
+		return true;
+	} else {
+		snprintf(what, sizeof(what), "%s", why);
+	}
+	if (e != s->dur.err) {
+		/* Still lost, for another reason: say so (since stays). */
+		s->dur.err = e;
+		st_detail(s, what);
+		st_tell(s);
+	}
+	return false;
 }
 
 void

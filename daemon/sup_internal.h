@@ -114,6 +114,7 @@ struct svd_sup {
 	long              self_pid; /* getpid(), read once */
 	sv_io             sig_io;
 	sv_timer          plan_timer;
+	sv_timer          dur_timer; /* snapshot retries (sup_durability.c) */
 	uint64_t          plan_guard;
 	uint64_t          turn; /* loop iterations, counted by svd_sup_run */
 	uint64_t          notify_turn; /* the turn notify was last drained */
@@ -125,6 +126,7 @@ struct svd_sup {
  * reply's body points into it until encoded). */
 typedef struct req_reply {
 	Supervise__V1__HelloReply             hello;
+	Supervise__V1__Durability             dur;
 	Supervise__V1__Identity               id;
 	Supervise__V1__Frame                  fr;
 	Supervise__V1__Frame                 *frames[1];
@@ -184,6 +186,9 @@ bool sup_find_worker(svd_sup *s, long pid, sv_wkey *keyp);
 
 /* sup_leasehost.c */
 sv_err sup_leases_create(svd_sup *s, char *err, size_t errlen);
+/* sup_durability.c */
+void sup_durability_start(svd_sup *s);
+void sup_durability_fill(svd_sup *s, Supervise__V1__Durability *d);
 
 /* sup_notify.c */
 void sup_status_text(svd_sup *s, sv_wkey key, const char *text);

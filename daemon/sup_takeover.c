@@ -317,6 +317,7 @@ svd_sup_take_over(
 
 	s->state  = st;
 	s->epoch  = prev->epoch + 1;
+	sup_durability_start(s);
 	same_boot = prev->boot_id[0] != '\0'
 	    && strcmp(prev->boot_id, svd_state_boot_id(st)) == 0;
 	if (prev->epoch > 0 && !same_boot) {

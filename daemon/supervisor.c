@@ -88,6 +88,7 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 	s->cfg = cfg;
 	sv_pidmap_init(&s->pids);
 	sv_timer_init(&s->plan_timer, plan_timer_cb, s);
+	sv_timer_init(&s->dur_timer, NULL, s); /* sup_durability_start */
 	snprintf(s->url, sizeof(s->url), "%s", url);
 	s->self_pid = (long) getpid();
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {

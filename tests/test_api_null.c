@@ -33,6 +33,11 @@ test_accessors_of_null_handles(void **state)
 	assert_int_equal(sv_hello_feature_count(NULL), 0);
 	assert_string_equal(sv_hello_events_url(NULL), "");
 	assert_null(sv_hello_feature(NULL, 0));
+	assert_int_equal(sv_hello_durability_known(NULL), 0);
+	assert_int_equal(sv_hello_durability_ok(NULL), 0);
+	assert_string_equal(sv_hello_durability_reason(NULL), "");
+	assert_int_equal(sv_hello_durability_since_ms(NULL), 0);
+	assert_string_equal(sv_hello_durability_message(NULL), "");
 
 	assert_string_equal(sv_identity_group(NULL), "");
 	assert_int_equal(sv_identity_ordinal(NULL), 0);

@@ -76,6 +76,7 @@ static const ProtobufCMessageDescriptor *const vc_types[] = {
     &supervise__v1__worker_status__descriptor,
     &supervise__v1__worker_status_text__descriptor,
     &supervise__v1__worker_adopted__descriptor,
+    &supervise__v1__durability__descriptor,
     &supervise__v1__worker_stopped__descriptor,
     &supervise__v1__worker_stopping__descriptor,
     &supervise__v1__worker_unresponsive__descriptor,

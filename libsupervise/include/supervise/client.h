@@ -194,6 +194,20 @@ SV_API size_t      sv_hello_feature_count(const sv_hello *h);
 SV_API const char *sv_hello_events_url(const sv_hello *h);
 /* sv_hello_feature returns feature i, or NULL when i is out of range. */
 SV_API const char *sv_hello_feature(const sv_hello *h, size_t i);
+/*
+ * Durability of the supervisor's journal (feature "durable.status", v1.5;
+ * docs/durability.md). sv_hello_durability_known is 1 when the server said
+ * (0 from an older one: the others then read as 0 / ""). ok is 1 while
+ * every change is journaled, 0 while it is lost; reason is then the errno's
+ * name ("ENOSPC", "EROFS", "EIO", ...) and message says what failed;
+ * since_ms is when the current condition began (wall clock, ms since the
+ * Unix epoch).
+ */
+SV_API int         sv_hello_durability_known(const sv_hello *h);
+SV_API int         sv_hello_durability_ok(const sv_hello *h);
+SV_API const char *sv_hello_durability_reason(const sv_hello *h);
+SV_API uint64_t    sv_hello_durability_since_ms(const sv_hello *h);
+SV_API const char *sv_hello_durability_message(const sv_hello *h);
 /* sv_hello_free frees h. NULL is ignored. */
 SV_API void sv_hello_free(sv_hello *h);
 
@@ -544,7 +558,8 @@ SV_API sv_err sv_client_heartbeat(sv_client *client, int timeout_ms);
  * (NULL or "": "events.sock" beside $SUPERVISE_URL or the default control
  * socket; sv_hello_events_url() tells the real one) and keeps the events
  * whose topic starts with prefix (NULL or "": all). Topics are
- * "w/GROUP/ORDINAL/" for worker events and "g/GROUP/" for group events
+ * "w/GROUP/ORDINAL/" for worker events, "g/GROUP/" for group events and
+ * "d/" for the durability of the journal
  * (docs/protocol.md, "Events"). It connects within timeout_ms. On SV_OK
  * *evp belongs to the caller: close it with sv_events_close(). Like the
  * client, it speaks the wire protocol itself, with no thread, and a handle
@@ -578,7 +593,10 @@ SV_API uint64_t sv_event_seq(const sv_event *e);
  * "adopted" (taken over from a crashed supervisor), "lease" (details:
  * "what=revoked reason=holder_gone id=.. pool=.. slot=.. token=..
  * holder=.."; on the holder's topic, docs/protocol.md section 11),
- * "drain" (a drain or rolling restart progressed), "group_failed",
+ * "drain" (a drain or rolling restart progressed), "durability" (the
+ * journal's durability was lost or restored; topic "d/", details "ok=0
+ * reason=ENOSPC since_ms=.."; neither a worker nor a group event),
+ * "group_failed",
  * "group_reset", "group_scaled", "group_created", "group_deleted", or
  * "unknown" (a kind from a newer server). */
 SV_API const char *sv_event_kind(const sv_event *e);

@@ -442,6 +442,49 @@ HELLO_FIELD(const char *, supervisor_id, supervisor_id, "")
 HELLO_FIELD(size_t, feature_count, n_features, 0)
 HELLO_FIELD(const char *, events_url, events_url, "")
 
+/* hello_dur returns the Durability of h's reply, or NULL (a NULL h, or a
+ * server older than v1.5). */
+static const Supervise__V1__Durability *
+hello_dur(const sv_hello *h)
+{
+	return h != NULL ? h->env->hello_reply->durability : NULL;
+}
+
+/* sv_hello_durability_known: see client.h. */
+int
+sv_hello_durability_known(const sv_hello *h)
+{
+	return hello_dur(h) != NULL;
+}
+
+/* sv_hello_durability_ok: see client.h; 0 when unknown. */
+int
+sv_hello_durability_ok(const sv_hello *h)
+{
+	return hello_dur(h) != NULL && hello_dur(h)->ok;
+}
+
+/* sv_hello_durability_reason: see client.h; "" when unknown. */
+const char *
+sv_hello_durability_reason(const sv_hello *h)
+{
+	return hello_dur(h) != NULL ? hello_dur(h)->reason : "";
+}
+
+/* sv_hello_durability_since_ms: see client.h; 0 when unknown. */
+uint64_t
+sv_hello_durability_since_ms(const sv_hello *h)
+{
+	return hello_dur(h) != NULL ? hello_dur(h)->since_ms : 0;
+}
+
+/* sv_hello_durability_message: see client.h; "" when unknown. */
+const char *
+sv_hello_durability_message(const sv_hello *h)
+{
+	return hello_dur(h) != NULL ? hello_dur(h)->message : "";
+}
+
 /* sv_hello_feature: see client.h; NULL for a NULL h or i out of range. */
 const char *
 sv_hello_feature(const sv_hello *h, size_t i)

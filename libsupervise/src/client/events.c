@@ -142,6 +142,8 @@ ev_kind_name(const Supervise__V1__Event *e)
 		return "lease";
 	case SUPERVISE__V1__EVENT__KIND_DRAIN:
 		return "drain";
+	case SUPERVISE__V1__EVENT__KIND_DURABILITY:
+		return "durability";
 	default:
 		return "unknown";
 	}
@@ -216,6 +218,14 @@ ev_describe(const Supervise__V1__Event *e, char *buf, size_t len)
 		snprintf(buf, len, "drain_id=%llu deadline_in_ms=%llu",
 		    (unsigned long long) e->drain->drain_id,
 		    (unsigned long long) e->drain->deadline_in_ms);
+		break;
+	case SUPERVISE__V1__EVENT__KIND_DURABILITY:
+		/* The message, free text, comes last. */
+		snprintf(buf, len, "ok=%d reason=%s since_ms=%llu%s%s",
+		    e->durability->ok ? 1 : 0, e->durability->reason,
+		    (unsigned long long) e->durability->since_ms,
+		    e->durability->message[0] != '\0' ? " message=" : "",
+		    e->durability->message);
 		break;
 	default:
 		break;
@@ -326,7 +336,8 @@ sv_event_kind(const sv_event *e)
 	return e != NULL ? ev_kind_name(e->e) : "";
 }
 
-/* sv_event_is_worker: 1 unless e is a group event (or NULL: 0). */
+/* sv_event_is_worker: 1 unless e is a group or durability event (or NULL:
+ * 0). */
 int
 sv_event_is_worker(const sv_event *e)
 {
@@ -339,6 +350,7 @@ sv_event_is_worker(const sv_event *e)
 	case SUPERVISE__V1__EVENT__KIND_GROUP_SCALED:
 	case SUPERVISE__V1__EVENT__KIND_GROUP_CREATED:
 	case SUPERVISE__V1__EVENT__KIND_GROUP_DELETED:
+	case SUPERVISE__V1__EVENT__KIND_DURABILITY:
 		return 0;
 	default:
 		return 1;
