@@ -20,6 +20,7 @@
 #endif
 #include "conns_util.h"
 
+#include <dirent.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -134,21 +135,43 @@ setup_uid(void **state)
 	return 0;
 }
 
-/* teardown_uid removes what the standard teardown does not know. */
+/* rm_flat removes the files of directory dir, then dir. */
+static void
+rm_flat(const char *dir)
+{
+	DIR           *d = opendir(dir);
+	struct dirent *de;
+	char           path[512];
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0
+		    || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		(void) unlink(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	(void) rmdir(dir);
+}
+
+/* teardown_uid stops the daemon (it_stop) and removes what the standard
+ * teardown does not know: the socket_dir and the report directory. */
 static int
 teardown_uid(void **state)
 {
 	struct uid_fx *fx = *state;
-	char           path[256];
+	char           dir[sizeof(fx->ctx.dir)];
+	int            rc;
 
-	for (int i = 0; i < FLOOD_PROCS; i++) {
-		snprintf(path, sizeof(path), "%s.%d", fx->flood_out, i);
-		unlink(path);
-	}
-	unlink(fx->victim_out);
-	unlink(fx->ctl_err);
-	rmdir(fx->outdir);
-	return it_teardown(state);
+	memcpy(dir, fx->ctx.dir, sizeof(dir));
+	rm_flat(fx->outdir);
+	rc = it_stop(&fx->ctx);
+	rm_flat(fx->sdir);
+	rm_flat(dir);
+	free(fx);
+	*state = NULL;
+	return rc;
 }
 
 /* start_flood forks the flood as nobody; returns its pid. */
