@@ -577,6 +577,18 @@ cfg_top_one(cfg_ctx *c, const config_setting_t *e, int t, svd_config *cfg,
 		err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
 		cfg->stop_timeout_ms = (uint64_t) v;
 		break;
+	case CFG_T_connection_idle_timeout_ms:
+		err = cfg_int(c, e, name, 0, SVD_MAX_TIMEOUT_MS, &v);
+		cfg->conn_idle_ms = (uint64_t) v;
+		break;
+	case CFG_T_connections_per_process:
+		err = cfg_int(c, e, name, 1, SVD_MAX_CONNS_PER_PEER, &v);
+		cfg->conns_per_process = (uint32_t) v;
+		break;
+	case CFG_T_connections_per_uid:
+		err = cfg_int(c, e, name, 1, SVD_MAX_CONNS_PER_PEER, &v);
+		cfg->conns_per_uid = (uint32_t) v;
+		break;
 	case CFG_T_strategy:
 		err           = cfg_choice(c, e, name, strategies, &idx);
 		cfg->strategy = (sv_strategy) idx;
@@ -602,6 +614,7 @@ cfg_top(cfg_ctx *c, const config_setting_t *root, svd_config *cfg)
 	const config_setting_t *groups = NULL;
 
 	cfg->stop_timeout_ms = 5000;
+	cfg->conn_idle_ms    = SVD_CONN_IDLE_MS;
 	for (int i = 0; i < config_setting_length(root); i++) {
 		const config_setting_t *e
 		    = config_setting_get_elem(root, (unsigned) i);

@@ -26,6 +26,10 @@
 #define SVD_MAX_SOCKET_DIR 90
 #define SVD_DEFAULT_MAX    1024
 #define SVD_MAX_TIMEOUT_MS (24u * 3600u * 1000u)
+/* Default of connection_idle_timeout_ms. */
+#define SVD_CONN_IDLE_MS 60000u
+/* Largest connections_per_process / connections_per_uid. */
+#define SVD_MAX_CONNS_PER_PEER 4096u
 
 /* Sockets per group, and the longest socket name (daemon/sockets.h). */
 #define SVD_MAX_SOCKETS     8
@@ -85,6 +89,12 @@ typedef struct svd_config {
 	size_t            ngroups;
 	svd_pool_config  *pools; /* the `pools` list (config_pools.c) */
 	size_t            npools;
+	/* The control socket's bounds (conn_admit.h): an idle connection
+	 * of a non-worker is closed after conn_idle_ms (0: never); 0 for
+	 * the two others means the default. */
+	uint64_t conn_idle_ms;
+	uint32_t conns_per_process;
+	uint32_t conns_per_uid;
 } svd_config;
 
 /*

@@ -522,7 +522,7 @@ main(int argc, char **argv)
 			    msg);
 		}
 	}
-	if (svd_server_start(sup, url, &srv, err, sizeof(err)) != SV_OK) {
+	if (svd_server_start(sup, cfg, url, &srv, err, sizeof(err)) != SV_OK) {
 		svd_sup_destroy(sup);
 		goto fail;
 	}

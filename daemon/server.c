@@ -49,12 +49,11 @@
  * runs timers after the whole batch of epoll events, one of which may still
  * name a connection another callback has just closed.
  *
- * Who is asking (issue 6, item 2): SO_PEERCRED gives the pid and uid of the
- * process that connected; a pidfd of that very process comes from
- * SO_PEERPIDFD (Linux 6.5) or, on older kernels, from pidfd_open() at
- * accept. Before each answer the supervisor asks the pidfd whether that
- * process still lives, so a connection is never answered for a process
- * that started after it was made (docs/protocol.md, section 6).
+ * Taking a connection (who the peer is, whether it is admitted, refusing
+ * it with Error{EXHAUSTED}, closing it when idle) is server_accept.c's;
+ * the structures both files share are in server_internal.h. A refused
+ * connection runs the same state machine up to its first request, which
+ * srv_request hands to srv_refuse instead of the supervisor.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -64,88 +63,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
 
-#include "server.h"
-#include "shell/loop.h"
-#include "sp_listen.h"
-#include "wire/wire.h"
-
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
-/* Requests one connection may have waiting for a deferred answer. */
-#define SRV_PIPE_INFLIGHT 2
-/* A reply the connection cannot take within this closes it. */
-#define SRV_SEND_TIMEOUT_MS 20
-/* The peer's SP header must come within this after accept. */
-#define SRV_HELLO_MS 5000
-/* Connections served at once; more are accepted and closed at once. */
-#define SRV_CONNS_MAX 4096
-/* Backtrace words before the request id (nng's default TTL is 8). */
-#define SRV_MAX_HOPS 8
-/* Largest frame taken, backtrace included (as nng's NNG_OPT_RECVMAXSZ
- * counted it: the largest Envelope is 65,532 bytes, docs/protocol.md). */
-#define SRV_MAX_FRAME SVW_MAX_REQUEST
-/* Frames up to this size are read into the connection itself. */
-#define SRV_INLINE 256
-
-typedef struct srv_conn srv_conn;
-
-/* One request waiting for a deferred answer. */
-typedef struct srv_slot {
-	srv_conn *c; /* NULL: free */
-	uint8_t   bt[4 * SRV_MAX_HOPS]; /* its backtrace */
-	size_t    btlen;
-} srv_slot;
-
-struct srv_conn {
-	sv_io       io;
-	sv_timer    timer; /* HELLO bound, or BLOCKED bound */
-	svd_server *srv;
-	srv_conn   *next; /* in srv->conns, or srv->dead */
-	uint32_t    id; /* never 0 */
-	enum { SRV_HELLO, SRV_OPEN, SRV_BLOCKED, SRV_DEAD } state;
-	bool          doomed; /* to be closed by the reap timer */
-	int           pidfd; /* of the connecting process, -1: none */
-	uint64_t      pid, uid;
-	uint8_t       hello[SVD_SP_HELLO_LEN];
-	size_t        hello_got;
-	uint8_t       hdr[SVD_SP_FRAME_HDR]; /* frame header being read */
-	size_t        hdr_got;
-	uint8_t      *msg; /* frame being read: inline or malloc'd */
-	size_t        msg_len, msg_got;
-	uint8_t       inline_msg[SRV_INLINE];
-	uint8_t      *out; /* unwritten rest of a reply (malloc'd) */
-	size_t        out_len, out_off;
-	srv_slot      slots[SRV_PIPE_INFLIGHT];
-	svd_peer_memo memo; /* the supervisor's, about the peer */
-};
-
-struct svd_server {
-	svd_sup        *sup;
-	sv_loop        *loop;
-	svd_sp_listener lst; /* the listening socket (sp_listen.h) */
-	sv_timer        reap; /* frees dead connections */
-	srv_conn       *conns, *dead;
-	size_t          nconns;
-	uint32_t        next_id;
-	bool            stopping; /* svd_server_stop: the supervisor is done */
-	uint64_t        log_at; /* loop ms of the last line logged */
-	unsigned long   unlogged; /* lines since then, not logged */
-};
-
-static void srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events);
+#include "server_internal.h"
 
 /* srv_log_limited logs one line about pid's connection, at most one such
  * line per second (the others are counted). */
-static void
+void
 srv_log_limited(svd_server *srv, uint64_t pid, const char *what)
 {
 	uint64_t now = sv_loop_now_ms();
@@ -161,8 +90,6 @@ srv_log_limited(svd_server *srv, uint64_t pid, const char *what)
 	srv->log_at   = now;
 }
 
-static void srv_kill(srv_conn *c);
-
 /* srv_reap_cb closes the doomed connections and frees the closed ones. */
 static void
 srv_reap_cb(sv_loop *loop, sv_timer *t)
@@ -172,6 +99,12 @@ srv_reap_cb(sv_loop *loop, sv_timer *t)
 
 	(void) loop;
 	for (c = srv->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->doomed) {
+			srv_kill(c);
+		}
+	}
+	for (c = srv->refusing; c != NULL; c = next) {
 		next = c->next;
 		if (c->doomed) {
 			srv_kill(c);
@@ -198,7 +131,7 @@ srv_msg_free(srv_conn *c)
 /* srv_kill closes connection c: the supervisor hears of it first (which
  * withdraws its deferred requests), then the descriptors go; the memory is
  * freed by the reap timer. */
-static void
+void
 srv_kill(srv_conn *c)
 {
 	svd_server *srv = c->srv;
@@ -207,7 +140,7 @@ srv_kill(srv_conn *c)
 	if (c->state == SRV_DEAD) {
 		return;
 	}
-	if (c->state != SRV_HELLO && !srv->stopping) {
+	if (c->state != SRV_HELLO && !c->refused && !srv->stopping) {
 		svd_sup_conn_event(srv->sup, c->id, c->pid, false);
 	}
 	c->state = SRV_DEAD;
@@ -222,13 +155,18 @@ srv_kill(srv_conn *c)
 	srv_msg_free(c);
 	free(c->out);
 	c->out = NULL;
-	for (pp = &srv->conns; *pp != NULL; pp = &(*pp)->next) {
+	for (pp = c->refused ? &srv->refusing : &srv->conns; *pp != NULL;
+	     pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
 			break;
 		}
 	}
-	srv->nconns--;
+	if (c->refused) {
+		srv->nrefusing--;
+	} else {
+		srv->nconns--;
+	}
 	c->next   = srv->dead;
 	srv->dead = c;
 	(void) sv_loop_timer_start(srv->loop, &srv->reap, 0);
@@ -237,7 +175,7 @@ srv_kill(srv_conn *c)
 /* srv_doom has c closed by the reap timer: srv_send may run inside the
  * lease shell (a deferred answer), which must not be re-entered by the
  * connection-gone notice that closing sends. */
-static void
+void
 srv_doom(srv_conn *c)
 {
 	c->doomed = true;
@@ -253,7 +191,7 @@ srv_watch(srv_conn *c, uint32_t events)
 
 /* srv_send writes one reply frame (backtrace bt, body of n bytes) to c. What
  * the socket does not take at once is kept, and c waits for writability. */
-static void
+void
 srv_send(
     srv_conn *c, const uint8_t *bt, size_t btlen, const void *body, size_t n)
 {
@@ -356,6 +294,7 @@ srv_flush(srv_conn *c)
 	c->state                = SRV_OPEN;
 	sv_loop_timer_stop(c->srv->loop, &c->timer);
 	srv_watch(c, EPOLLIN);
+	srv_idle_arm(c);
 }
 
 /* srv_done is the supervisor's answer to the request in slot arg (NULL:
@@ -372,6 +311,7 @@ srv_done(void *arg, nng_msg *rep)
 		return;
 	}
 	if (c != NULL && c->state != SRV_DEAD && !c->doomed) {
+		c->last_req = sv_loop_now_ms(); /* a deferred answer */
 		srv_send(
 		    c, sl->bt, sl->btlen, nng_msg_body(rep), nng_msg_len(rep));
 	}
@@ -395,6 +335,12 @@ srv_request(srv_conn *c)
 		}
 	}
 	if (hops == SRV_MAX_HOPS) {
+		return;
+	}
+	c->last_req = sv_loop_now_ms();
+	if (c->refused) {
+		srv_refuse(c, c->msg, 4 * (hops + 1), c->msg + 4 * (hops + 1),
+		    c->msg_len - 4 * (hops + 1));
 		return;
 	}
 	for (size_t i = 0; i < SRV_PIPE_INFLIGHT; i++) {
@@ -454,9 +400,14 @@ srv_readable(srv_conn *c)
 			srv_kill(c);
 			return;
 		}
-		sv_loop_timer_stop(c->srv->loop, &c->timer);
 		c->state = SRV_OPEN;
+		if (c->refused) {
+			return; /* its timer (SRV_REFUSE_MS) still runs */
+		}
+		sv_loop_timer_stop(c->srv->loop, &c->timer);
 		svd_sup_conn_event(c->srv->sup, c->id, c->pid, true);
+		c->last_req = sv_loop_now_ms();
+		srv_idle_arm(c);
 		return;
 	}
 	if (c->hdr_got < sizeof(c->hdr)) {
@@ -499,7 +450,7 @@ srv_readable(srv_conn *c)
 }
 
 /* srv_conn_cb handles one connection's readiness. */
-static void
+void
 srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
 	srv_conn *c = io->arg;
@@ -520,13 +471,18 @@ srv_conn_cb(sv_loop *loop, sv_io *io, uint32_t events)
 }
 
 /* srv_conn_timer_cb: the peer did not say hello, or did not take its
- * reply, in time. */
-static void
+ * reply, in time; a refused connection did not send the request its
+ * refusal answers in time; or an open connection may be idle. */
+void
 srv_conn_timer_cb(sv_loop *loop, sv_timer *t)
 {
 	srv_conn *c = t->arg;
 
 	(void) loop;
+	if (c->state == SRV_OPEN && !c->refused) {
+		srv_idle_fired(c);
+		return;
+	}
 	if (c->state == SRV_BLOCKED) {
 		srv_log_limited(c->srv, c->pid,
 		    "it does not read its replies; reply dropped, connection "
@@ -535,77 +491,14 @@ srv_conn_timer_cb(sv_loop *loop, sv_timer *t)
 	srv_kill(c);
 }
 
-/* srv_peer fills c's pid, uid and pidfd from the kernel. */
-static void
-srv_peer(srv_conn *c)
-{
-	struct ucred cr;
-	socklen_t    len = sizeof(cr);
-	int          fd  = -1;
-
-	c->pid   = 0;
-	c->uid   = UINT64_MAX;
-	c->pidfd = -1;
-	if (getsockopt(c->io.fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0
-	    || cr.pid <= 0) {
-		return;
-	}
-	c->pid = (uint64_t) cr.pid;
-	c->uid = (uint64_t) cr.uid;
-	len    = sizeof(fd);
-	if (getsockopt(c->io.fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0
-	    && fd >= 0) {
-		c->pidfd = fd;
-		return;
-	}
-	/* Older kernels: the connecting process, if it still runs now. */
-	c->pidfd = (int) syscall(SYS_pidfd_open, cr.pid, 0);
-}
-
-/* srv_accept takes a connection the listener accepted (sp_listen.h). */
-static void
-srv_accept(void *arg, int fd)
-{
-	svd_server *srv = arg;
-	srv_conn   *c;
-	uint8_t     hello[SVD_SP_HELLO_LEN];
-
-	if (srv->nconns >= SRV_CONNS_MAX
-	    || (c = calloc(1, sizeof(*c))) == NULL) {
-		srv_log_limited(
-		    srv, 0, "too many connections; connection closed");
-		close(fd);
-		return;
-	}
-	c->srv = srv;
-	c->io  = (sv_io) {fd, srv_conn_cb, c};
-	c->id  = ++srv->next_id != 0 ? srv->next_id : ++srv->next_id;
-	sv_timer_init(&c->timer, srv_conn_timer_cb, c);
-	srv_peer(c);
-	/* Our header first; a fresh socket's buffer always takes it. */
-	svd_sp_hello(hello, SVD_SP_REP0);
-	if (write(fd, hello, sizeof(hello)) != (ssize_t) sizeof(hello)
-	    || sv_loop_add_io(srv->loop, &c->io, EPOLLIN) != SV_OK) {
-		if (c->pidfd >= 0) {
-			close(c->pidfd);
-		}
-		close(fd);
-		free(c);
-		return;
-	}
-	c->state   = SRV_HELLO;
-	c->next    = srv->conns;
-	srv->conns = c;
-	srv->nconns++;
-	(void) sv_loop_timer_start(srv->loop, &c->timer, SRV_HELLO_MS);
-}
-
 sv_err
-svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
-    char *errbuf, size_t errlen)
+svd_server_start(svd_sup *sup, const svd_config *cfg, const char *url,
+    svd_server **srvp, char *errbuf, size_t errlen)
 {
-	svd_server *srv;
-	sv_err      err;
+	svd_server   *srv;
+	struct rlimit rl;
+	uint64_t      nofile = 0;
+	sv_err        err;
 
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
@@ -613,6 +506,17 @@ svd_server_start(svd_sup *sup, const char *url, svd_server **srvp,
 	}
 	srv->sup  = sup;
 	srv->loop = svd_sup_loop(sup);
+	/* The cap is a quarter of the descriptors: the rest is for
+	 * workers' pidfds, activity regions, sockets and the journal. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0
+	    && rl.rlim_cur != RLIM_INFINITY) {
+		nofile = (uint64_t) rl.rlim_cur;
+	}
+	srv->limits   = svd_admit_limits_for(nofile,
+            cfg != NULL ? cfg->conns_per_process : 0,
+            cfg != NULL ? cfg->conns_per_uid : 0);
+	srv->idle_ms  = cfg != NULL ? cfg->conn_idle_ms : SVD_CONN_IDLE_MS;
+	srv->self_uid = (uint64_t) geteuid();
 	sv_timer_init(&srv->reap, srv_reap_cb, srv);
 	if ((err = svd_sp_listen(&srv->lst, srv->loop, url, "control",
 	         srv_accept, srv, errbuf, errlen))
@@ -634,6 +538,9 @@ svd_server_stop(svd_server *srv)
 	srv->stopping = true;
 	while (srv->conns != NULL) {
 		srv_kill(srv->conns);
+	}
+	while (srv->refusing != NULL) {
+		srv_kill(srv->refusing);
 	}
 	sv_loop_timer_stop(srv->loop, &srv->reap);
 	srv_reap_cb(srv->loop, &srv->reap);

@@ -1,13 +1,15 @@
 /*
  * sp_listen.c — the SP listener over ipc:// that the control socket and the
  * event socket share (see sp_listen.h): binding with stale-file
- * replacement, accepting in batches on the loop, backing off when out of
- * descriptors; and the connection and frame headers of nng's ipc wire.
+ * replacement, accepting in batches on the loop, shedding connections with
+ * a spare descriptor (or backing off) when out of descriptors; and the
+ * connection and frame headers of nng's ipc wire.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -45,8 +47,47 @@ lst_backoff_cb(sv_loop *loop, sv_timer *t)
 	}
 }
 
+/* lst_spare_open (re)opens the spare descriptor: /dev/null, kept so that
+ * a connection can still be accepted (and closed) when the process is out
+ * of descriptors. */
+static void
+lst_spare_open(svd_sp_listener *l)
+{
+	if (l->spare < 0) {
+		l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+}
+
+/* lst_shed accepts one waiting connection with the spare descriptor and
+ * closes it at once (the peer sees a hang-up instead of waiting in the
+ * backlog until its deadline), then takes the spare back. false when
+ * there was no spare to give up. */
+static bool
+lst_shed(svd_sp_listener *l)
+{
+	int fd;
+
+	if (l->spare < 0) {
+		return false;
+	}
+	close(l->spare);
+	l->spare = -1;
+	fd       = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+	}
+	lst_spare_open(l);
+	svd_sp_log(l,
+	    "out of descriptors; a connection was accepted and closed at "
+	    "once");
+	return fd >= 0;
+}
+
 /* lst_accept_cb takes up to SVD_SP_ACCEPT_BATCH waiting connections and
- * hands each to the owner. */
+ * hands each to the owner. Out of descriptors, each waiting connection is
+ * accepted with the spare and closed (lst_shed), so the listener never
+ * spins on a readable backlog it cannot take; without a spare, it stops
+ * watching for SVD_SP_EMFILE_MS. */
 static void
 lst_accept_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
@@ -57,6 +98,10 @@ lst_accept_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		int fd
 		    = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
+			if ((errno == EMFILE || errno == ENFILE)
+			    && lst_shed(l)) {
+				continue;
+			}
 			if (errno == EMFILE || errno == ENFILE
 			    || errno == ENOBUFS || errno == ENOMEM) {
 				/* Out of descriptors: stop looking for a
@@ -142,8 +187,12 @@ svd_sp_listen(svd_sp_listener *l, sv_loop *loop, const char *url,
 {
 	sv_err err;
 
-	*l = (svd_sp_listener) {
-	    .loop = loop, .fd = -1, .what = what, .accept = fn, .arg = arg};
+	*l = (svd_sp_listener) {.loop = loop,
+	    .fd                       = -1,
+	    .spare                    = -1,
+	    .what                     = what,
+	    .accept                   = fn,
+	    .arg                      = arg};
 	if (strncmp(url, "ipc://", 6) != 0
 	    || strlen(url + 6) >= sizeof(l->path)) {
 		snprintf(errbuf, errlen,
@@ -167,6 +216,7 @@ svd_sp_listen(svd_sp_listener *l, sv_loop *loop, const char *url,
 		return SV_ESYSTEM;
 	}
 	l->watched = true;
+	lst_spare_open(l);
 	return SV_OK;
 }
 
@@ -183,6 +233,10 @@ svd_sp_unlisten(svd_sp_listener *l)
 	sv_loop_timer_stop(l->loop, &l->backoff);
 	close(l->fd);
 	l->fd = -1;
+	if (l->spare >= 0) {
+		close(l->spare);
+		l->spare = -1;
+	}
 	(void) unlink(l->path);
 }
 

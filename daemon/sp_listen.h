@@ -12,8 +12,12 @@
  * replaced; one that answers means another server: SV_EBUSY), accepts in
  * batches when the loop says it is readable, and hands each new
  * connection (non-blocking, close-on-exec) to its owner's callback. Out of
- * descriptors, it stops watching for SVD_SP_EMFILE_MS and logs that (at
- * most one line a second). No thread, no allocation after start.
+ * descriptors, it gives up a spare descriptor (/dev/null, opened at
+ * listen) to accept each waiting connection and close it at once, so the
+ * peer hears a hang-up and the listener never spins on a backlog it cannot
+ * take; without a spare it stops watching for SVD_SP_EMFILE_MS. Either is
+ * logged (at most one line a second). No thread, no allocation after
+ * start.
  */
 #ifndef SVD_SP_LISTEN_H
 #define SVD_SP_LISTEN_H
@@ -46,6 +50,7 @@ typedef void (*svd_sp_accept_fn)(void *arg, int fd);
 typedef struct svd_sp_listener {
 	sv_loop         *loop;
 	int              fd; /* listening socket, -1: none */
+	int              spare; /* /dev/null kept for EMFILE, -1: none */
 	sv_io            io;
 	bool             watched; /* io is in the loop */
 	sv_timer         backoff; /* EMFILE back-off */

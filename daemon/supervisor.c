@@ -26,6 +26,32 @@ svd_sup_conn_event(svd_sup *s, uint32_t conn, uint64_t peer_pid, bool added)
 	svd_leases_pipe(s->leases, conn, (int64_t) peer_pid, added);
 }
 
+/* svd_sup_peer_worker: see supervisor.h (req_find_worker's memo, at
+ * accept time). */
+bool
+svd_sup_peer_worker(
+    svd_sup *s, uint64_t pid, svd_peer_memo *memo, sv_wkey *keyp)
+{
+	uint64_t v = sv_pidmap_version(&s->pids);
+	bool     found;
+
+	*keyp = (sv_wkey) {0, 0, 0};
+	if (pid == 0) {
+		return false;
+	}
+	if (memo != NULL && memo->version == v) {
+		*keyp = memo->key;
+		return memo->found;
+	}
+	found = sup_find_worker(s, (long) pid, keyp);
+	if (memo != NULL) {
+		memo->version = v;
+		memo->found   = found;
+		memo->key     = *keyp;
+	}
+	return found;
+}
+
 void
 svd_sup_request(svd_sup *s, const void *buf, size_t len, uint64_t peer_pid,
     uint64_t peer_uid, int peer_pidfd, uint32_t conn, svd_peer_memo *memo,

@@ -136,6 +136,16 @@ void svd_sup_request(svd_sup *s, const void *buf, size_t len,
     svd_peer_memo *memo, svd_done_cb done, void *arg);
 
 /*
+ * svd_sup_peer_worker tells whether process pid (the kernel's peer pid of
+ * a connection) is a live worker or a descendant of one, with the worker
+ * in *keyp; the answer is remembered in memo (borrowed, may be NULL) as
+ * svd_sup_request would, so the connection's first request does not walk
+ * /proc again. Loop thread only.
+ */
+bool svd_sup_peer_worker(
+    svd_sup *s, uint64_t pid, svd_peer_memo *memo, sv_wkey *keyp);
+
+/*
  * svd_sup_conn_event tells the supervisor that connection conn, opened by
  * process peer_pid, was added or is gone (the lease shell's disconnect
  * grace, docs/leases.md; a gone connection's deferred requests are

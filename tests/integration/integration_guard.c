@@ -221,6 +221,27 @@ read_header(int fd, int ms)
 	return hdr[5] == 0x31;
 }
 
+/* Tells whether the daemon hangs up fd (end of stream) within ms. */
+static bool
+hung_up_within(int fd, int ms)
+{
+	int64_t dl = it_now_ms() + ms;
+	uint8_t b[16];
+
+	for (;;) {
+		struct pollfd pf   = {.fd = fd, .events = POLLIN};
+		int64_t       left = dl - it_now_ms();
+		ssize_t       n;
+
+		if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
+			return false;
+		n = recv(fd, b, sizeof(b), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		/* Bytes (a header) or EAGAIN/EINTR: wait on. */
+	}
+}
+
 /* cmocka setup: one worker. */
 static int
 setup_g1(void **state)
@@ -323,6 +344,22 @@ test_fd_exhaustion(void **state)
 		    cpu1 - cpu0, PRESSURE_MS);
 	if (sock_ino(ctx->sock_path) != ino)
 		fail_msg("the listener was recreated under fd pressure");
+	/* One more connection, still at the limit: the daemon accepts it
+	 * with the descriptor it keeps spare and closes it at once, so the
+	 * client hears a hang-up instead of waiting in the backlog until its
+	 * deadline. */
+	{
+		int fd = raw_connect(ctx);
+
+		if (fd < 0)
+			fail_msg(
+			    "connect at the fd limit: the backlog is full");
+		if (!hung_up_within(fd, 2000))
+			fail_msg(
+			    "a connection at the fd limit was not hung up "
+			    "within 2 s (left in the backlog?)");
+		close(fd);
+	}
 	for (int i = 0; i < nheld; i++)
 		close(held[i]);
 	/* Pressure over: Hello must work again, on a fresh client. */

@@ -117,17 +117,20 @@ typedef enum sv_state {
 /*
  * sv_client_open connects to the supervisor at url ("ipc:///path"). A NULL
  * or empty url means the value of $SUPERVISE_URL. The call retries the
- * connection until timeout_ms has passed (0: one attempt). It also waits
- * until then for the supervisor to answer the connection; a supervisor that
- * accepted it but has not answered by the deadline (stopped, or still
- * starting) still gives a handle, whose first call waits for the answer
- * under its own deadline (hanging up half-way would trip nng bug #1518 in a
- * supervisor built on nng's REP socket). On SV_OK *clientp is a new handle
+ * connection until timeout_ms has passed (0: one attempt) while nobody
+ * listens. It does not wait for the supervisor to answer the connection:
+ * the first call does, under its own deadline, so opening and then calling
+ * with the same timeout is bounded by that timeout (not twice it) when the
+ * supervisor accepts but does not answer (stopped, or overloaded). A
+ * supervisor's answer already there is checked at once. The connection is
+ * never hung up half-way (that would trip nng bug #1518 in a supervisor
+ * built on nng's REP socket). On SV_OK *clientp is a new handle
  * that the caller closes with sv_client_close(). Errors: SV_EINVAL (no url,
  * url too long, or not an ipc:// URL: the supervisor listens only on ipc://),
- * SV_ECONNECT (nobody listening before the deadline, or the socket is not a
- * supervisor's), SV_ENOMEM, SV_ESYSTEM. As there is no handle then, the reason
- * is read with sv_client_error_message(NULL).
+ * SV_ECONNECT (nobody listening before the deadline, or the socket answered
+ * at once and is not a supervisor's; one that answers later fails the first
+ * call with SV_EPROTO), SV_ENOMEM, SV_ESYSTEM. As there is no handle then,
+ * the reason is read with sv_client_error_message(NULL).
  */
 SV_API sv_err sv_client_open(
     sv_client **clientp, const char *url, int timeout_ms);

@@ -174,7 +174,10 @@ sv_client_open(sv_client **clientp, const char *url, int timeout_ms)
 		return cl_open_fail(SV_ESYSTEM, "pthread_mutex_init failed");
 	}
 	atomic_init(&c->pid, (int) getpid());
-	if ((err = svt_connect(&c->conn, deadline)) != SV_OK) {
+	/* The supervisor's header is the first call's to wait for, under its
+	 * deadline: waiting here too made open + call on a supervisor that
+	 * does not answer take twice the timeout. */
+	if ((err = svt_connect_nowait(&c->conn, deadline)) != SV_OK) {
 		/* Something that is not an SP REP socket is no supervisor. */
 		err = cl_open_fail(
 		    err == SV_EPROTO ? SV_ECONNECT : err, c->conn.detail);

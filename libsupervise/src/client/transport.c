@@ -449,11 +449,13 @@ svt_greet(svt_conn *c, int64_t deadline)
 }
 
 /*
- * svt_dial connects as svt_connect describes; *gave_upp tells whether it
- * failed only because nobody was listening when the deadline came.
+ * svt_dial connects as svt_connect describes, waiting for the peer's
+ * header until greet_by (at most deadline; a time already past takes the
+ * header only if it is there); *gave_upp tells whether it failed only
+ * because nobody was listening when the deadline came.
  */
 static sv_err
-svt_dial(svt_conn *c, int64_t deadline, bool *gave_upp)
+svt_dial(svt_conn *c, int64_t deadline, int64_t greet_by, bool *gave_upp)
 {
 	int    backoff = SVT_BACKOFF_MIN_MS;
 	bool   retry;
@@ -463,7 +465,7 @@ svt_dial(svt_conn *c, int64_t deadline, bool *gave_upp)
 	svt_close(c);
 	for (;;) {
 		if ((err = svt_attempt(c, deadline, &retry)) == SV_OK) {
-			err = svt_greet(c, deadline);
+			err = svt_greet(c, greet_by);
 			if (err == SV_OK
 			    || (err == SV_ETIMEDOUT && c->fd >= 0)) {
 				/* Exchanged, or the peer's header is still
@@ -496,7 +498,16 @@ svt_connect(svt_conn *c, int64_t deadline)
 {
 	bool gave_up;
 
-	return svt_dial(c, deadline, &gave_up);
+	return svt_dial(c, deadline, deadline, &gave_up);
+}
+
+sv_err
+svt_connect_nowait(svt_conn *c, int64_t deadline)
+{
+	bool gave_up;
+
+	/* 0 is long past on CLOCK_MONOTONIC: the header only if there. */
+	return svt_dial(c, deadline, 0, &gave_up);
 }
 
 /* ---- the request/reply exchange -------------------------------------------
@@ -520,7 +531,8 @@ svt_send(svt_conn *c, const uint8_t *frame, size_t n, int64_t deadline)
 			svt_close(c);
 		}
 		if (c->fd < 0
-		    && (err = svt_dial(c, deadline, &gave_up)) != SV_OK) {
+		    && (err = svt_dial(c, deadline, deadline, &gave_up))
+		        != SV_OK) {
 			if (gave_up) {
 				char why[SVT_DETAIL_MAX];
 

@@ -88,6 +88,18 @@ sv_err svt_init(svt_conn *c, const char *url);
 sv_err svt_connect(svt_conn *c, int64_t deadline);
 
 /*
+ * svt_connect_nowait is svt_connect without waiting for the peer's header:
+ * once connected (retrying while nobody listens, until deadline) it reads
+ * the header only if it is already there, and leaves the rest of the
+ * exchange to svt_call, under the call's own deadline. So a connection
+ * followed by a call, each given the same timeout, is not bounded by twice
+ * that timeout when the peer accepts and does not answer (a stopped
+ * supervisor). Errors as svt_connect (SV_EPROTO only for a header that
+ * was already there).
+ */
+sv_err svt_connect_nowait(svt_conn *c, int64_t deadline);
+
+/*
  * svt_call sends the request body req (len bytes) and waits for its reply,
  * connecting first (as svt_connect) when c has no connection. A connection
  * found closed before anything of the request was written is replaced at
