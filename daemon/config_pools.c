@@ -9,7 +9,10 @@
  *               on_release = "keep"; kind = "file"; } );
  *
  * Bounds are the lease core's (core/lease.h): 1..256 pools, 1..4096 slots,
- * durations up to one day; the path is checked by svd_pool_path_check.
+ * durations up to one day; the path is checked by svd_pool_path_check,
+ * and its existing directories by svd_pool_dir_check (dir_trust.h): a
+ * pool under a symbolic link or a directory another user may write to is
+ * refused here, before anything is made there.
  */
 #include <inttypes.h>
 #include <libconfig.h>
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "dir_trust.h"
 
 /* pl_fail writes "FILE:LINE: KEY: message" and returns SV_EINVAL. */
 static sv_err pl_fail(const char *path, const config_setting_t *s,
@@ -29,7 +33,7 @@ static sv_err
 pl_fail(const char *path, const config_setting_t *s, const char *key,
     char *err, size_t errlen, const char *fmt, ...)
 {
-	char    msg[400];
+	char    msg[1200];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -62,6 +66,29 @@ svd_pool_path_check(const char *path)
 		return SV_EBADREQ;
 	}
 	return SV_OK;
+}
+
+/* svd_pool_dir_check: see config.h. */
+sv_err
+svd_pool_dir_check(const char *path, char *why, size_t whylen)
+{
+	char  dir[SVD_POOL_PATH_MAX + 1];
+	char *cut;
+
+	if (path == NULL || path[0] == '\0') {
+		return SV_OK;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	/* Up to the first component that depends on the slot. */
+	cut = strstr(dir, "{slot}");
+	if (cut != NULL) {
+		*cut = '\0';
+	}
+	if ((cut = strrchr(dir, '/')) == NULL) {
+		return SV_OK; /* not absolute: svd_pool_path_check says so */
+	}
+	cut[cut == dir ? 1 : 0] = '\0';
+	return svd_dir_check(dir, why, whylen);
 }
 
 /* pl_int reads an integer within [lo, hi]. */
@@ -99,10 +126,28 @@ pl_string(const char *path, const config_setting_t *e, const char *key,
 	return config_setting_get_string(e);
 }
 
-/* pl_entry reads one pool entry. */
+/* pl_dirs refuses pool idx's path template str (setting e) if an existing
+ * directory above its slots is not trusted (svd_pool_dir_check). */
 static sv_err
-pl_entry(const char *path, const config_setting_t *s, svd_pool_config *p,
-    char *err, size_t errlen)
+pl_dirs(const char *path, const config_setting_t *e, size_t idx,
+    const char *str, char *err, size_t errlen)
+{
+	char key[48], why[600];
+
+	if (svd_pool_dir_check(str, why, sizeof(why)) == SV_OK) {
+		return SV_OK;
+	}
+	snprintf(key, sizeof(key), "pools[%zu].path", idx);
+	return pl_fail(path, e, key, err, errlen,
+	    "%s: the supervisor makes slot files only under directories "
+	    "owned by root or by its own user and writable by no one else",
+	    why);
+}
+
+/* pl_entry reads pool entry idx. */
+static sv_err
+pl_entry(const char *path, const config_setting_t *s, size_t idx,
+    svd_pool_config *p, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"name", "slots", "ttl_ms",
 	    "grace_ms", "path", "on_release", "kind", NULL};
@@ -175,6 +220,11 @@ pl_entry(const char *path, const config_setting_t *s, svd_pool_config *p,
 					    "last component and no \"..\"",
 					    SVD_POOL_PATH_MAX);
 				}
+				if ((rv = pl_dirs(
+				         path, e, idx, str, err, errlen))
+				    != SV_OK) {
+					return rv;
+				}
 				free(p->path);
 				p->path = NULL;
 				if (str[0] != '\0'
@@ -246,7 +296,7 @@ svd_config_pools(const char *path, const config_setting_t *s, svd_config *cfg,
 	for (size_t i = 0; i < n; i++) {
 		const config_setting_t *e
 		    = config_setting_get_elem(s, (unsigned) i);
-		sv_err rv = pl_entry(path, e, &cfg->pools[i], err, errlen);
+		sv_err rv = pl_entry(path, e, i, &cfg->pools[i], err, errlen);
 		if (rv == SV_ENOMEM) {
 			snprintf(err, errlen, "%s: out of memory", path);
 		}
