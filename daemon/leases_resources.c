@@ -356,8 +356,14 @@ ls_reclaim(svd_leases *l, const ls_pool *p, uint32_t slot)
 		return;
 	}
 	if (!ls_same(m, &st)) {
-		(void) ls_refuse_existing(p, path, &st, msg, sizeof(msg));
-		svd_log("%s", msg);
+		/* Not ours. Said once already if the grant was refused for
+		 * it (nothing made); worth a line if what we made was
+		 * replaced. */
+		if (m != NULL && m->ino != 0) {
+			(void) ls_refuse_existing(
+			    p, path, &st, msg, sizeof(msg));
+			svd_log("%s", msg);
+		}
 		close(pfd);
 		return;
 	}
