@@ -97,10 +97,12 @@ ls_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
 	return err;
 }
 
-/* ls_split renders slot's path and opens its parent (creating the missing
- * directories 0755, so that a worker of another user can reach its own
- * file): the parent's descriptor (O_PATH), with path in buf and *namep
- * its last component; or -1 with msg filled and *errp set. */
+/* ls_split renders slot's path into buf and opens its parent by the walk
+ * of dir_trust.h, creating missing directories with mkmode (0755 when
+ * preparing, so that a worker of another user can reach its own file; 0:
+ * create nothing, a missing one is SV_ENOTFOUND): the parent's descriptor
+ * (O_PATH, the caller closes it) with *namep the last component of buf;
+ * or -1 with msg filled and *errp set. */
 static int
 ls_split(const ls_pool *p, uint32_t slot, mode_t mkmode, char *buf, size_t len,
     const char **namep, sv_err *errp, char *msg, size_t mlen)
