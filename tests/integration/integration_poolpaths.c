@@ -21,7 +21,9 @@
  *     are left as they were;
  *   - a file that was there before (0600, the observed attack: as root it
  *     is a root-only file in a root-only directory): refused, not chmoded,
- *     chowned, truncated or removed;
+ *     chowned, truncated or removed; as root also with a worker of a
+ *     group running as nobody for holder (whom the file would be chowned
+ *     to);
  *   - what the supervisor made itself is still handed over, truncated and
  *     removed, also by a successor after kill -9 (the file's identity is
  *     journaled with the lease).
@@ -34,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +352,75 @@ test_preexisting_file(void **state)
 	unchanged(&old);
 }
 
+/* As root, the observed attack itself: the holder is a worker of a group
+ * running as nobody, the pool's slot 0 is a root-only file in a root-only
+ * directory. The daemon is restarted on the harness's directory opened to
+ * others (0711: workers of another user must reach the control socket),
+ * with a config of its own; the worker (sv-leaseworker) reports its
+ * acquire over the report socket, also opened to others. */
+static void
+test_root_file_worker_holder(void **state)
+{
+	it_ctx          *ctx = *state;
+	char             a[300], tmpl[300], lw[512], sock[200];
+	planted          old;
+	struct it_report r;
+	FILE            *f;
+	char            *dup;
+
+	if (geteuid() != 0) {
+		fprintf(
+		    stderr, "[it] SKIP: the worker-held case needs root\n");
+		return;
+	}
+	dup = strdup(it_worker_program());
+	assert_non_null(dup);
+	snprintf(lw, sizeof(lw), "%s/sv-leaseworker", dirname(dup));
+	free(dup);
+	assert_int_equal(mkdir(at(a, sizeof(a), "rootonly"), 0700), 0);
+	put_file(at(a, sizeof(a), "rootonly/0.dat"), "root-only", 0600);
+	remember(&old, a);
+	/* Stop the standard daemon, reopen its directory, start ours. */
+	sv_client_close(ctx->client);
+	ctx->client = NULL;
+	assert_int_equal(kill(ctx->daemon, SIGTERM), 0);
+	assert_int_equal(
+	    it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS), 0);
+	assert_int_equal(chmod(ctx->dir, 0711), 0);
+	snprintf(sock, sizeof(sock), "%s/report.sock", ctx->dir);
+	assert_int_equal(chmod(sock, 0666), 0);
+	assert_non_null(f = fopen(ctx->conf_path, "w"));
+	fprintf(f,
+	    "socket_dir = \"%s\";\n"
+	    "stop_timeout_ms = %d;\n"
+	    "pools = ( { name = \"pre\"; slots = 1; on_release = "
+	    "\"remove\";\n"
+	    "            path = \"%s\"; } );\n"
+	    "groups = ( { name = \"lw\"; count = 1; purpose = \"holder\";\n"
+	    "    argv = [\"%s\"]; user = \"nobody\"; min_uptime_ms = 0;\n"
+	    "    env = [\"SV_TEST_REPORT_URL=%s\", \"SV_LEASE_POOL=pre\",\n"
+	    "           \"SV_LEASE_OWN_SLOT=1\"]; } );\n",
+	    ctx->dir, ctx->stop_timeout_ms,
+	    at(tmpl, sizeof(tmpl), "rootonly/{slot}.dat"), lw,
+	    ctx->report_url);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(it_restart(ctx), 0);
+	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r), 0);
+	if (r.rc != SV_EPERM) {
+		fail_msg(
+		    "the worker's acquire: %s, want PERMISSION_DENIED (%s)",
+		    sv_err_name((sv_err) r.rc), r.raw);
+	}
+	unchanged(&old);
+	/* Its release (the worker stopping) leaves it too. */
+	sv_client_close(ctx->client);
+	ctx->client = NULL;
+	assert_int_equal(kill(ctx->daemon, SIGTERM), 0);
+	assert_int_equal(
+	    it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS), 0);
+	unchanged(&old);
+}
+
 /* ---- what the supervisor made is still its to handle -------------------- */
 
 static void
@@ -447,6 +519,8 @@ main(int argc, char **argv)
 	        test_slot_dir_link, setup, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_preexisting_file, setup, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_root_file_worker_holder, setup, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_own_files, setup, it_teardown),
 	};
