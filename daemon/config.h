@@ -151,6 +151,17 @@ void svd_config_pools_free(svd_config *cfg);
 sv_err svd_pool_path_check(const char *path);
 
 /*
+ * svd_pool_dir_check judges the existing directories above pool path
+ * template path (those before the first component naming {slot}) by the
+ * rule of dir_trust.h: no symbolic link, each owned by root or the
+ * daemon's user and writable by no one else. SV_OK (also for "" or NULL),
+ * or, with why filled ("/srv/x is a symbolic link"): SV_EPERM (a symbolic
+ * link, an untrusted directory), SV_EBADREQ (not a directory),
+ * SV_ESYSTEM.
+ */
+sv_err svd_pool_dir_check(const char *path, char *why, size_t whylen);
+
+/*
  * svd_config_spec_option tells whether key is a key of a group that a
  * GroupSpec (CreateGroup, `supervisectl spawn --set`) gives as an option:
  * a row of config_keys.def marked OPTION. The keys GroupSpec has fields

@@ -14,7 +14,9 @@
  * Errors are config_read.h's one line, the key named by its path
  * ("pools[1].slots"). Bounds are the lease core's (core/lease.h): 1..256
  * pools, 1..4096 slots, durations up to one day; the path is checked by
- * svd_pool_path_check.
+ * svd_pool_path_check, and its existing directories by svd_pool_dir_check
+ * (dir_trust.h): a pool under a symbolic link or a directory another user
+ * may write to is refused here, before anything is made there.
  */
 #include <libconfig.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 
 #include "config.h"
 #include "config_read.h"
+#include "dir_trust.h"
 
 typedef struct pl_key pl_key;
 
@@ -93,6 +96,29 @@ svd_pool_path_check(const char *path)
 	return SV_OK;
 }
 
+/* svd_pool_dir_check: see config.h. */
+sv_err
+svd_pool_dir_check(const char *path, char *why, size_t whylen)
+{
+	char  dir[SVD_POOL_PATH_MAX + 1];
+	char *cut;
+
+	if (path == NULL || path[0] == '\0') {
+		return SV_OK;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	/* Up to the first component that depends on the slot. */
+	cut = strstr(dir, "{slot}");
+	if (cut != NULL) {
+		*cut = '\0';
+	}
+	if ((cut = strrchr(dir, '/')) == NULL) {
+		return SV_OK; /* not absolute: svd_pool_path_check says so */
+	}
+	cut[cut == dir ? 1 : 0] = '\0';
+	return svd_dir_check(dir, why, whylen);
+}
+
 /* pl_p_int reads an integer in the row's range into a uint32_t or a
  * uint64_t member. */
 static sv_err
@@ -144,6 +170,7 @@ pl_p_path(cfg_ctx *c, const config_setting_t *e, const char *key,
 {
 	char      **out = field;
 	const char *v;
+	char        why[600];
 
 	if (config_setting_type(e) != CONFIG_TYPE_STRING) {
 		return cfg_fail(c, e, key, "must be a string");
@@ -154,6 +181,13 @@ pl_p_path(cfg_ctx *c, const config_setting_t *e, const char *key,
 		    "must be an absolute path of at most %lld bytes with "
 		    "{slot} in its last component and no \"..\"",
 		    (long long) k->max);
+	}
+	if (svd_pool_dir_check(v, why, sizeof(why)) != SV_OK) {
+		return cfg_fail(c, e, key,
+		    "%s: the supervisor makes slot files only under "
+		    "directories owned by root or by its own user and "
+		    "writable by no one else",
+		    why);
 	}
 	free(*out);
 	*out = NULL;

@@ -51,10 +51,17 @@ ls_pool_add(svd_leases *l, const char *name, uint32_t slots, uint64_t ttl_ms,
 		return err;
 	}
 	r  = &l->res[id - 1];
-	*r = (ls_res) {NULL, directory};
-	if (path != NULL && path[0] != '\0'
-	    && (r->path = strdup(path)) == NULL) {
-		return SV_ENOMEM;
+	*r = (ls_res) {NULL, directory, NULL, 0};
+	if (path != NULL && path[0] != '\0') {
+		r->path = strdup(path);
+		r->made = calloc(slots, sizeof(*r->made));
+		if (r->path == NULL || r->made == NULL) {
+			free(r->path);
+			free(r->made);
+			*r = (ls_res) {NULL, directory, NULL, 0};
+			return SV_ENOMEM;
+		}
+		r->nmade = slots;
 	}
 	if (idp != NULL) {
 		*idp = id;
@@ -136,6 +143,7 @@ svd_leases_destroy(svd_leases *l)
 	ls_timers_destroy(l);
 	for (size_t i = 0; i < SV_LEASE_MAX_POOLS; i++) {
 		free(l->res[i].path);
+		free(l->res[i].made);
 	}
 	sv_lease_core_destroy(l->core);
 	free(l->pipes);

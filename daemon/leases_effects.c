@@ -10,7 +10,9 @@
  *                    (grant, claim) or U (end) record
  *   TIMER_ARM/CANCEL a loop timer per (kind, key) (leases_timers.c)
  *   RESOURCE_PREPARE create the slot's file or directory; on failure the
- *                    grant is aborted and its answer becomes INTERNAL
+ *                    grant is aborted and its answer is the refusal
+ *                    ls_prepare gave (PERMISSION_DENIED for a symbolic
+ *                    link or a file the daemon did not make, ...)
  *   RESOURCE_RECLAIM keep, truncate or remove it (leases_resources.c)
  * and, when the core answers SV_ENOMEM about something that has already
  * happened, the wait before it is asked again (core_retry.h).
@@ -36,13 +38,16 @@ ls_deferred_find(svd_leases *l, uint64_t waiter)
 	return NULL;
 }
 
-/* ls_was_aborted tells (and forgets) whether lease id's grant failed. */
+/* ls_was_aborted tells (and forgets) whether lease id's grant failed; if
+ * so *err and msg say why (as ls_prepare said). */
 bool
-ls_was_aborted(svd_leases *l, uint64_t id)
+ls_was_aborted(svd_leases *l, uint64_t id, sv_err *err, char *msg, size_t len)
 {
 	for (unsigned i = 0; i < LS_ABORTED_MAX; i++) {
-		if (l->aborted[i] == id && id != 0) {
-			l->aborted[i] = 0;
+		if (l->aborted[i].id == id && id != 0) {
+			l->aborted[i].id = 0;
+			*err             = l->aborted[i].err;
+			snprintf(msg, len, "%s", l->aborted[i].msg);
 			return true;
 		}
 	}
@@ -57,11 +62,12 @@ ls_answer(svd_leases *l, ls_deferred *d, sv_err err, const sv_lease_info *li)
 	nng_msg    *rep  = NULL;
 	svd_done_cb done = d->done;
 	void       *arg  = d->arg;
-	char        msg[200];
+	char        msg[400];
+	bool        aborted = false;
 
 	d->used = false;
-	if (err == SV_OK && ls_was_aborted(l, li->id)) {
-		err = SV_EINTERNAL;
+	if (err == SV_OK) {
+		aborted = ls_was_aborted(l, li->id, &err, msg, sizeof(msg));
 	}
 	if (err == SV_OK) {
 		svw_env      env = SUPERVISE__V1__ENVELOPE__INIT;
@@ -82,7 +88,7 @@ ls_answer(svd_leases *l, ls_deferred *d, sv_err err, const sv_lease_info *li)
 			snprintf(msg, sizeof(msg),
 			    "pool %s: no slot freed within %" PRIu64 " ms",
 			    p != NULL ? p->name : "?", d->wait_ms);
-		} else {
+		} else if (!aborted) {
 			snprintf(msg, sizeof(msg),
 			    "pool %s: the slot's resource could not be "
 			    "prepared",
@@ -149,16 +155,21 @@ ls_effects(svd_leases *l)
 		case SV_LFX_TIMER_CANCEL:
 			ls_timer_cancel(l, fx.timer, fx.key);
 			break;
-		case SV_LFX_RESOURCE_PREPARE:
+		case SV_LFX_RESOURCE_PREPARE: {
+			ls_abort *a
+			    = &l->aborted[l->naborted % LS_ABORTED_MAX];
 			if (p != NULL
-			    && ls_prepare(l, p, &fx.lease) != SV_OK) {
-				l->aborted[l->naborted++ % LS_ABORTED_MAX]
-				    = fx.lease.id;
+			    && (a->err = ls_prepare(
+			            l, p, &fx.lease, a->msg, sizeof(a->msg)))
+			        != SV_OK) {
+				a->id = fx.lease.id;
+				l->naborted++;
 				LS_CORE_RETRY("a lease abort",
 				    sv_lease_abort(l->core, fx.lease.id,
 				        sv_loop_now_ms()));
 			}
 			break;
+		}
 		case SV_LFX_RESOURCE_RECLAIM:
 			if (p != NULL) {
 				ls_reclaim(l, p, fx.lease.slot);

@@ -40,12 +40,28 @@
 /* Longest rendered resource path. */
 #define LS_PATH_MAX 1100u
 
+/* The identity of a slot's file or directory that the daemon made
+ * (leases_resources.c): only that object is ever chowned, truncated or
+ * removed. ino 0: none known. */
+typedef struct ls_ident {
+	uint64_t dev, ino;
+} ls_ident;
+
 /* What the shell keeps of a pool: only what the core does not hold, the
- * description of its per-slot resource. */
+ * description of its per-slot resource and what it made of it. */
 typedef struct ls_res {
-	char *path; /* template, or NULL: no resource */
-	bool  directory;
+	char     *path; /* template, or NULL: no resource */
+	bool      directory;
+	ls_ident *made; /* [nmade], by slot; NULL without a path; owned */
+	uint32_t  nmade;
 } ls_res;
+
+/* A grant whose resource could not be made, remembered until answered. */
+typedef struct ls_abort {
+	uint64_t id; /* 0: unused */
+	sv_err   err; /* SV_EPERM, SV_EBADREQ, SV_EINTERNAL */
+	char     msg[400];
+} ls_abort;
 
 /* A pool as the shell sees it, composed on demand (ls_pool_view) from the
  * core's record and the shell's ls_res: a view, never stored. */
@@ -94,7 +110,7 @@ struct svd_leases {
 	sv_idmap       timers[LS_TIMER_KINDS]; /* key -> ls_timer *, owned */
 	ls_deferred    deferred[SVD_LEASE_MAX_DEFERRED];
 	ls_pipe       *pipes; /* [SVD_LEASE_MAX_PIPES] */
-	uint64_t       aborted[LS_ABORTED_MAX];
+	ls_abort       aborted[LS_ABORTED_MAX];
 	unsigned       naborted;
 };
 
@@ -120,14 +136,17 @@ void ls_timer_arm(svd_leases *l, const sv_lease_fx *fx);
 void ls_timers_destroy(svd_leases *l);
 
 /* leases_resources.c */
-bool   ls_render(const ls_pool *p, uint32_t slot, char *buf, size_t len);
-sv_err ls_prepare(svd_leases *l, const ls_pool *p, const sv_lease_info *li);
-void   ls_reclaim(svd_leases *l, const ls_pool *p, uint32_t slot);
+bool      ls_render(const ls_pool *p, uint32_t slot, char *buf, size_t len);
+ls_ident *ls_made_of(svd_leases *l, uint32_t pool_id, uint32_t slot);
+sv_err    ls_prepare(svd_leases *l, const ls_pool *p, const sv_lease_info *li,
+       char *msg, size_t mlen);
+void      ls_reclaim(svd_leases *l, const ls_pool *p, uint32_t slot);
 
 /* leases_effects.c */
 ls_deferred *ls_deferred_find(svd_leases *l, uint64_t waiter);
-bool         ls_was_aborted(svd_leases *l, uint64_t id);
-void         ls_effects(svd_leases *l);
+bool         ls_was_aborted(
+            svd_leases *l, uint64_t id, sv_err *err, char *msg, size_t len);
+void ls_effects(svd_leases *l);
 
 /* LS_CORE_RETRY gives the lease core call, an entry point about something
  * that has already happened (a reap, a timer, a connection gone), again

@@ -1,6 +1,8 @@
 /*
  * leases_pools.c — the pool requests: CreatePool (administration; the pool
- * is journaled so that a successor declares it again) and ListPools (each
+ * is journaled so that a successor declares it again; one whose existing
+ * directories a symbolic link or another user could redirect is refused,
+ * svd_pool_dir_check) and ListPools (each
  * pool's declaration, held and waiting counts, read from the core).
  */
 #include <inttypes.h>
@@ -53,6 +55,7 @@ ls_create_pool(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	ls_pool                          pv;
 	bool                             dir;
 	sv_err                           err;
+	char                             why[600];
 
 	if (!c->admin) {
 		return ls_fail(
@@ -73,6 +76,13 @@ ls_create_pool(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 		    "path must be empty or an absolute path of at most %u "
 		    "bytes with {slot} in its last component and no \"..\"",
 		    SVD_POOL_PATH_MAX);
+	}
+	if ((err = svd_pool_dir_check(r->path, why, sizeof(why))) != SV_OK) {
+		return ls_fail(c, err == SV_EBADREQ ? SV_EBADREQ : SV_EPERM,
+		    "%s: the supervisor makes slot files only under "
+		    "directories owned by root or by its own user and "
+		    "writable by no one else",
+		    why);
 	}
 	err = ls_pool_add(l, r->name, r->slots, r->ttl_ms, r->grace_ms,
 	    r->path, pol, dir, &id);

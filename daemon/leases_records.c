@@ -146,6 +146,14 @@ ls_journal_lease(svd_leases *l, const sv_lease_info *li, bool live)
 			r.session_uid = s.uid;
 			r.session_ttl = s.ttl_ms;
 		}
+		{
+			const ls_ident *m
+			    = ls_made_of(l, li->pool_id, li->slot);
+			if (m != NULL) {
+				r.res_dev = m->dev;
+				r.res_ino = m->ino;
+			}
+		}
 	}
 	l->h.journal(l->h.arg, &r);
 }

@@ -147,16 +147,15 @@ ls_reply_lease(svd_leases *l, const svd_lease_caller *c,
 }
 
 /* ls_prepared checks that the grant of li was not aborted (its resource
- * could not be made). */
+ * could not be made): if it was, the refusal ls_prepare gave. */
 static sv_err
-ls_prepared(svd_leases *l, const svd_lease_caller *c, const ls_pool *p,
-    const sv_lease_info *li)
+ls_prepared(svd_leases *l, const svd_lease_caller *c, const sv_lease_info *li)
 {
-	if (ls_was_aborted(l, li->id)) {
-		return ls_fail(c, SV_EINTERNAL,
-		    "pool %s: the resource of slot %" PRIu32
-		    " could not be prepared (see the daemon's log)",
-		    p->name, li->slot);
+	char   msg[400];
+	sv_err err;
+
+	if (ls_was_aborted(l, li->id, &err, msg, sizeof(msg))) {
+		return ls_fail(c, err, "%s", msg);
 	}
 	return SV_OK;
 }
@@ -233,7 +232,7 @@ ls_acquire(svd_leases *l, const svw_env *req, const svd_lease_caller *c,
 	if (err != SV_OK) {
 		return ls_core_err(c, err, p, "acquire");
 	}
-	if ((err = ls_prepared(l, c, p, &li)) != SV_OK) {
+	if ((err = ls_prepared(l, c, &li)) != SV_OK) {
 		return err;
 	}
 	return ls_reply_lease(l, c, &li, rep, arena);

@@ -2,8 +2,9 @@
  * leases_restore.c — the leases of a crashed predecessor, at takeover: its
  * runtime pools declared again (a config pool of the same name wins), its
  * journaled leases loaded into the core as unclaimed for their holders to
- * re-claim within SVD_LEASE_CLAIM_GRACE_MS, and the survivors recorded in
- * the new journal.
+ * re-claim within SVD_LEASE_CLAIM_GRACE_MS, with the identity of each
+ * slot's file or directory the predecessor made (leases_resources.c), and
+ * the survivors recorded in the new journal.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,15 @@ ls_restore_pools(svd_leases *l, const sv_jstate *prev)
 			continue;
 		}
 		ls_journal_pool(l, ls_pool_view(l, id, &pv));
+		{
+			char why[600];
+			if (svd_pool_dir_check(jp->path, why, sizeof(why))
+			    != SV_OK) {
+				svd_log("pool %s: %s: its slots are refused "
+				        "until that is mended",
+				    jp->name, why);
+			}
+		}
 	}
 }
 
@@ -70,6 +80,15 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 		r->slot  = jl->slot;
 		r->id    = jl->id;
 		r->token = jl->token;
+		if (jl->res_ino != 0) {
+			/* What the predecessor made for this slot: its own,
+			 * so ours to hand over, truncate or remove. */
+			ls_ident *m = ls_made_of(
+			    l, sv_lease_pool_find(l->core, r->pool), jl->slot);
+			if (m != NULL) {
+				*m = (ls_ident) {jl->res_dev, jl->res_ino};
+			}
+		}
 		if (jl->session != 0) {
 			r->holder.kind    = SV_HOLDER_SESSION;
 			r->holder.session = jl->session;

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dir_trust.h"
 #include "paths.h"
 #include "shell/cgroup.h"
 #include "shell/reaper.h"
@@ -134,9 +135,19 @@ prepare_dir(const char *dir, bool shared, bool *created)
 		    strerror(errno));
 		return false;
 	}
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr,
-		    "supervised: socket_dir %s is not a directory\n", dir);
+	if (lstat(dir, &st) != 0) {
+		fprintf(stderr, "supervised: socket_dir %s: %s\n", dir,
+		    strerror(errno));
+		return false;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		/* A link is refused even to a good directory: whoever may
+		 * change the link may move our sockets (docs/config.md). */
+		char why[700];
+		fprintf(stderr, "supervised: %s%s\n",
+		    svd_dir_explain(why, sizeof(why), "socket_dir", dir, &st,
+		        S_ISLNK(st.st_mode) ? SVD_DT_SYMLINK : SVD_DT_NOTDIR),
+		    S_ISLNK(st.st_mode) ? ": name the directory itself" : "");
 		return false;
 	}
 	if (st.st_uid != geteuid()) {

@@ -80,8 +80,13 @@ st_dir(const char *dir, char *err, size_t errlen)
 		    "cannot create state_dir %s: %s", dir, strerror(errno));
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		return st_fail(err, errlen, SV_ESYSTEM,
-		    "state_dir %s is not a directory", dir);
+		/* A link is refused even to a good directory (dir_trust.h). */
+		return st_fail(err, errlen, SV_ESYSTEM, "state_dir %s is %s",
+		    dir,
+		    S_ISLNK(st.st_mode)
+		        ? "a symbolic link: name the directory "
+		          "itself"
+		        : "not a directory");
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
 		return st_fail(err, errlen, SV_ESYSTEM,

@@ -470,6 +470,72 @@ test_lease_records(void **state)
 	sv_jstate_free(&st);
 }
 
+/* L records carry the identity (DEV INO) of the slot's resource the
+ * supervisor made: written only when known, read with or without it (an
+ * older journal has none), kept through a snapshot. */
+static void
+test_lease_resource_identity(void **state)
+{
+	char     *line = NULL, *snap = NULL;
+	size_t    n = 0;
+	sv_jstate st, st2;
+	char      buf[300], sealed[320], err[200];
+	sv_jrec   r = {.kind = SV_J_LEASE,
+	      .name          = "files",
+	      .ordinal       = 3,
+	      .lease_id      = 11,
+	      .token         = 12,
+	      .holder_group  = "web",
+	      .res_dev       = 2049,
+	      .res_ino       = 1234567890123ull};
+
+	(void) state;
+	assert_int_equal(sv_journal_format(&r, &line, &n), SV_OK);
+	assert_non_null(strstr(line, " 2049 1234567890123 "));
+	assert_int_equal(sv_jstate_init(&st, ""), SV_OK);
+	assert_int_equal(
+	    sv_journal_apply(&st, line, n - 1, err, sizeof(err)), SV_OK);
+	free(line);
+	assert_int_equal(st.nleases, 1);
+	assert_int_equal(st.leases[0].res_dev, 2049);
+	assert_int_equal(st.leases[0].res_ino, 1234567890123ull);
+	/* No identity: the record is the old 11-field one. */
+	r.res_dev = r.res_ino = 0;
+	r.ordinal             = 4;
+	r.lease_id            = 13;
+	assert_int_equal(sv_journal_format(&r, &line, &n), SV_OK);
+	assert_null(strstr(line, " 2049 "));
+	free(line);
+	/* An older journal's line, and a line with a bad or zero inode. */
+	snprintf(buf, sizeof(buf), "L files 5 14 9 web 0 3 0 0 0");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_OK);
+	assert_int_equal(sv_jstate_lease(&st, "files", 5)->res_ino, 0);
+	snprintf(buf, sizeof(buf), "L files 6 15 9 web 0 3 0 0 0 7 0");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	snprintf(buf, sizeof(buf), "L files 6 15 9 web 0 3 0 0 0 7");
+	seal(buf, sealed, sizeof(sealed));
+	assert_int_equal(
+	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
+	    SV_EINVAL);
+	/* A snapshot keeps it. */
+	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &st2, err, sizeof(err)), SV_OK);
+	assert_int_equal(
+	    sv_jstate_lease(&st2, "files", 3)->res_ino, 1234567890123ull);
+	assert_int_equal(sv_jstate_lease(&st2, "files", 3)->res_dev, 2049);
+	assert_int_equal(sv_jstate_lease(&st2, "files", 5)->res_ino, 0);
+	free(snap);
+	sv_jstate_free(&st);
+	sv_jstate_free(&st2);
+}
+
 /* A snapshot replays to the same state, and is smaller than the history. */
 static void
 test_snapshot_round_trip(void **state)
@@ -975,6 +1041,7 @@ main(void)
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_lease_records),
+	    cmocka_unit_test(test_lease_resource_identity),
 	    cmocka_unit_test(test_many_leases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

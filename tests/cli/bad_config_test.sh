@@ -331,6 +331,17 @@ pools = ( { name = \"p\"; slots = 2; path = \"$tmp/a/../{slot}.db\"; } );"
 check_config "pool path {slot} not in the last component" "pools[0].path" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; path = \"$tmp/{slot}/x.db\"; } );"
+# A pool under a directory a symbolic link or another user could redirect.
+mkdir "$tmp/plink-target" "$tmp/popen"
+ln -s "$tmp/plink-target" "$tmp/plink"
+chmod 0777 "$tmp/popen"
+check_config "pool path under a symbolic link" "pools[0].path" "$H
+groups = ( { $G } );
+pools = ( { name = \"p\"; slots = 2; path = \"$tmp/plink/{slot}.db\"; } );"
+check_config "pool path under a world-writable directory" "pools[1].path" "$H
+groups = ( { $G } );
+pools = ( { name = \"q\"; slots = 1; },
+          { name = \"p\"; slots = 2; path = \"$tmp/popen/x/{slot}.db\"; } );"
 check_config "pool on_release unknown" "pools[0].on_release" "$H
 groups = ( { $G } );
 pools = ( { name = \"p\"; slots = 2; on_release = \"shred\"; } );"

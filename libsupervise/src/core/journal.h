@@ -34,13 +34,19 @@
  *                                      SIGKILL already sent) it is
  *                                      unknown
  *   X NAME ORDINAL GEN                 it was reaped
- *   L POOL SLOT ID TOKEN GROUP ORDINAL GEN SESSION UID TTL
+ *   L POOL SLOT ID TOKEN GROUP ORDINAL GEN SESSION UID TTL [DEV INO]
  *                                      a lease granted or re-claimed
  *                                      (core/lease.h): its holder is the
  *                                      worker GROUP/ORDINAL@GEN, or, with
  *                                      GROUP "-", session SESSION of uid
  *                                      UID with TTL ms; a later L of the
- *                                      same pool and slot replaces it
+ *                                      same pool and slot replaces it.
+ *                                      DEV INO: the device and inode of
+ *                                      the slot's file or directory the
+ *                                      supervisor made (written only when
+ *                                      INO is not 0; a record without
+ *                                      them, as older journals have,
+ *                                      means none is known)
  *   U POOL SLOT ID                     that lease ended
  *   O POOL SLOTS TTL GRACE POLICY DIR PATH
  *                                      a pool created at runtime
@@ -61,7 +67,7 @@
  *
  * In memory. The daemon keeps an sv_jstate of what it journaled (its
  * mirror, for compaction), so a live lease costs it memory twice, in the
- * lease core and here. Here a lease is a 64-byte record in a dense array
+ * lease core and here. Here a lease is an 80-byte record in a dense array
  * with a hash index by (pool, slot) (4-byte buckets, at most three quarters
  * full); pool and holder group names are stored once each, counted by the
  * leases naming them. Applying an L or U record costs O(1), not a scan.
@@ -145,7 +151,7 @@ typedef struct sv_jpool {
  * A lease the previous supervisor had granted and not seen end. Its pool
  * and its holder's group are names shared by many leases, so a lease holds
  * their ids in the state's name table (sv_jlease_pool and sv_jlease_group
- * give the strings back): 64 bytes a lease rather than two names inline.
+ * give the strings back): 80 bytes a lease rather than two names inline.
  */
 typedef struct sv_jlease {
 	uint64_t id;
@@ -158,6 +164,8 @@ typedef struct sv_jlease {
 	uint32_t slot;
 	uint32_t ordinal;
 	uint32_t session_uid;
+	uint64_t res_dev, res_ino; /* the slot's resource the supervisor
+	                            * made; res_ino 0: none known */
 } sv_jlease;
 
 /* A name of the lease table (pool or holder group): the string and the
@@ -255,6 +263,7 @@ typedef struct sv_jrec {
 	uint64_t    session; /* L: the session holder */
 	uint32_t    session_uid; /* L */
 	uint64_t    session_ttl; /* L */
+	uint64_t    res_dev, res_ino; /* L: the resource made (ino 0: none) */
 	/* O: count is the slots, spec the path (NULL: none) */
 	uint64_t ttl_ms, grace_ms; /* O */
 	uint32_t policy; /* O */

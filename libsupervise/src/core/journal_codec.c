@@ -272,6 +272,12 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 		    " %" PRIu64,
 		    r->holder_ordinal, r->generation, r->session,
 		    r->session_uid, r->session_ttl);
+		if (r->res_ino != 0) {
+			/* Only then: a record without a resource stays
+			 * readable by a supervisor that knows no DEV INO. */
+			k2 += snprintf(tail + k2, sizeof(tail) - (size_t) k2,
+			    " %" PRIu64 " %" PRIu64, r->res_dev, r->res_ino);
+		}
 		break;
 	default:
 		return SV_EINVAL;

@@ -21,8 +21,8 @@
 #include "core/journal.h"
 
 /* Most fields in a record (L: kind, pool, slot, id, token, group,
- * ordinal, gen, session, uid, ttl, crc). */
-#define J_MAX_FIELDS 13
+ * ordinal, gen, session, uid, ttl, [dev, ino,] crc). */
+#define J_MAX_FIELDS 14
 
 /* The fields of one line: field k is f[k], n[k] bytes (not terminated). */
 typedef struct j_fields {

@@ -43,8 +43,9 @@ sv_jlease_group(const sv_jstate *st, const sv_jlease *l)
 	return j_lname(st, l->group);
 }
 
-/* What the lease table saves rests on this (x86-64: 64 bytes). */
-_Static_assert(sizeof(sv_jlease) <= 64, "a journaled lease stays compact");
+/* What the lease table saves rests on this (x86-64: 80 bytes, of which
+ * 16 are the identity of the slot's resource). */
+_Static_assert(sizeof(sv_jlease) <= 80, "a journaled lease stays compact");
 
 /* j_strhash is the FNV-1a hash of s. */
 static uint32_t
@@ -297,6 +298,7 @@ svj_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
     const char *name, char *err, size_t errlen)
 {
 	uint64_t slot, id, token, ord = 0, gen = 0, ses = 0, uid = 0, ttl = 0;
+	uint64_t dev = 0, ino = 0;
 	char     group[SV_JOURNAL_LEASE_NAME_MAX + 1];
 	sv_jlease *l;
 	sv_jlease  nl;
@@ -305,7 +307,10 @@ svj_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	if (strlen(name) > SV_JOURNAL_LEASE_NAME_MAX) {
 		return svj_fail(err, errlen, "pool name too long");
 	}
-	if (fs->count != (kind == SV_J_LEASE ? 11u : 4u)
+	/* L: 11 fields, or 13 with the resource's DEV INO (older journals
+	 * have 11, and replay the same with no resource known). */
+	if ((kind == SV_J_LEASE ? fs->count != 11u && fs->count != 13u
+	                        : fs->count != 4u)
 	    || !svj_u64(fs->f[2], fs->n[2], UINT32_MAX, &slot)
 	    || !svj_u64(fs->f[3], fs->n[3], UINT64_MAX, &id) || id == 0) {
 		return svj_fail(err, errlen, "bad lease record");
@@ -323,7 +328,11 @@ svj_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	    || !svj_u64(fs->f[7], fs->n[7], UINT64_MAX, &gen)
 	    || !svj_u64(fs->f[8], fs->n[8], UINT64_MAX, &ses)
 	    || !svj_u64(fs->f[9], fs->n[9], UINT32_MAX, &uid)
-	    || !svj_u64(fs->f[10], fs->n[10], UINT64_MAX, &ttl)) {
+	    || !svj_u64(fs->f[10], fs->n[10], UINT64_MAX, &ttl)
+	    || (fs->count == 13u
+	        && (!svj_u64(fs->f[11], fs->n[11], UINT64_MAX, &dev)
+	            || !svj_u64(fs->f[12], fs->n[12], UINT64_MAX, &ino)
+	            || ino == 0))) {
 		return svj_fail(err, errlen, "bad lease record");
 	}
 	group[0] = '\0';
@@ -343,6 +352,8 @@ svj_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	nl.session        = ses;
 	nl.session_uid    = (uint32_t) uid;
 	nl.session_ttl_ms = ttl;
+	nl.res_dev        = dev;
+	nl.res_ino        = ino;
 	if ((rv = j_name_ref(st, name, &nl.pool)) != SV_OK) {
 		return rv;
 	}

@@ -135,7 +135,9 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 		        .generation     = l->generation,
 		        .session        = l->session,
 		        .session_uid    = l->session_uid,
-		        .session_ttl    = l->session_ttl_ms});
+		        .session_ttl    = l->session_ttl_ms,
+		        .res_dev        = l->res_dev,
+		        .res_ino        = l->res_ino});
 	}
 	if (b.err != SV_OK) {
 		free(b.p);
