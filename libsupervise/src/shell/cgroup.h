@@ -94,9 +94,10 @@ size_t sv_cgtree_sweep(sv_cgtree *t);
 
 /*
  * sv_cgtree_sweep_in returns in how many ms the oldest spare may be swept:
- * 0 now, -1 when there is none (or t is NULL). A spare that stays busy
- * (something in it outlived cgroup.kill) keeps this at 0; the caller
- * sweeps only when idle, so that costs one cheap try per idle turn.
+ * 0 now, -1 when there is none (or t is NULL). A spare found busy
+ * (something in it outlived cgroup.kill) goes to the back of the queue as
+ * if released then: it is tried again a second later, so the daemon wakes
+ * at most once a second for it, never spins.
  */
 int sv_cgtree_sweep_in(const sv_cgtree *t);
 
