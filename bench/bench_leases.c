@@ -106,7 +106,8 @@ leases_rows(const struct leases_result *res, struct row *rows)
 		    .ours                     = tp->lease_med,
 		    .kind                     = last ? T_CHECK : T_INFO,
 		    .ttext                    = last ? ">= 20000/s" : NULL,
-		    .check_ok                 = tp->lease_med >= 20000.0};
+		    .check_ok                 = tp->lease_med >= 20000.0,
+		    .higher                   = true};
 	}
 	rows[r++]
 	    = (struct row) {.name = "daemon RSS growth, 10000 leases (MiB)",

@@ -509,7 +509,8 @@ spawn_rows(
 	    .ours                     = res->rss_kb / 1024.0,
 	    .kind                     = T_ABS_LE,
 	    .target                   = 16,
-	    .tunit                    = "MiB"};
+	    .tunit                    = "MiB",
+	    .rec_ours                 = true};
 	return 2;
 }
 

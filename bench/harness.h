@@ -76,6 +76,8 @@ struct opts {
 	long     rtts; /* round trips of each kind in the whoami scenario */
 	long     blocks; /* interleaved blocks in the whoami scenario */
 	long     rounds; /* raw/supervised round pairs in the spawn scenario */
+	const char *baseline; /* the recorded figures (bench/baseline.tsv) */
+	bool        figures; /* print this run's figures in that format */
 };
 
 /* ---- Shared state (defined in harness_run.c, _proc.c, _daemon.c) ---- */
@@ -342,6 +344,9 @@ struct row {
 	const char      *ttext; /* replaces the target column when set */
 	bool             check_ok; /* for T_CHECK */
 	const char      *skip; /* not run in this mode, and why; NULL: run */
+	bool higher; /* a larger figure is better (figures.h; implied by
+	              * T_RATIO_GE) */
+	bool rec_ours; /* recorded by ours even with a baseline (figures.h) */
 };
 
 /* print_table_header prints the blank line and the column titles. */

@@ -17,7 +17,11 @@
  * supervisor's wake-ups and CPU), samples the load again, and
  * prints the table (each scenario's rows, then the "clean stops" row of
  * every daemon the harness stopped), each scenario's detail lines, the load
- * line and the reasons for whatever could not be measured. bench/README.md
+ * line and the reasons for whatever could not be measured, and last the
+ * comparison with the recorded figures (--baseline, default
+ * bench/baseline.tsv: a REGRESSION line per figure more than 25 % worse,
+ * reported without changing the exit status; figures.h) and, with
+ * --figures, this run's figures in that file's format. bench/README.md
  * explains the method and the output.
  *
  * Files: harness.h and harness_*.c (what the scenarios share), evsub.[ch]
@@ -36,6 +40,7 @@
  *
  * File layout: options; header and failure lines; main.
  */
+#include "figures.h"
 #include "scenarios.h"
 
 #include <stdio.h>
@@ -43,6 +48,10 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#ifndef SV_BENCH_BASELINE_PATH
+#error "define SV_BENCH_BASELINE_PATH (path of bench/baseline.tsv)"
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Options                                                            */
@@ -55,6 +64,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: sv-bench [--quick] [--only LIST] [--kills N] [--workers N]"
 	    " [--rtts N] [--blocks N] [--rounds N] [--events N] [--keep]\n"
+	    "                [--baseline FILE] [--figures]\n"
 	    "  --quick      fewer iterations (smoke run): 2000 round trips,"
 	    " 20 kills, 100 workers, 1 round, 10000 events, shorter"
 	    " windows\n"
@@ -74,6 +84,14 @@ usage(FILE *f)
 	    " (default 100000)\n"
 	    "  --keep       keep the temporary directory (configs, daemon"
 	    " logs)\n"
+	    "  --baseline FILE  the recorded figures to compare with"
+	    " (default\n"
+	    "               " SV_BENCH_BASELINE_PATH ");"
+	    " a figure more than 25%% worse\n"
+	    "               prints a REGRESSION line (the exit status does"
+	    " not change)\n"
+	    "  --figures    print this run's figures in that file's format,"
+	    " to refresh it\n"
 	    "scenario restart: T = 0, 100 ms, 2 s, 10 s with 0, 100, 1000"
 	    " other workers,\n"
 	    "  50/30/15/5 kills per side (about 5 min); --quick: T <= 2 s"
@@ -170,6 +188,17 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->keep = true;
 			continue;
 		}
+		if (strcmp(a, "--figures") == 0) {
+			o->figures = true;
+			continue;
+		}
+		if (strcmp(a, "--baseline") == 0) {
+			if (v == NULL || v[0] == '\0')
+				return -1;
+			o->baseline = v;
+			i++;
+			continue;
+		}
 		if (strcmp(a, "--only") == 0) {
 			if ((o->only = parse_only(v)) == 0)
 				return -1;
@@ -198,6 +227,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->events  = events > 0 ? events : (o->quick ? 10000 : 100000);
 	if (o->only == 0)
 		o->only = SC_EVERY;
+	if (o->baseline == NULL)
+		o->baseline = SV_BENCH_BASELINE_PATH;
 	if (o->rtts < o->blocks)
 		o->blocks = o->rtts;
 	return 0;
@@ -312,16 +343,20 @@ run_all(const struct opts *o, struct results *r)
 	return made;
 }
 
+/* The rows of the table (print_rows fills them, main compares them). */
+static struct row g_rows[128];
+static int        g_nrows;
+
 /*
  * print_rows prints the table: the selected scenarios' rows, the stops.
  * Returns how many rows were FAIL, after listing each with its reason
- * below the table.
+ * below the table. The rows stay in g_rows[0..g_nrows).
  */
 static int
 print_rows(const struct opts *o, const struct results *r)
 {
-	static struct row rows[128];
-	int               i, n = 0, failed = 0;
+	struct row *rows = g_rows;
+	int         i, n = 0, failed = 0;
 
 	if (o->only & SC_WHOAMI)
 		n += whoami_rows(&r->whoami, rows + n);
@@ -346,6 +381,7 @@ print_rows(const struct opts *o, const struct results *r)
 	if (o->only & SC_IDLE)
 		n += idle_rows(&r->idle, rows + n);
 	stops_row(&rows[n++]);
+	g_nrows = n;
 	print_table_header();
 	for (i = 0; i < n; i++)
 		failed += !print_row(&rows[i]);
@@ -468,6 +504,12 @@ main(int argc, char **argv)
 	        : "");
 
 	print_failures(&r);
+	/* Reported, never failed on (figures.h). */
+	(void) figures_compare(
+	    g_rows, g_nrows, o.quick ? "quick" : "full", o.baseline);
+	if (o.figures)
+		figures_print(
+		    g_rows, g_nrows, o.quick ? "quick" : "full", o.baseline);
 	if (g_interrupted)
 		printf("interrupted\n");
 	cleanup(o.keep);

@@ -61,6 +61,10 @@ fx_signal(svd_sup *s, const sv_fx *fx)
 	}
 	if (!fx->pgroup || sv_signal_group(p->pid, fx->signo) != SV_OK) {
 		(void) sv_signal(p->pidfd, fx->signo);
+	} else if (fx->signo == SIGKILL) {
+		/* Nothing in the group can run again, nor fork: the reap
+		 * need not kill the group a second time. */
+		p->group_killed = true;
 	}
 }
 

@@ -71,6 +71,8 @@ typedef struct svd_proc {
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
 	bool       adopted; /* started by a predecessor: not our child */
 	svd_act   *act; /* its activity region, or NULL (activity.h) */
+	bool group_killed; /* its process group got SIGKILL (sup_effects.c);
+	                    * read and cleared at the reap */
 } svd_proc;
 
 /* The shell's side of a group: its config and per-seat records. */

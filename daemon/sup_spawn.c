@@ -246,16 +246,15 @@ sup_is_worker(void *arg, pid_t pid)
 }
 
 /* sup_reap_orphans reaps exited orphans (descendants of workers
- * reparented to the daemon, a child subreaper), but no worker, and
- * removes the released cgroups that have become empty. Called on SIGCHLD
- * and once after each loop turn in which a worker was reaped (not per
- * worker: waitid(P_ALL) scans every child of the daemon, so a mass exit
- * of n workers would cost n scans of n). */
+ * reparented to the daemon, a child subreaper), but no worker. Called on
+ * SIGCHLD and once after each loop turn in which a worker was reaped (not
+ * per worker: waitid(P_ALL) scans every child of the daemon, so a mass
+ * exit of n workers would cost n scans of n). The released cgroups are
+ * removed elsewhere, when the loop has time (svd_sup_run). */
 void
 sup_reap_orphans(svd_sup *s)
 {
 	(void) sv_reaper_collect(sup_is_worker, s);
-	(void) sv_cgtree_sweep(s->cg);
 }
 
 void
@@ -312,8 +311,14 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	(void) sv_pidmap_del(&s->pids, p->pid);
 	/* Nothing a worker started may outlive it: whatever is left in its
 	 * process group gets SIGKILL. (The group id cannot have been reused
-	 * yet: we are in the callback that reaped its leader.) */
-	(void) sv_signal_group(p->pid, SIGKILL);
+	 * yet: we are in the callback that reaped its leader.) Not twice: a
+	 * group that already got SIGKILL (a stop timeout, a drain deadline)
+	 * has nothing left that could run; 1,000 such kills were 1,000 calls
+	 * failing with ESRCH in a drain's reaps. */
+	if (!p->group_killed) {
+		(void) sv_signal_group(p->pid, SIGKILL);
+	}
+	p->group_killed = false;
 	/* And whatever left the process group but not its cgroup. */
 	if (p->cg != NULL) {
 		sv_cgtree_release(s->cg, p->cg);

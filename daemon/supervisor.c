@@ -208,7 +208,8 @@ sv_err
 svd_sup_run(svd_sup *s, int sigfd)
 {
 	sv_err          err = SV_OK;
-	int             n, timeout;
+	int             n, timeout, sweep_in;
+	bool            spawning;
 	sv_spawn_ticket t;
 
 	if (sigfd >= 0) {
@@ -224,10 +225,16 @@ svd_sup_run(svd_sup *s, int sigfd)
 		}
 		/* More spawns waiting: poll without blocking, so requests
 		 * are served between batches. */
-		timeout = sv_core_next_spawn(s->core, sv_loop_now_ms(), &t)
-		    ? (sup_spawn(s, t), 0)
-		    : sv_loop_next_timeout(s->loop, -1);
-		err     = sv_loop_wait(s->loop, timeout, &n);
+		spawning = sv_core_next_spawn(s->core, sv_loop_now_ms(), &t);
+		timeout  = spawning ? (sup_spawn(s, t), 0)
+		                    : sv_loop_next_timeout(s->loop, -1);
+		/* Released cgroups are removed when nothing else is due: a
+		 * wake-up when the oldest may go, then a few per turn. */
+		sweep_in = sv_cgtree_sweep_in(s->cg);
+		if (sweep_in >= 0 && (timeout < 0 || sweep_in < timeout)) {
+			timeout = sweep_in;
+		}
+		err = sv_loop_wait(s->loop, timeout, &n);
 		if (err != SV_OK) {
 			svd_log("event loop failed: %s", strerror(errno));
 			break;
@@ -237,6 +244,10 @@ svd_sup_run(svd_sup *s, int sigfd)
 		if (s->orphans_due) {
 			s->orphans_due = false;
 			sup_reap_orphans(s);
+		} else if (sweep_in == 0 && !spawning) {
+			/* Not in a turn that reaped: a mass exit's reaps do
+			 * not wait for rmdirs (shell/cgroup.h). */
+			(void) sv_cgtree_sweep(s->cg);
 		}
 		if (s->stale_due) { /* one look, however many exited */
 			s->stale_due = false;

@@ -1,7 +1,9 @@
 /*
  * test_loop.c — the event loop (shell/loop.c): the timer heap fires in
  * deadline order under random arm/stop/re-arm, timeouts are computed from
- * the earliest timer, and fd callbacks run for ready descriptors.
+ * the earliest timer, and fd callbacks run for ready descriptors; one
+ * turn (sv_loop_dispatch) fires at most 64 due timers, so a ready fd is
+ * served between batches of a thousand timers due together.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,6 +135,59 @@ io_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	io_calls += (int) v;
 }
 
+/* 500 timers due together and a ready fd: the first turn fires 64 timers,
+ * the wait that follows does not block (timers are still due), the fd is
+ * served in the second turn while 372 timers are still waiting, and every
+ * timer fires exactly once in deadline order over 8 turns. */
+static void
+test_dispatch_batches_timers(void **state)
+{
+	sv_loop *l;
+	sv_timer t[NT];
+	sv_io    io;
+	int      n, turns = 0, fired_before_io = -1;
+	uint64_t one = 1;
+
+	(void) state;
+	nfired   = 0;
+	io_calls = 0;
+	assert_int_equal(sv_loop_create(&l), SV_OK);
+	for (int i = 0; i < NT; i++) {
+		sv_timer_init(&t[i], record_cb, (void *) (intptr_t) i);
+		assert_int_equal(sv_loop_timer_start(l, &t[i], 0), SV_OK);
+	}
+	sv_loop_dispatch(l, 0);
+	turns++;
+	assert_int_equal(nfired, 64);
+	assert_int_equal(sv_loop_next_timeout(l, -1), 0);
+	io.fd  = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	io.cb  = io_cb;
+	io.arg = NULL;
+	assert_true(io.fd >= 0);
+	assert_int_equal(sv_loop_add_io(l, &io, EPOLLIN), SV_OK);
+	assert_int_equal(write(io.fd, &one, sizeof(one)), sizeof(one));
+	while (nfired < NT && turns < 100) {
+		assert_int_equal(
+		    sv_loop_wait(l, sv_loop_next_timeout(l, 1000), &n), SV_OK);
+		if (n > 0 && fired_before_io < 0) {
+			fired_before_io = nfired;
+		}
+		sv_loop_dispatch(l, n);
+		turns++;
+	}
+	assert_int_equal(nfired, NT);
+	assert_int_equal(turns, (NT + 63) / 64);
+	assert_int_equal(fired_before_io, 64);
+	assert_int_equal(io_calls, 1);
+	for (int k = 1; k < nfired; k++) {
+		assert_true(
+		    fired_at[fired_order[k - 1]] <= fired_at[fired_order[k]]);
+	}
+	sv_loop_del_io(l, &io);
+	close(io.fd);
+	sv_loop_destroy(l);
+}
+
 /* A ready fd runs its callback; a removed fd does not. */
 static void
 test_io(void **state)
@@ -172,6 +227,7 @@ main(void)
 	    cmocka_unit_test(test_heap_order),
 	    cmocka_unit_test(test_rearm_from_callback),
 	    cmocka_unit_test(test_io),
+	    cmocka_unit_test(test_dispatch_batches_timers),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
 }

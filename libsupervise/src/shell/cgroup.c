@@ -14,6 +14,13 @@
  * make every spawn slower, since exec copies and closes each descriptor the
  * daemon holds (a scale-up to 1,000 took 12-16 % longer with one more
  * descriptor per worker, sv-bench with TMPDIR on tmpfs).
+ *
+ * A sweep removes at most CG_SWEEP_BATCH leaves, and the daemon sweeps
+ * only when its loop has nothing else to do (sv_cgtree_sweep_in says
+ * when): a cgroup rmdir is among the dearest calls the daemon makes, and
+ * when the reaps of one mass exit swept the spares of an earlier one, a
+ * deadline kill of 1,000 workers waited for 1,000 rmdirs before its reaps
+ * could go on (bench/README.md, scenario 9).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -62,6 +69,8 @@ struct sv_cgtree {
 /* How long a released leaf is kept for the next worker of its seat before
  * sv_cgtree_sweep removes it. */
 #define CG_SPARE_MS 1000
+/* Leaves removed by one sv_cgtree_sweep at most. */
+#define CG_SWEEP_BATCH 16
 
 static int64_t cg_now_ms(void);
 
@@ -452,26 +461,46 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 	t->spare_tail = l;
 }
 
-/* cg_sweep removes spare leaves released at least min_age ms ago, oldest
- * first (the queue is in release order); a busy one stays queued for a
- * later sweep. Returns how many released leaves are still waiting. */
+/* cg_sweep tries to remove spare leaves released at least min_age ms ago,
+ * oldest first (the queue is in release order), each at most once and at
+ * most max of them. A busy one goes to the back of the queue as if
+ * released now, so it is tried again after CG_SPARE_MS and never keeps
+ * the head due. Stops at the first leaf too young (all after it are
+ * younger). Returns how many released leaves are still waiting. */
 static size_t
-cg_sweep(sv_cgtree *t, int64_t min_age)
+cg_sweep(sv_cgtree *t, int64_t min_age, size_t max)
 {
-	int64_t    now  = cg_now_ms();
-	size_t     left = 0;
-	sv_cgleaf *l, *next;
+	int64_t    now = cg_now_ms();
+	size_t     n = 0, left = 0;
+	sv_cgleaf *l;
 
-	for (l = t->spare; l != NULL; l = next) {
-		next = l->snext;
+	for (l = t->spare; l != NULL; l = l->snext) {
+		n++;
+	}
+	for (size_t tried = 0; tried < n && tried < max; tried++) {
+		l = t->spare;
 		if (now - l->released_ms < min_age) {
-			/* This one and all after it are younger: not looked
-			 * at (they are counted as one). */
-			return left + 1;
+			break;
 		}
-		if (!cg_remove(t, l)) {
-			left++;
+		if (cg_remove(t, l)) {
+			continue;
 		}
+		/* Busy: requeue at the tail. */
+		t->spare = l->snext;
+		if (t->spare == NULL) {
+			t->spare_tail = NULL;
+		}
+		l->snext       = NULL;
+		l->released_ms = now;
+		if (t->spare_tail != NULL) {
+			t->spare_tail->snext = l;
+		} else {
+			t->spare = l;
+		}
+		t->spare_tail = l;
+	}
+	for (l = t->spare; l != NULL; l = l->snext) {
+		left++;
 	}
 	return left;
 }
@@ -490,7 +519,19 @@ sv_cgtree_sweep(sv_cgtree *t)
 	if (cg_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
 		return 1; /* at least the head is waiting */
 	}
-	return cg_sweep(t, CG_SPARE_MS);
+	return cg_sweep(t, CG_SPARE_MS, CG_SWEEP_BATCH);
+}
+
+int
+sv_cgtree_sweep_in(const sv_cgtree *t)
+{
+	int64_t age;
+
+	if (t == NULL || t->spare == NULL) {
+		return -1;
+	}
+	age = cg_now_ms() - t->spare->released_ms;
+	return age >= CG_SPARE_MS ? 0 : (int) (CG_SPARE_MS - age);
 }
 
 /* cg_stale_owner_alive tells whether the tree name ("supervised.PID" or
@@ -641,7 +682,7 @@ sv_cgtree_close(sv_cgtree *t, int timeout_ms)
 			sv_cgtree_release(t, l);
 		}
 	}
-	while ((left = cg_sweep(t, 0)) > 0) {
+	while ((left = cg_sweep(t, 0, SIZE_MAX)) > 0) {
 		int64_t rest = deadline - cg_now_ms();
 		if (rest <= 0) {
 			break;

@@ -93,10 +93,21 @@ void sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l);
 
 /*
  * sv_cgtree_sweep removes the spares released at least 1 s ago that are
- * empty. Returns 0 when no released leaf is waiting any more, nonzero
- * otherwise (the count, when it had to look at every spare). NULL tree: 0.
+ * empty, oldest first, at most 16 of them (a cgroup rmdir is dear: the
+ * daemon sweeps a few at a time when it has nothing else to do). Returns
+ * 0 when no released leaf is waiting any more, nonzero otherwise. NULL
+ * tree: 0.
  */
 size_t sv_cgtree_sweep(sv_cgtree *t);
+
+/*
+ * sv_cgtree_sweep_in returns in how many ms the oldest spare may be swept:
+ * 0 now, -1 when there is none (or t is NULL). A spare found busy
+ * (something in it outlived cgroup.kill) goes to the back of the queue as
+ * if released then: it is tried again a second later, so the daemon wakes
+ * at most once a second for it, never spins.
+ */
+int sv_cgtree_sweep_in(const sv_cgtree *t);
 
 /*
  * sv_cgtree_sweep_stale removes the trees that supervisors which did not

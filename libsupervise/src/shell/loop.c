@@ -8,6 +8,13 @@
  * Removing an fd while a batch of events is being dispatched is safe as long
  * as the sv_io that was removed stays allocated until the batch ends; the
  * daemon only removes an fd from its own callback.
+ *
+ * One turn (sv_loop_dispatch) fires at most LOOP_MAX_TIMERS due timers, as
+ * it handles at most LOOP_MAX_EVENTS fd events: when a thousand timers
+ * fall due together (the deadline of a drain of 1,000 workers), the fds
+ * that became ready meanwhile (the pidfds of the processes those timers
+ * killed) are served between batches instead of after all of them; the
+ * rest are still due, so the next wait does not block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +25,7 @@
 #include "shell/loop.h"
 
 #define LOOP_MAX_EVENTS 64
+#define LOOP_MAX_TIMERS 64
 
 struct sv_loop {
 	int                epfd;
@@ -218,18 +226,26 @@ sv_loop_next_timeout(const sv_loop *loop, int cap_ms)
 	return d > INT32_MAX ? INT32_MAX : (int) d;
 }
 
-size_t
-sv_loop_run_timers(sv_loop *loop, uint64_t now_ms)
+/* run_timers fires up to max timers due at now_ms, earliest first. */
+static size_t
+run_timers(sv_loop *loop, uint64_t now_ms, size_t max)
 {
 	size_t fired = 0;
 
-	while (loop->n > 0 && loop->heap[0]->deadline_ms <= now_ms) {
+	while (fired < max && loop->n > 0
+	    && loop->heap[0]->deadline_ms <= now_ms) {
 		sv_timer *t = loop->heap[0];
 		sv_loop_timer_stop(loop, t);
 		fired++;
 		t->cb(loop, t);
 	}
 	return fired;
+}
+
+size_t
+sv_loop_run_timers(sv_loop *loop, uint64_t now_ms)
+{
+	return run_timers(loop, now_ms, SIZE_MAX);
 }
 
 /* ---- polling --------------------------------------------------------------
@@ -256,5 +272,5 @@ sv_loop_dispatch(sv_loop *loop, int nready)
 		sv_io *io = loop->events[i].data.ptr;
 		io->cb(loop, io, loop->events[i].events);
 	}
-	sv_loop_run_timers(loop, sv_loop_now_ms());
+	(void) run_timers(loop, sv_loop_now_ms(), LOOP_MAX_TIMERS);
 }

@@ -102,7 +102,11 @@ size_t sv_loop_run_timers(sv_loop *loop, uint64_t now_ms);
  */
 sv_err sv_loop_wait(sv_loop *loop, int timeout_ms, int *nready);
 
-/* sv_loop_dispatch calls the callbacks of the events sv_loop_wait found. */
+/*
+ * sv_loop_dispatch calls the callbacks of the events sv_loop_wait found,
+ * then fires due timers, at most 64 of them: the rest stay due, so
+ * sv_loop_next_timeout returns 0 and the next wait only polls.
+ */
 void sv_loop_dispatch(sv_loop *loop, int nready);
 
 #endif /* SV_SHELL_LOOP_H */
