@@ -32,7 +32,7 @@ extern "C" {
 /* The protocol major version this library speaks. */
 #define SV_PROTOCOL_VERSION 1
 /* The protocol minor version (additions only). */
-#define SV_PROTOCOL_MINOR 4
+#define SV_PROTOCOL_MINOR 5
 
 /* X-macro: XX(name, value, message). Append only; never renumber. */
 #define SV_ERR_MAP(XX)                                                   \
