@@ -158,6 +158,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		/* Drained: it comes to rest, nothing replaces it. */
 		svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
+		svs_roll_step(c, g, now_ms);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
 		return SV_OK;
