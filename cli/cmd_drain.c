@@ -1,7 +1,8 @@
 /*
  * cmd_drain.c — drain and rolling restart:
- *   drain GROUP | GROUP/ORDINAL | --all [--deadline D]
- *   restart GROUP --rolling [--ready-timeout MS]
+ *   drain GROUP | GROUP/ORDINAL | --all [--deadline D] [--wait MS]
+ *   restart GROUP --rolling [--ready-timeout MS] [--max-surge N]
+ *       [--max-unavailable N] [--wait MS]
  *   drain-ack [--served N]       (from the draining worker)
  *   drain-extend MS              (from the draining worker)
  *
@@ -10,11 +11,14 @@
  * DRAIN_POLL_MS until it is done, showing progress on standard error
  * ("drain 4: 2 of 3 drained"; rewritten in place on a terminal, one line
  * per change otherwise), and print the reaping report: a table, or one
- * JSON object with --json. Waiting has no limit of its own: the supervisor
- * SIGKILLs every drained worker at its deadline, so the report ends; -t
- * bounds each call. drain-ack and drain-extend are what a draining worker
- * says about itself; like `ready`, the supervisor hears only the worker
- * process itself (a shell script uses exec).
+ * JSON object with --json. --wait MS bounds the following (the drain goes
+ * on in the supervisor; the command says it stopped following and exits
+ * 111); without it the command follows until the report is done; -t
+ * bounds each call. A report lives in the supervisor's memory only: when
+ * the supervisor id changes while following (Hello after each poll), the
+ * command says the report was lost with the supervisor. drain-ack and
+ * drain-extend are what a draining worker says about itself; like `ready`, the
+ * supervisor hears only the worker process itself (a shell script uses exec).
  *
  * Exit status: 0 when the drain (or roll) completed, 1 when the supervisor
  * refused, or when a roll stopped early (the report says why).
@@ -158,6 +162,10 @@ drain_json(const sv_drain_report *r)
 	fputs(sv_drain_report_roll_failed(r) ? "true" : "false", stdout);
 	json_key(stdout, &first, "roll_reason");
 	json_string(stdout, sv_drain_report_roll_reason(r));
+	json_key(stdout, &first, "max_surge");
+	printf("%" PRIu32, sv_drain_report_max_surge(r));
+	json_key(stdout, &first, "max_unavailable");
+	printf("%" PRIu32, sv_drain_report_max_unavailable(r));
 	json_key(stdout, &first, "workers");
 	putchar('[');
 	for (size_t i = 0; i < sv_drain_report_count(r); i++) {
@@ -199,20 +207,59 @@ drain_json(const sv_drain_report *r)
 	puts("]}");
 }
 
+/* drain_now_ms reads the monotonic clock in milliseconds. */
+static uint64_t
+drain_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+/* drain_supervisor copies the supervisor id of client's supervisor (Hello)
+ * into id; "" when it cannot be asked within timeout_ms. */
+static void
+drain_supervisor(sv_client *client, int timeout_ms, char *id, size_t size)
+{
+	sv_hello *h = NULL;
+
+	id[0] = '\0';
+	if (sv_client_hello(client, timeout_ms, &h) == SV_OK)
+		snprintf(id, size, "%s", sv_hello_supervisor_id(h));
+	sv_hello_free(h);
+}
+
+/* drain_transient tells whether err may pass once the supervisor is back
+ * (a restart in progress). */
+static int
+drain_transient(sv_err err)
+{
+	return err == SV_ECONNECT || err == SV_ECLOSED || err == SV_ETIMEDOUT;
+}
+
 /*
  * drain_follow polls report *rp (replacing it) until it is done, showing
- * progress on stderr, then prints it. Returns the exit code.
+ * progress on stderr, then prints it. It stops following after wait_ms
+ * (0: no bound) with a line saying so (the drain goes on), and when the
+ * supervisor that keeps the report has been replaced (its reports are in
+ * its memory only) it says the report was lost with it. A connection lost
+ * is retried for -t. Returns the exit code.
  */
 static int
 drain_follow(const struct cli *cli, sv_client *client, const char *what,
-    sv_drain_report **rp)
+    uint64_t wait_ms, sv_drain_report **rp)
 {
-	int             tty  = isatty(STDERR_FILENO);
-	size_t          last = SIZE_MAX;
-	uint64_t        id   = sv_drain_report_id(*rp);
-	struct timespec ts   = {0, DRAIN_POLL_MS * 1000000L};
-	sv_err          err;
+	int              tty  = isatty(STDERR_FILENO);
+	size_t           last = SIZE_MAX;
+	uint64_t         id   = sv_drain_report_id(*rp);
+	struct timespec  ts   = {0, DRAIN_POLL_MS * 1000000L};
+	uint64_t         t0 = drain_now_ms(), down_since = 0;
+	char             sup[128], now[128], detail[512];
+	sv_drain_report *nr = NULL;
+	sv_err           err;
 
+	drain_supervisor(client, cli->timeout_ms, sup, sizeof sup);
 	for (;;) {
 		size_t n = sv_drain_report_reaped(*rp);
 		if (n != last) {
@@ -224,15 +271,52 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 		}
 		if (sv_drain_report_done(*rp))
 			break;
+		if (wait_ms > 0 && drain_now_ms() - t0 >= wait_ms) {
+			if (tty)
+				fputc('\n', stderr);
+			snprintf(detail, sizeof detail,
+			    "stopped following after --wait %" PRIu64
+			    " ms with %zu of %zu drained; the supervisor "
+			    "goes on with it",
+			    wait_ms, n, sv_drain_report_count(*rp));
+			return cli_error_detail(
+			    SV_ETIMEDOUT, detail, "%s %" PRIu64, what, id);
+		}
 		nanosleep(&ts, NULL);
-		sv_drain_report_free(*rp);
-		*rp = NULL;
-		err = sv_client_drain_report(client, id, cli->timeout_ms, rp);
+		err = sv_client_drain_report(client, id, cli->timeout_ms, &nr);
+		if (err == SV_OK) {
+			sv_drain_report_free(*rp);
+			*rp = nr;
+		}
+		if (err != SV_OK && drain_transient(err)
+		    && (down_since == 0
+		        || drain_now_ms() - down_since
+		            < (uint64_t) cli->timeout_ms)) {
+			/* The supervisor may be restarting: ask again. */
+			down_since
+			    = down_since != 0 ? down_since : drain_now_ms();
+			continue;
+		}
+		drain_supervisor(client, cli->timeout_ms, now, sizeof now);
+		if (sup[0] != '\0' && now[0] != '\0'
+		    && strcmp(sup, now) != 0) {
+			if (tty)
+				fputc('\n', stderr);
+			snprintf(detail, sizeof detail,
+			    "the report was lost with the supervisor: it "
+			    "restarted (supervisor %s, now %s), and reports "
+			    "live in its memory only; see `" CLI_PROG
+			    " status` for the workers",
+			    sup, now);
+			return cli_error_detail(
+			    SV_ENOTFOUND, detail, "%s %" PRIu64, what, id);
+		}
 		if (err != SV_OK) {
 			if (tty)
 				fputc('\n', stderr);
 			return cli_error(client, err, "%s %" PRIu64, what, id);
 		}
+		down_since = 0;
 	}
 	if (tty)
 		fputc('\n', stderr);
@@ -242,6 +326,22 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 		drain_table(*rp);
 	return sv_drain_report_roll_failed(*rp) ? CLI_EXIT_ANSWER
 	                                        : CLI_EXIT_OK;
+}
+
+/* drain_wait parses --wait MS (how long to follow the report; absent: until
+ * it is done) into *waitp. Returns 0 or an exit code. */
+static int
+drain_wait(const struct cli *cli, const char *cmd, uint64_t *waitp)
+{
+	const char *o = cli_opt(cli, "wait");
+
+	*waitp = 0;
+	if (o != NULL && (drain_ms(o, waitp) != 0 || *waitp == 0))
+		return cli_usage_error(cmd,
+		    "--wait \"%s\" is not a duration (MS, or Ns, from 1 ms "
+		    "to one day)",
+		    o);
+	return 0;
 }
 
 /* drain_target parses GROUP or GROUP/ORDINAL into group (a buffer) and
@@ -280,8 +380,8 @@ cmd_drain(const struct cli *cli, int argc, char **argv)
 	const char      *d_opt = cli_opt(cli, "deadline");
 	char             group[CLI_GROUP_MAX + 1];
 	int64_t          ordinal  = -1;
-	uint64_t         deadline = 0;
-	int              all      = argc == 1 && strcmp(argv[0], "--all") == 0;
+	uint64_t         deadline = 0, wait = 0;
+	int              all = argc == 1 && strcmp(argv[0], "--all") == 0;
 	sv_client       *client;
 	sv_drain_report *r = NULL;
 	sv_err           err;
@@ -290,7 +390,10 @@ cmd_drain(const struct cli *cli, int argc, char **argv)
 	if (argc != 1)
 		return cli_usage_error("drain",
 		    "usage: " CLI_PROG
-		    " drain GROUP | GROUP/ORDINAL | --all [--deadline D]");
+		    " drain GROUP | GROUP/ORDINAL | --all [--deadline D] "
+		    "[--wait MS]");
+	if ((rc = drain_wait(cli, "drain", &wait)) != 0)
+		return rc;
 	if (d_opt != NULL && drain_ms(d_opt, &deadline) != 0)
 		return cli_usage_error("drain",
 		    "--deadline \"%s\" is not a duration (MS, or Ns, at most "
@@ -309,21 +412,40 @@ cmd_drain(const struct cli *cli, int argc, char **argv)
 		sv_client_close(client);
 		return rc;
 	}
-	rc = drain_follow(cli, client, "drain", &r);
+	rc = drain_follow(cli, client, "drain", wait, &r);
 	sv_drain_report_free(r);
 	sv_client_close(client);
 	return rc;
 }
 
+/* drain_budget parses --NAME N (a count of processes) into *vp, *setp
+ * when given. Returns 0 or an exit code. */
+static int
+drain_budget(const struct cli *cli, const char *name, uint32_t *vp, int *setp)
+{
+	const char *o = cli_opt(cli, name);
+
+	if (o == NULL)
+		return 0;
+	if (cli_parse_u32(o, UINT32_MAX, vp) != 0)
+		return cli_usage_error("restart",
+		    "--%s \"%s\" is not a decimal number of processes", name,
+		    o);
+	*setp = 1;
+	return 0;
+}
+
 /* cmd_restart_any: restart GROUP ORDINAL [--expect-generation G] (the
- * plain restart), or restart GROUP --rolling [--ready-timeout MS]. */
+ * plain restart), or restart GROUP --rolling [--ready-timeout MS]
+ * [--max-surge N] [--max-unavailable N] [--wait MS]. */
 int
 cmd_restart_any(const struct cli *cli, int argc, char **argv)
 {
 	const char      *t_opt   = cli_opt(cli, "ready-timeout");
-	int              rolling = 0, n = 0;
+	int              rolling = 0, n = 0, budgets = 0;
 	char            *args[2];
-	uint64_t         ready = 0;
+	uint64_t         ready = 0, wait = 0;
+	uint32_t         surge = 1, unavailable = 0;
 	sv_client       *client;
 	sv_drain_report *r = NULL;
 	sv_err           err;
@@ -338,32 +460,59 @@ cmd_restart_any(const struct cli *cli, int argc, char **argv)
 			n = 3;
 	}
 	if (!rolling) {
-		if (n != 2 || t_opt != NULL)
+		if (n != 2 || t_opt != NULL
+		    || cli_opt(cli, "max-surge") != NULL
+		    || cli_opt(cli, "max-unavailable") != NULL
+		    || cli_opt(cli, "wait") != NULL)
 			return cli_usage_error("restart",
 			    "usage: " CLI_PROG
 			    " restart GROUP ORDINAL [--expect-generation G] | "
-			    "GROUP --rolling [--ready-timeout MS]");
+			    "GROUP --rolling [--ready-timeout MS] "
+			    "[--max-surge "
+			    "N] [--max-unavailable N] [--wait MS]");
 		return cmd_restart(cli, 2, args);
 	}
 	if (n != 1 || cli_opt(cli, "expect-generation") != NULL)
 		return cli_usage_error("restart",
 		    "usage: " CLI_PROG
-		    " restart GROUP --rolling [--ready-timeout MS]");
+		    " restart GROUP --rolling [--ready-timeout MS] "
+		    "[--max-surge N] [--max-unavailable N] [--wait MS]");
 	if ((rc = cli_check_group("restart", args[0])) != 0)
 		return rc;
 	if (t_opt != NULL && drain_ms(t_opt, &ready) != 0)
 		return cli_usage_error("restart",
 		    "--ready-timeout \"%s\" is not a duration", t_opt);
+	if ((rc = drain_budget(cli, "max-surge", &surge, &budgets)) != 0
+	    || (rc = drain_budget(
+	            cli, "max-unavailable", &unavailable, &budgets))
+	        != 0
+	    || (rc = drain_wait(cli, "restart", &wait)) != 0)
+		return rc;
+	if (budgets && surge == 0 && unavailable == 0)
+		return cli_usage_error("restart",
+		    "--max-surge 0 with --max-unavailable 0 could never "
+		    "replace a worker");
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_rolling_restart(
-	    client, args[0], ready, cli->timeout_ms, &r);
+	err = budgets ? sv_client_rolling_restart_budgets(client, args[0],
+	          ready, surge, unavailable, cli->timeout_ms, &r)
+	              : sv_client_rolling_restart(
+	                  client, args[0], ready, cli->timeout_ms, &r);
+	if (err == SV_EUNKNOWNMSG && budgets) {
+		rc = cli_error_detail(err,
+		    "this supervisor does not offer "
+		    "admin.rolling_restart.budgets (--max-surge, "
+		    "--max-unavailable); nothing was sent",
+		    "restart %s --rolling", args[0]);
+		sv_client_close(client);
+		return rc;
+	}
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "restart %s --rolling", args[0]);
 		sv_client_close(client);
 		return rc;
 	}
-	rc = drain_follow(cli, client, "rolling restart", &r);
+	rc = drain_follow(cli, client, "rolling restart", wait, &r);
 	sv_drain_report_free(r);
 	sv_client_close(client);
 	return rc;

@@ -70,10 +70,10 @@ struct main_command {
 	                         * its forms one per line */
 };
 
-static const char *const main_restart_opts[]
-    = {"expect-generation", "ready-timeout", NULL};
+static const char *const main_restart_opts[]   = {"expect-generation",
+      "ready-timeout", "max-surge", "max-unavailable", "wait", NULL};
 static const char *const main_restart_flags[]  = {"--rolling", NULL};
-static const char *const main_drain_opts[]     = {"deadline", NULL};
+static const char *const main_drain_opts[]     = {"deadline", "wait", NULL};
 static const char *const main_drain_flags[]    = {"--all", NULL};
 static const char *const main_drain_ack_opts[] = {"served", NULL};
 static const char *const main_spawn_opts[]
@@ -116,16 +116,20 @@ static const struct main_command main_commands[] = {
         "stop every worker of GROUP (scale back up to restart)"},
     {"restart", cmd_restart_any, 2, 2,
         "restart GROUP ORDINAL [--expect-generation G]"
-        " | restart GROUP --rolling [--ready-timeout MS]",
+        " | restart GROUP --rolling [--ready-timeout MS] [--max-surge N]"
+        " [--max-unavailable N] [--wait MS]",
         main_restart_opts, main_restart_flags, MAIN_CONTROL,
         "restart one worker (only if its generation is G),\nor roll the "
         "group: start each next generation\nbeside the old one, then "
-        "drain the old one once\nthe new one is ready"},
+        "drain the old one once\nthe new one is ready; at most N + "
+        "max-surge\n(default 1) processes live, at most "
+        "max-unavailable\n(default 0) workers not ready; follow the "
+        "report\nfor at most MS"},
     {"drain", cmd_drain, 1, 1,
-        "drain GROUP | GROUP/ORDINAL | --all [--deadline D]", main_drain_opts,
-        main_drain_flags, MAIN_CONTROL,
-        "ask workers to finish and exit (no restart); wait,\nthen print "
-        "the reaping report"},
+        "drain GROUP | GROUP/ORDINAL | --all [--deadline D] [--wait MS]",
+        main_drain_opts, main_drain_flags, MAIN_CONTROL,
+        "ask workers to finish and exit (no restart); wait\n(at most MS), "
+        "then print the reaping report"},
     {"reset", cmd_reset, 1, 1, "reset GROUP", NULL, NULL, MAIN_CONTROL,
         "clear a failed group and start its workers again"},
     {"start", cmd_start, 1, 1, "start GROUP", NULL, NULL, MAIN_CONTROL,

@@ -15,13 +15,15 @@ svd_drain_report(const sv_drain *d, Supervise__V1__DrainReport *rep,
 	Supervise__V1__DrainedWorker **ptrs;
 
 	supervise__v1__drain_report__init(rep);
-	rep->id          = d->id;
-	rep->done        = sv_drain_done(d);
-	rep->rolling     = d->rolling;
-	rep->roll_failed = d->roll_failed;
-	rep->roll_reason = (char *) d->reason;
-	*rowsp           = NULL;
-	*ptrsp           = NULL;
+	rep->id              = d->id;
+	rep->done            = sv_drain_done(d);
+	rep->rolling         = d->rolling;
+	rep->roll_failed     = d->roll_failed;
+	rep->roll_reason     = (char *) d->reason;
+	rep->max_surge       = d->max_surge;
+	rep->max_unavailable = d->max_unavailable;
+	*rowsp               = NULL;
+	*ptrsp               = NULL;
 	if (d->n == 0) {
 		return SV_OK;
 	}

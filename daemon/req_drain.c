@@ -104,8 +104,17 @@ req_rolling_restart(req_ctx *c)
 		    "ready_timeout_ms above %" PRIu64,
 		    (uint64_t) SVD_MAX_TIMEOUT_MS);
 	}
-	err = sv_core_roll(
-	    c->s->core, g->id, rr->ready_timeout_ms, sv_loop_now_ms(), &id);
+	if (rr->has_budgets && rr->max_surge == 0
+	    && rr->max_unavailable == 0) {
+		return req_err(c, SV_EBADREQ,
+		    "max_surge and max_unavailable are both 0: the roll could "
+		    "never replace a worker");
+	}
+	err = sv_core_roll_budget(c->s->core, g->id, rr->ready_timeout_ms,
+	    rr->has_budgets ? rr->max_surge : SV_CORE_ROLL_MAX_SURGE,
+	    rr->has_budgets ? rr->max_unavailable
+	                    : SV_CORE_ROLL_MAX_UNAVAILABLE,
+	    sv_loop_now_ms(), &id);
 	if (err == SV_EBUSY && g->roll.active) {
 		return req_err(
 		    c, err, "%s: a rolling restart is in progress", g->name);

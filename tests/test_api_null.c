@@ -113,6 +113,8 @@ test_accessors_of_null_handles(void **state)
 	assert_int_equal(sv_drain_report_id(NULL), 0);
 	assert_int_equal(sv_drain_report_done(NULL), 0);
 	assert_string_equal(sv_drain_report_roll_reason(NULL), "");
+	assert_int_equal(sv_drain_report_max_surge(NULL), 0);
+	assert_int_equal(sv_drain_report_max_unavailable(NULL), 0);
 	assert_int_equal(sv_drain_report_count(NULL), 0);
 	assert_int_equal(sv_drain_report_reaped(NULL), 0);
 	assert_string_equal(sv_drain_report_group(NULL, 0), "");
@@ -180,6 +182,9 @@ test_calls_with_null(void **state)
 	assert_int_equal(sv_client_drain_report(NULL, 1, 0, &r), SV_EINVAL);
 	assert_int_equal(
 	    sv_client_rolling_restart(NULL, "g", 0, 0, &r), SV_EINVAL);
+	assert_int_equal(
+	    sv_client_rolling_restart_budgets(NULL, "g", 0, 1, 0, 0, &r),
+	    SV_EINVAL);
 	assert_int_equal(sv_client_drain_extend(NULL, 1, 0), SV_EINVAL);
 	assert_int_equal(sv_client_drain_ack(NULL, 1, 0), SV_EINVAL);
 	assert_int_equal(sv_client_subworker_register(

@@ -3058,7 +3058,7 @@ test_roll_not_ready(void **state)
 	sv_group_policy p = pol_plain();
 	uint32_t        id;
 	uint64_t        did = 0;
-	int64_t         old1, old2, new1;
+	int64_t         old0, old1, old2, new1;
 	const sv_drain *d;
 
 	(void) state;
@@ -3076,9 +3076,13 @@ test_roll_not_ready(void **state)
 	assert_int_equal(sv_core_roll(sh.c, id, 400, sh.now, &did), SV_OK);
 	sh_drain(&sh);
 	assert_int_equal(sh_spawn_all(&sh), 1);
+	old0 = S(&sh, id, 0)->old.pid;
 	assert_int_equal(
 	    sv_core_ready(sh.c, sh_key(&sh, id, 0), sh.now), SV_OK);
 	sh_drain(&sh);
+	/* old 0 drains: with max_surge 1 ordinal 1 waits for its exit */
+	assert_int_equal(sh_spawn_all(&sh), 0);
+	sh_exit_pid(&sh, old0, x_code(0));
 	assert_int_equal(sh_spawn_all(&sh), 1); /* ordinal 1, never ready */
 	new1 = sh_pid(&sh, id, 1);
 	sh_advance(&sh, sh.now + 399);
@@ -3096,11 +3100,147 @@ test_roll_not_ready(void **state)
 	assert_int_equal(sh_spawn_all(&sh), 0);
 	assert_int_equal(S(&sh, id, 2)->cur.pid, old2);
 	assert_int_equal(sh_proc(&sh, old2)->lastsig, 0);
-	/* new 0, old 1 and old 2 (old 0 is draining) */
+	/* new 0, old 1 and old 2 */
 	assert_int_equal(ready_count(&sh, id), 3);
-	sh_exit_pid(&sh, (int64_t) d->rows[0].pid, x_code(0));
 	assert_true(sv_drain_done(d));
 	assert_int_equal(d->n, 1);
+	sh_fini(&sh);
+}
+
+/* roll_budget_run rolls a group of 4 workers with readiness whose processes
+ * drain slowly (each exits 1500 ms after its drain signal), on a fake clock
+ * in 50 ms steps, and checks at every step that the processes alive stay
+ * within 4 + max_surge and the ready ones at or above 4 - max_unavailable.
+ * Budgets ~0u: sv_core_roll (the defaults). Returns the most processes
+ * seen alive at once; *min_readyp the fewest ready. */
+static uint32_t
+roll_budget_run(uint32_t surge, uint32_t unavail, uint32_t *min_readyp)
+{
+	enum { N = 4, DRAIN_MS = 1500, STEP_MS = 50 };
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id, peak = 0, min_ready = N;
+	uint64_t        did = 0, gen0[N], sigat[64] = {0};
+	const sv_drain *d;
+	bool            dflt = surge == ~0u;
+
+	p.need_ready       = true;
+	p.drain_signal     = SIGTERM;
+	p.drain_timeout_ms = 60000;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, N, N);
+	assert_int_equal(sh_spawn_all(&sh), N);
+	for (uint32_t o = 0; o < N; o++) {
+		gen0[o] = S(&sh, id, o)->cur.generation;
+		assert_int_equal(
+		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
+		sh_drain(&sh);
+	}
+	assert_int_equal(dflt ? sv_core_roll(sh.c, id, 5000, sh.now, &did)
+	                      : sv_core_roll_budget(sh.c, id, 5000, surge,
+	                          unavail, sh.now, &did),
+	    SV_OK);
+	sh_drain(&sh);
+	if (dflt) {
+		surge   = 1;
+		unavail = 0;
+	}
+	assert_non_null(d = sv_core_drain_report(sh.c, did));
+	for (int step = 0; step < 2000 && !sv_drain_done(d); step++) {
+		uint32_t alive = 0, ready;
+
+		(void) sh_spawn_all(&sh);
+		for (size_t i = 0; i < sh.nprocs; i++) {
+			fproc *fp = &sh.procs[i];
+			alive += fp->alive;
+		}
+		ready = ready_count(&sh, id);
+		if (alive > N + surge) {
+			print_message("surge %u unavail %u step %d alive %u\n",
+			    surge, unavail, step, alive);
+		}
+		assert_true(alive <= N + surge);
+		assert_true(ready + unavail >= N);
+		peak      = alive > peak ? alive : peak;
+		min_ready = ready < min_ready ? ready : min_ready;
+		sh.now += STEP_MS;
+		/* Slow drains: a process exits DRAIN_MS after its signal. */
+		for (size_t i = 0; i < sh.nprocs; i++) {
+			fproc  *fp  = &sh.procs[i];
+			int64_t pid = PID_BASE + (int64_t) i;
+			assert_true(i < 64);
+			if (!fp->alive || fp->lastsig == 0) {
+				continue;
+			}
+			if (sigat[i] == 0) {
+				sigat[i] = sh.now;
+			} else if (sh.now >= sigat[i] + DRAIN_MS) {
+				sh_exit_pid(&sh, pid, x_code(0));
+			}
+		}
+		/* A new generation is ready one step after its spawn. */
+		for (uint32_t o = 0; o < N; o++) {
+			if (S(&sh, id, o)->cur.state == SV_PROC_STARTING) {
+				assert_int_equal(
+				    sv_core_ready(
+				        sh.c, sh_key(&sh, id, o), sh.now),
+				    SV_OK);
+				sh_drain(&sh);
+			}
+		}
+	}
+	assert_true(sv_drain_done(d));
+	assert_false(d->roll_failed);
+	assert_int_equal(d->n, N);
+	assert_int_equal(d->max_surge, surge);
+	assert_int_equal(d->max_unavailable, unavail);
+	for (uint32_t o = 0; o < N; o++) {
+		if (S(&sh, id, o)->cur.generation <= gen0[o]) {
+			print_message(
+			    "surge %u unavail %u ordinal %u not rolled\n",
+			    surge, unavail, o);
+		}
+		assert_true(S(&sh, id, o)->cur.generation > gen0[o]);
+		assert_true(S(&sh, id, o)->cur.ready);
+	}
+	assert_int_equal(ready_count(&sh, id), N);
+	sh_fini(&sh);
+	*min_readyp = min_ready;
+	return peak;
+}
+
+/* A roll's budgets under slow drains: at most N + max_surge processes live
+ * and at most max_unavailable seats lack a ready process at any time, and
+ * the roll uses what it is allowed (so it is not slower than it must be);
+ * defaults 1 and 0; both 0 is refused. */
+static void
+test_roll_budgets(void **state)
+{
+	uint32_t        min_ready = 0;
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        id;
+	uint64_t        did = 0;
+
+	(void) state;
+	assert_int_equal(roll_budget_run(~0u, ~0u, &min_ready), 5);
+	assert_int_equal(min_ready, 4);
+	assert_int_equal(roll_budget_run(1, 0, &min_ready), 5);
+	assert_int_equal(min_ready, 4);
+	assert_int_equal(roll_budget_run(2, 0, &min_ready), 6);
+	assert_int_equal(min_ready, 4);
+	/* no surge: each old process is drained before its successor */
+	assert_int_equal(roll_budget_run(0, 1, &min_ready), 4);
+	assert_int_equal(min_ready, 3);
+	assert_int_equal(roll_budget_run(0, 2, &min_ready), 4);
+	assert_int_equal(min_ready, 2);
+	assert_int_equal(roll_budget_run(1, 1, &min_ready), 5);
+	assert_true(min_ready >= 3);
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(&sh, "web", &p, 2, 2);
+	assert_int_equal(
+	    sv_core_roll_budget(sh.c, id, 0, 0, 0, sh.now, &did), SV_EINVAL);
+	assert_false(G(&sh, id)->roll.active);
 	sh_fini(&sh);
 }
 
@@ -3382,6 +3522,7 @@ main(void)
 	    cmocka_unit_test(test_drain_notice_only),
 	    cmocka_unit_test(test_roll),
 	    cmocka_unit_test(test_roll_not_ready),
+	    cmocka_unit_test(test_roll_budgets),
 	    cmocka_unit_test(test_seat_view_cycle),
 	    cmocka_unit_test(test_seat_view_drain),
 	    cmocka_unit_test(test_seat_view_roll),

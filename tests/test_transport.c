@@ -647,6 +647,29 @@ test_close_mid_call(void **state)
 	fk_free(f);
 }
 
+/* Budgets of a rolling restart go only to a supervisor that lists
+ * admin.rolling_restart.budgets: against one that does not (the fake's
+ * Hello lists no feature) the client asks Hello and sends nothing else. */
+static void
+test_roll_budgets_need_feature(void **state)
+{
+	struct fake     *f  = fk_new();
+	sv_client       *cl = NULL;
+	sv_drain_report *r  = NULL;
+
+	(void) state;
+	f->envelope = true;
+	fk_start(f);
+	assert_int_equal(sv_client_open(&cl, f->url, 2000), SV_OK);
+	assert_int_equal(
+	    sv_client_rolling_restart_budgets(cl, "g", 0, 2, 0, 3000, &r),
+	    SV_EUNKNOWNMSG);
+	assert_null(r);
+	assert_int_equal(atomic_load(&f->requests), 1); /* the Hello */
+	sv_client_close(cl);
+	fk_free(f);
+}
+
 /* A connection the server closed while idle is replaced before sending,
  * so even a non-idempotent request gets through, exactly once. */
 static void
@@ -867,6 +890,7 @@ main(void)
 	    cmocka_unit_test(test_url_not_ipc),
 	    cmocka_unit_test(test_fork_reconnects),
 	    cmocka_unit_test(test_forget_reused_fd),
+	    cmocka_unit_test(test_roll_budgets_need_feature),
 	};
 
 	return cmocka_run_group_tests_name("transport", tests, NULL, NULL);

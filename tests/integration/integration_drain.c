@@ -18,7 +18,10 @@
  *     up, every old process reaped with exit 0;
  *   - a rolling restart whose new generation of ordinal 1 never gets
  *     ready: the roll stops (roll_failed), ordinal 1's old process still
- *     serves with its pid, ordinal 2 is untouched.
+ *     serves with its pid, ordinal 2 is untouched;
+ *   - rolling restarts of workers that take 900 ms to drain, by default
+ *     and with max_surge 1 and 2, the daemon's live children sampled all
+ *     along: never more than 3 + max_surge.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -371,7 +374,7 @@ test_roll(void **state)
 	id = sv_drain_report_id(r);
 	assert_true(sv_drain_report_rolling(r));
 	sv_drain_report_free(r);
-	end = it_now_ms() + 10000;
+	end = it_now_ms() + 30000;
 	for (;;) {
 		size_t n = count_workers(ctx, "web", &ready);
 		polls++;
@@ -386,7 +389,7 @@ test_roll(void **state)
 		}
 		sv_drain_report_free(r);
 		if (it_now_ms() > end) {
-			fail_msg("roll not done in 10 s");
+			fail_msg("roll not done in 30 s");
 		}
 	}
 	print_message(
@@ -413,6 +416,132 @@ test_roll(void **state)
 		    gen0[sv_workers_ordinal(w, i)] + 1);
 	}
 	sv_workers_free(w);
+}
+
+/* ---- a roll's surge with slow drains -----------------------------------
+ */
+
+static const char *const args_slowdrain[]
+    = {"extend", "100", "900", "1", NULL};
+static const char *const env_slowdrain[]
+    = {"SV_DRAIN_READY=1", "SV_DRAIN_READY_AFTER_MS=50", NULL};
+
+static int
+setup_surge(void **state)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "web",
+	    .count                      = 3,
+	    .max_count                  = 3,
+	    .program                    = dw_path,
+	    .args                       = args_slowdrain,
+	    .env_extra                  = env_slowdrain,
+	    .extra = "    ready = true;\n    drain_timeout_ms = 8000;\n"};
+	return it_setup_groups(state, g, 1);
+}
+
+/* live_children counts the daemon's children that are not zombies: the
+ * group's processes (the daemon's only children here). */
+static size_t
+live_children(pid_t daemon)
+{
+	struct it_proc kids[IT_MAX_PROCS];
+	size_t         n = it_children(daemon, kids, IT_MAX_PROCS), live = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		live += kids[i].state != 'Z';
+	}
+	return live;
+}
+
+/* roll_surge rolls 3 workers that take 900 ms to drain, with max_surge
+ * surge (0: the plain request, whose default is 1), sampling the daemon's
+ * live children all along: never more than 3 + surge; every ordinal ends
+ * one generation up. Returns the most seen at once. */
+static size_t
+roll_surge(it_ctx *ctx, uint32_t surge)
+{
+	sv_drain_report *r = NULL;
+	sv_workers      *w = NULL;
+	uint64_t         id, gen0[3];
+	size_t  peak = 0, samples = 0, limit = 3 + (surge ? surge : 1);
+	int64_t end;
+
+	wait_ready(ctx, "web", 3);
+	assert_int_equal(live_children(ctx->daemon), 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < 3; i++) {
+		gen0[sv_workers_ordinal(w, i)] = sv_workers_generation(w, i);
+	}
+	sv_workers_free(w);
+	if (surge == 0) {
+		IT_PASS(ctx,
+		    sv_client_rolling_restart(
+		        ctx->client, "web", 0, CALL, &r));
+	} else {
+		IT_PASS(ctx,
+		    sv_client_rolling_restart_budgets(
+		        ctx->client, "web", 0, surge, 0, CALL, &r));
+		assert_int_equal(sv_drain_report_max_surge(r), surge);
+		assert_int_equal(sv_drain_report_max_unavailable(r), 0);
+	}
+	id = sv_drain_report_id(r);
+	sv_drain_report_free(r);
+	end = it_now_ms() + 30000;
+	for (;;) {
+		size_t live = live_children(ctx->daemon);
+		samples++;
+		peak = live > peak ? live : peak;
+		if (live > limit) {
+			fail_msg("%zu live processes for 3 seats with "
+			         "max_surge %u",
+			    live, surge ? surge : 1);
+		}
+		IT_PASS(
+		    ctx, sv_client_drain_report(ctx->client, id, CALL, &r));
+		if (sv_drain_report_done(r)) {
+			break;
+		}
+		sv_drain_report_free(r);
+		if (it_now_ms() > end) {
+			fail_msg("roll not done in 30 s");
+		}
+		sleep_ms(5);
+	}
+	print_message("roll with max_surge %u: %zu samples, at most %zu "
+	              "live\n",
+	    surge ? surge : 1, samples, peak);
+	assert_false(sv_drain_report_roll_failed(r));
+	assert_int_equal(sv_drain_report_count(r), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(sv_drain_report_acknowledged(r, i));
+		assert_int_equal(sv_drain_report_code(r, i), 0);
+	}
+	sv_drain_report_free(r);
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	assert_int_equal(sv_workers_count(w), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(sv_workers_generation(w, i),
+		    gen0[sv_workers_ordinal(w, i)] + 1);
+	}
+	sv_workers_free(w);
+	return peak;
+}
+
+/* The default roll (max_surge 1), then max_surge 1 and 2 named: the live
+ * processes stay within 3 + max_surge although each old one takes 900 ms
+ * to drain (the roll used to move on once the old one was told to drain,
+ * overlapping every ordinal at once). */
+static void
+test_roll_surge(void **state)
+{
+	it_ctx *ctx = *state;
+
+	assert_true(roll_surge(ctx, 0) >= 4);
+	assert_true(roll_surge(ctx, 1) >= 4);
+	assert_true(roll_surge(ctx, 2) >= 4);
 }
 
 static int
@@ -498,6 +627,8 @@ main(int argc, char **argv)
 	        test_roll, setup_roll, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_roll_stuck, setup_stuck, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_roll_surge, setup_surge, it_teardown),
 	};
 	char tw[512];
 	int  rc;

@@ -802,6 +802,25 @@ SV_API sv_err sv_client_drain_report(
 SV_API sv_err sv_client_rolling_restart(sv_client *client, const char *group,
     uint64_t ready_timeout_ms, int timeout_ms, sv_drain_report **reportp);
 
+/*
+ * sv_client_rolling_restart_budgets is sv_client_rolling_restart with the
+ * roll's budgets (Kubernetes' maxSurge and maxUnavailable; the plain call
+ * means 1 and 0): the group's live processes, draining ones included, stay
+ * within N + max_surge (N: its held ordinals), and, when no surge is left,
+ * an old process is drained before its successor starts only while the
+ * held ordinals without a ready process stay within max_unavailable. It
+ * first asks the supervisor (Hello) whether it lists the feature
+ * "admin.rolling_restart.budgets" and sends nothing if not; timeout_ms
+ * bounds both exchanges together. The report carries the budgets
+ * (sv_drain_report_max_surge, sv_drain_report_max_unavailable).
+ * Errors: those of sv_client_rolling_restart; SV_EINVAL (also both budgets
+ * 0); SV_EUNKNOWNMSG (the supervisor does not offer budgets: nothing was
+ * sent).
+ */
+SV_API sv_err sv_client_rolling_restart_budgets(sv_client *client,
+    const char *group, uint64_t ready_timeout_ms, uint32_t max_surge,
+    uint32_t max_unavailable, int timeout_ms, sv_drain_report **reportp);
+
 /* sv_client_drain_extend: the calling worker (the process itself), being
  * drained, asks for its deadline to be now + more_ms, capped by its group's
  * drain_extend_max_ms past the first deadline. WhoAmI shows the deadline
@@ -823,6 +842,10 @@ SV_API int         sv_drain_report_done(const sv_drain_report *r);
 SV_API int         sv_drain_report_rolling(const sv_drain_report *r);
 SV_API int         sv_drain_report_roll_failed(const sv_drain_report *r);
 SV_API const char *sv_drain_report_roll_reason(const sv_drain_report *r);
+/* a roll's budgets (0 and 0 for a drain, or from a supervisor without the
+ * feature "admin.rolling_restart.budgets") */
+SV_API uint32_t sv_drain_report_max_surge(const sv_drain_report *r);
+SV_API uint32_t sv_drain_report_max_unavailable(const sv_drain_report *r);
 /* rows (drained processes), and how many of them are reaped */
 SV_API size_t      sv_drain_report_count(const sv_drain_report *r);
 SV_API size_t      sv_drain_report_reaped(const sv_drain_report *r);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client/client_call.h"
+#include "client/transport.h"
 #include "supervise/client.h"
 #include "wire/wire.h"
 
@@ -96,9 +97,11 @@ sv_client_drain_report(
 	return dc_report(client, &req, timeout_ms, reportp);
 }
 
-sv_err
-sv_client_rolling_restart(sv_client *client, const char *group,
-    uint64_t ready_timeout_ms, int timeout_ms, sv_drain_report **reportp)
+/* dc_roll sends RollingRestart, with its budgets when budgets. */
+static sv_err
+dc_roll(sv_client *client, const char *group, uint64_t ready_timeout_ms,
+    bool budgets, uint32_t max_surge, uint32_t max_unavailable, int timeout_ms,
+    sv_drain_report **reportp)
 {
 	svw_env                       req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__RollingRestart r = SUPERVISE__V1__ROLLING_RESTART__INIT;
@@ -112,9 +115,73 @@ sv_client_rolling_restart(sv_client *client, const char *group,
 	}
 	r.group             = (char *) group;
 	r.ready_timeout_ms  = ready_timeout_ms;
+	r.has_budgets       = budgets;
+	r.max_surge         = max_surge;
+	r.max_unavailable   = max_unavailable;
 	req.body_case       = SUPERVISE__V1__ENVELOPE__BODY_ROLLING_RESTART;
 	req.rolling_restart = &r;
 	return dc_report(client, &req, timeout_ms, reportp);
+}
+
+sv_err
+sv_client_rolling_restart(sv_client *client, const char *group,
+    uint64_t ready_timeout_ms, int timeout_ms, sv_drain_report **reportp)
+{
+	return dc_roll(
+	    client, group, ready_timeout_ms, false, 0, 0, timeout_ms, reportp);
+}
+
+/* dc_has_feature asks the supervisor (Hello) whether it lists feature f:
+ * SV_OK with *hasp, or the Hello's error. */
+static sv_err
+dc_has_feature(sv_client *client, const char *f, int timeout_ms, bool *hasp)
+{
+	sv_hello *h = NULL;
+	sv_err    err;
+
+	*hasp = false;
+	if ((err = sv_client_hello(client, timeout_ms, &h)) != SV_OK) {
+		return err;
+	}
+	for (size_t i = 0; i < sv_hello_feature_count(h); i++) {
+		if (strcmp(sv_hello_feature(h, i), f) == 0) {
+			*hasp = true;
+		}
+	}
+	sv_hello_free(h);
+	return SV_OK;
+}
+
+sv_err
+sv_client_rolling_restart_budgets(sv_client *client, const char *group,
+    uint64_t ready_timeout_ms, uint32_t max_surge, uint32_t max_unavailable,
+    int timeout_ms, sv_drain_report **reportp)
+{
+	int64_t deadline = svt_deadline(timeout_ms);
+	int64_t left;
+	bool    has = false;
+	sv_err  err;
+
+	if (client == NULL || reportp == NULL || group == NULL
+	    || (max_surge == 0 && max_unavailable == 0)) {
+		return SV_EINVAL;
+	}
+	/* Discover, do not probe: an older supervisor would ignore the
+	 * budgets and roll with its own overlap. */
+	if ((err = dc_has_feature(
+	         client, "admin.rolling_restart.budgets", timeout_ms, &has))
+	    != SV_OK) {
+		return err;
+	}
+	if (!has) {
+		return SV_EUNKNOWNMSG;
+	}
+	left = deadline < 0 ? -1 : deadline - svt_now_ms();
+	if (deadline >= 0 && left <= 0) {
+		return SV_ETIMEDOUT;
+	}
+	return dc_roll(client, group, ready_timeout_ms, true, max_surge,
+	    max_unavailable, deadline < 0 ? timeout_ms : (int) left, reportp);
 }
 
 sv_err
@@ -199,6 +266,18 @@ const char *
 sv_drain_report_roll_reason(const sv_drain_report *r)
 {
 	return dc_body(r) != NULL ? dc_body(r)->roll_reason : "";
+}
+
+uint32_t
+sv_drain_report_max_surge(const sv_drain_report *r)
+{
+	return dc_body(r) != NULL ? dc_body(r)->max_surge : 0;
+}
+
+uint32_t
+sv_drain_report_max_unavailable(const sv_drain_report *r)
+{
+	return dc_body(r) != NULL ? dc_body(r)->max_unavailable : 0;
 }
 
 size_t

@@ -60,6 +60,8 @@ typedef struct sv_drain {
 	bool        roll_active; /* the roll still has ordinals to do */
 	bool        roll_failed; /* it stopped early; reason says why */
 	char        reason[SV_DRAIN_REASON_LEN];
+	uint32_t    max_surge; /* a roll's budgets (sv_core_roll_budget) */
+	uint32_t    max_unavailable;
 	sv_drained *rows;
 	size_t      n, cap;
 	bool truncated; /* rows past SV_DRAIN_MAX_ROWS went unrecorded */

@@ -121,6 +121,8 @@ sv_core_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now_ms)
 		} else {
 			svs_roll_advance(c, g, s, now_ms);
 		}
+	} else if (p->ready) {
+		svs_roll_step(c, g, now_ms);
 	}
 	/* A stop or shutdown that came while the spawn was on its way. */
 	if (!svs_seat_can_start(c, g, s)) {
@@ -199,7 +201,9 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 	}
 	/* Room first: its effects, and the row of the old generation a roll
 	 * drains once this one is ready. */
-	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK
+	if (svs_fx_reserve(c,
+	        g->roll.active ? svs_fx_bound(c, g, 0) : svs_fx_bound_seat())
+	        != SV_OK
 	    || (g->roll.active && svs_rows_reserve(c, g->roll.drain_id))
 	        != SV_OK) {
 		return SV_ENOMEM;
@@ -220,6 +224,10 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 		svs_emit(c, g, s, p, ev);
 		if (s->rolling && p == &s->cur) {
 			svs_roll_advance(c, g, s, now_ms);
+		} else {
+			/* One more ready process: the roll's budgets may
+			 * allow more. */
+			svs_roll_step(c, g, now_ms);
 		}
 	}
 	return SV_OK;

@@ -60,6 +60,9 @@ svs_seat_after_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why,
 	}
 	switch (why) {
 	case SV_WHY_RESTART:
+	case SV_WHY_ROLL:
+		/* Restarted on request, or drained by a roll whose budgets
+		 * let it go before its successor started: at once. */
 		s->fast_failures = 0;
 		s->restarts++;
 		svs_seat_schedule(c, g, s, 0, now_ms);
@@ -155,6 +158,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		/* Drained: it comes to rest, nothing replaces it. */
 		svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 		svs_seat_rest(c, g, s, SV_WHY_DRAINED, true);
+		svs_roll_step(c, g, now_ms);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
 		return SV_OK;
@@ -166,11 +170,9 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		svs_proc_forget(c, g, p);
 		if (s->rolling && s->cur.state == SV_PROC_NONE) {
 			s->rolling = false;
-			if (g->roll.active && g->roll.next == s->ordinal) {
-				g->roll.next++;
-				svs_roll_step(c, g, now_ms);
-			}
 		}
+		/* One process fewer: the roll's budgets may allow more. */
+		svs_roll_step(c, g, now_ms);
 		(void) svs_group_maybe_delete(c, g);
 		svs_plan_step(c, now_ms);
 		return SV_OK;
@@ -197,6 +199,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	} else {
 		svs_seat_after_exit(c, g, s, why, &x, uptime, 0, now_ms);
 	}
+	svs_roll_step(c, g, now_ms);
 	(void) svs_group_maybe_delete(c, g);
 	svs_plan_step(c, now_ms);
 	return SV_OK;

@@ -23,9 +23,15 @@
  *
  * A roll moves a seat's running process to `old`, lets the seat spawn the
  * next generation (rolling set), and drains `old` once the new one is ready;
- * then the next ordinal. A new generation that exits, cannot be spawned or
- * is not ready in time ends the roll: `old` becomes the seat's process again
- * (svs_roll_back) and nothing else is rolled.
+ * it takes the ordinals in order, as many at a time as its budgets allow
+ * (Kubernetes' maxSurge and maxUnavailable): live processes of the group,
+ * draining ones included, at most N + max_surge (N: its held seats); held
+ * seats without a ready process at most max_unavailable, which lets a roll
+ * drain a seat's process before its successor starts when no surge is
+ * left. The budgets are checked whenever a process of the group exits or
+ * becomes ready (svs_roll_step). A new generation that exits, cannot be
+ * spawned or is not ready in time ends the roll: `old` becomes the seat's
+ * process again (svs_roll_back) and nothing else is rolled.
  */
 
 /* drain_row finds the report row of a draining process (NULL if none). */
@@ -328,24 +334,112 @@ svs_roll_end(sv_core *c, sv_cgroup *g, const char *reason)
 	svs_emit(c, g, NULL, NULL, ev);
 }
 
-/* svs_roll_step starts the overlap of the next ordinal to roll, or ends the
- * roll when none is left. Waits while a seat is rolling. */
+/* roll_counts counts, for group g's roll budgets, the processes that live
+ * (spawned, or on their way: a seat pending or in backoff counts before
+ * its process is spawned; abandoned ones do not, the supervisor no longer
+ * answers for them), the seats that are held (N) and the held seats that no
+ * ready, undrained process serves. */
+static void
+roll_counts(const sv_cgroup *g, uint32_t *livep, uint32_t *wantedp,
+    uint32_t *unavailablep)
+{
+	uint32_t live = 0, wanted = 0, unavailable = 0;
+
+	for (uint32_t o = 0; o < g->max_count; o++) {
+		const sv_seat *s        = &g->seats[o];
+		bool           cur_live = s->cur.state == SV_PROC_SPAWNING
+		    || s->cur.state == SV_PROC_STARTING
+		    || s->cur.state == SV_PROC_RUNNING
+		    || s->cur.state == SV_PROC_STOPPING;
+		bool old_live = s->old.state == SV_PROC_STARTING
+		    || s->old.state == SV_PROC_RUNNING
+		    || s->old.state == SV_PROC_STOPPING;
+		bool serves = (s->cur.state == SV_PROC_RUNNING && s->cur.ready
+		                  && !s->cur.draining)
+		    || (s->old.state == SV_PROC_RUNNING && s->old.ready
+		        && !s->old.draining);
+
+		live += (cur_live || s->state == SV_SP_PENDING
+		            || s->state == SV_SP_BACKOFF)
+		    ? 1u
+		    : 0u;
+		live += old_live ? 1u : 0u;
+		if (s->wanted) {
+			wanted++;
+			unavailable += serves ? 0u : 1u;
+		}
+	}
+	*livep        = live;
+	*wantedp      = wanted;
+	*unavailablep = unavailable;
+}
+
+/* roll_candidate tells whether seat s has a process the roll replaces:
+ * held, running, ready and not draining. A seat waiting or starting gets
+ * the new generation anyway. */
+static bool
+roll_candidate(const sv_seat *s)
+{
+	return s->wanted && s->cur.state == SV_PROC_RUNNING && s->cur.ready
+	    && !s->cur.draining;
+}
+
+/* roll_busy tells whether a seat of g is in a roll overlap. */
+static bool
+roll_busy(const sv_cgroup *g)
+{
+	for (uint32_t o = 0; o < g->max_count; o++) {
+		if (g->seats[o].rolling) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* roll_settled tells whether every seat the roll drained first (its row in
+ * report d) has a ready successor, or no longer wants one. */
+static bool
+roll_settled(sv_core *c, sv_cgroup *g, const sv_drain *d)
+{
+	for (size_t i = 0; d != NULL && i < d->n; i++) {
+		const sv_drained *w = &d->rows[i];
+		const sv_seat    *s;
+		if (w->group_id != g->id || w->ordinal >= g->max_count) {
+			continue;
+		}
+		s = &g->seats[w->ordinal];
+		if (s->wanted && svs_seat_can_start(c, g, s)
+		    && !(s->cur.state == SV_PROC_RUNNING && s->cur.ready
+		        && s->cur.generation > w->generation)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* svs_roll_step replaces as many of the ordinals left as group g's budgets
+ * allow, in order: a seat's next generation starts beside the old one
+ * (overlap) while live processes stay within N + max_surge; else, while
+ * the held seats without a ready process stay within max_unavailable, the
+ * old one is drained first and the seat starts its next generation once
+ * it is reaped. Otherwise the roll waits for an exit or a readiness to
+ * call it again. Ends the roll when no ordinal is left, no overlap remains
+ * and every seat drained first has a ready successor. */
 void
 svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 {
-	(void) now_ms;
+	sv_drain *d;
+	uint32_t  live, wanted, unavailable;
+
 	if (!g->roll.active) {
 		return;
 	}
+	d = sv_drains_find(&c->drains, g->roll.drain_id);
+	roll_counts(g, &live, &wanted, &unavailable);
 	for (uint32_t o = g->roll.next; o < g->max_count; o++) {
 		sv_seat *s = &g->seats[o];
-		if (s->rolling) {
-			return;
-		}
-		/* Only a running process is replaced; a seat waiting or
-		 * starting gets the new generation anyway. */
-		if (!s->wanted || s->cur.state != SV_PROC_RUNNING
-		    || !s->cur.ready || s->cur.draining) {
+		if (!roll_candidate(s)) {
+			g->roll.next = o + 1;
 			continue;
 		}
 		if (s->old.state != SV_PROC_NONE) {
@@ -354,15 +448,33 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 			    "or draining)");
 			return;
 		}
-		g->roll.next = o;
-		svs_seat_fire(c, g, s, SEV_OVERLAP, NULL);
-		return;
+		if ((uint64_t) live + 1
+		    <= (uint64_t) wanted + g->roll.max_surge) {
+			g->roll.next = o + 1;
+			svs_seat_fire(c, g, s, SEV_OVERLAP, NULL);
+			live++;
+			continue;
+		}
+		if (d != NULL && unavailable < g->roll.max_unavailable) {
+			/* Drain first: the seat keeps its ordinal and starts
+			 * its next generation when this one is reaped
+			 * (svs_seat_after_exit, SV_WHY_ROLL). */
+			g->roll.next = o + 1;
+			svs_proc_drain(
+			    c, g, s, &s->cur, d, 0, SV_WHY_ROLL, now_ms);
+			unavailable++;
+			continue;
+		}
+		return; /* over budget: an exit or a readiness calls again */
 	}
-	svs_roll_end(c, g, NULL);
+	g->roll.next = g->max_count;
+	if (!roll_busy(g) && roll_settled(c, g, d)) {
+		svs_roll_end(c, g, NULL);
+	}
 }
 
 /* svs_roll_advance: the new generation of rolling seat s is ready: the old
- * one is drained, the roll goes on with the next ordinal. */
+ * one is drained, the roll goes on with the ordinals left. */
 void
 svs_roll_advance(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
 {
@@ -378,7 +490,6 @@ svs_roll_advance(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
 			svs_proc_stop(c, g, s, &s->old, SV_WHY_ROLL, now_ms);
 		}
 	}
-	g->roll.next = s->ordinal + 1;
 	svs_roll_step(c, g, now_ms);
 }
 
@@ -404,6 +515,16 @@ sv_err
 sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
     uint64_t now_ms, uint64_t *drain_idp)
 {
+	return sv_core_roll_budget(c, id, ready_timeout_ms,
+	    SV_CORE_ROLL_MAX_SURGE, SV_CORE_ROLL_MAX_UNAVAILABLE, now_ms,
+	    drain_idp);
+}
+
+sv_err
+sv_core_roll_budget(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
+    uint32_t max_surge, uint32_t max_unavailable, uint64_t now_ms,
+    uint64_t *drain_idp)
+{
 	sv_cgroup *g = NULL;
 	sv_drain  *d = NULL;
 	sv_err     err;
@@ -411,15 +532,19 @@ sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
 	}
+	if (max_surge == 0 && max_unavailable == 0) {
+		return SV_EINVAL; /* the roll could never replace anything */
+	}
 	if (g->failed || g->roll.active) {
 		return SV_EBUSY;
 	}
-	/* Room first; each old generation's row is reserved by the entry
-	 * point that drains it (readiness or spawn of its successor). */
-	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+	/* Room first: the effects of every seat, and a row for each ordinal's
+	 * old generation (each is drained at most once per roll). */
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
 		return SV_ENOMEM;
 	}
-	if ((err = sv_drains_open(&c->drains, true, 0, &d)) != SV_OK) {
+	if ((err = sv_drains_open(&c->drains, true, g->max_count, &d))
+	    != SV_OK) {
 		return err;
 	}
 	if (ready_timeout_ms == 0) {
@@ -427,10 +552,14 @@ sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
 		    ? g->pol.start_timeout_ms
 		    : SV_CORE_ROLL_READY_MS;
 	}
+	d->max_surge             = max_surge;
+	d->max_unavailable       = max_unavailable;
 	g->roll.active           = true;
 	g->roll.drain_id         = d->id;
 	g->roll.next             = 0;
 	g->roll.ready_timeout_ms = ready_timeout_ms;
+	g->roll.max_surge        = max_surge;
+	g->roll.max_unavailable  = max_unavailable;
 	svs_roll_step(c, g, now_ms);
 	*drain_idp = d->id;
 	return SV_OK;

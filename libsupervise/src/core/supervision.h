@@ -70,6 +70,10 @@
 /* Drain deadline and roll ready timeout when a policy says 0. */
 #define SV_CORE_DRAIN_TIMEOUT_MS 30000
 #define SV_CORE_ROLL_READY_MS    30000
+/* A rolling restart's budgets when the request names none (Kubernetes'
+ * maxSurge and maxUnavailable defaults for one process per seat). */
+#define SV_CORE_ROLL_MAX_SURGE       1
+#define SV_CORE_ROLL_MAX_UNAVAILABLE 0
 
 /* When a worker that exited is restarted (OTP's restart types). */
 typedef enum sv_restart_type {
@@ -229,6 +233,8 @@ typedef struct sv_cgroup {
 		uint64_t drain_id; /* the roll's report */
 		uint32_t next; /* no ordinal below this is left to do */
 		uint64_t ready_timeout_ms;
+		uint32_t max_surge; /* live processes <= N + this */
+		uint32_t max_unavailable; /* held seats not ready <= this */
 	} roll;
 } sv_cgroup;
 
@@ -615,7 +621,9 @@ sv_err sv_core_drain_ack(sv_core *c, sv_wkey key, uint64_t served);
  * order whose worker runs, the next generation starts beside the old one
  * (the seat's `old` record); once it is ready (readiness, or its spawn for
  * a group without readiness) the old one is drained (SV_WHY_ROLL) and the
- * next ordinal follows. A new generation that is not ready within
+ * next ordinal follows once the budgets allow (max_surge 1, max_unavailable
+ * 0: the next ordinal waits until the drained process is reaped; see
+ * sv_core_roll_budget). A new generation that is not ready within
  * ready_timeout_ms (0: the group's start_timeout_ms, else
  * SV_CORE_ROLL_READY_MS), exits or cannot be spawned stops the roll: it is
  * stopped and the old one stays the seat's process. SV_EV_ROLL_DONE ends
@@ -625,6 +633,23 @@ sv_err sv_core_drain_ack(sv_core *c, sv_wkey key, uint64_t served);
  */
 sv_err sv_core_roll(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
     uint64_t now_ms, uint64_t *drain_idp);
+
+/*
+ * sv_core_roll_budget is sv_core_roll with its budgets (Kubernetes' names
+ * and meaning; sv_core_roll uses SV_CORE_ROLL_MAX_SURGE and
+ * SV_CORE_ROLL_MAX_UNAVAILABLE): the roll starts a seat's next generation
+ * only while the group's live processes (draining ones and those on their
+ * way included; N: its held seats) stay within N + max_surge, and, when no
+ * surge is left, drains a seat's process before its successor starts
+ * only while the held seats without a ready process stay within
+ * max_unavailable. Otherwise it waits for an exit or a readiness. The
+ * report (sv_core_drain_report) carries both budgets.
+ * Errors: those of sv_core_roll; SV_EINVAL (both budgets 0: nothing could
+ * ever be replaced).
+ */
+sv_err sv_core_roll_budget(sv_core *c, uint32_t id, uint64_t ready_timeout_ms,
+    uint32_t max_surge, uint32_t max_unavailable, uint64_t now_ms,
+    uint64_t *drain_idp);
 
 /* sv_core_drain_report returns report drain_id, or NULL (unknown, or
  * dropped: SV_DRAINS_KEEP are kept). */
