@@ -663,6 +663,8 @@ test_stop_deadline_survives(void **state)
 	assert_true(pid != old);
 	assert_int_equal(gen, 1);
 	stop_all(ctx);
+}
+
 static int
 setup_one_session(void **state)
 {
