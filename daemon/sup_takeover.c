@@ -315,8 +315,8 @@ svd_sup_take_over(
 	size_t   adopted_before = sv_core_live(s->core);
 	uint64_t now            = sv_loop_now_ms();
 
-	s->state  = st;
-	s->epoch  = prev->epoch + 1;
+	s->state = st;
+	s->epoch = prev->epoch + 1;
 	sup_durability_start(s);
 	same_boot = prev->boot_id[0] != '\0'
 	    && strcmp(prev->boot_id, svd_state_boot_id(st)) == 0;

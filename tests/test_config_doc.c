@@ -1,10 +1,10 @@
 /*
  * test_config_doc.c — docs/config.md's key tables ("Top level", "A
- * group" and "Lease pools") against the key table the daemon reads (config_keys.def): every
- * row of the table has a row in the docs with the same type, and the docs
- * list no key the table lacks. A key added to one and not the other fails
- * here, naming it. Also: the table's OPTION rows are exactly the keys a
- * GroupSpec may give as options (svd_config_spec_option).
+ * group" and "Lease pools") against the key table the daemon reads
+ * (config_keys.def): every row of the table has a row in the docs with the
+ * same type, and the docs list no key the table lacks. A key added to one and
+ * not the other fails here, naming it. Also: the table's OPTION rows are
+ * exactly the keys a GroupSpec may give as options (svd_config_spec_option).
  */
 #include <setjmp.h>
 #include <stdarg.h>
