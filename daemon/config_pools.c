@@ -292,8 +292,10 @@ svd_config_pools(const char *path, const config_setting_t *s, svd_config *cfg,
 			return rv;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (strcmp(cfg->pools[j].name, cfg->pools[i].name)
-			    == 0) {
+			if (cfg->pools[j].name != NULL
+			    && cfg->pools[i].name != NULL
+			    && strcmp(cfg->pools[j].name, cfg->pools[i].name)
+			        == 0) {
 				char key[48];
 				snprintf(
 				    key, sizeof(key), "pools[%zu].name", i);
