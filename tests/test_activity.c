@@ -36,6 +36,7 @@
 #include "core/activity_format.h"
 #include "core/activity_view.h"
 #include "supervise/activity.h"
+#include "sv_tmpdir.h"
 
 /* ---- helpers -------------------------------------------------------------
  */
@@ -60,7 +61,7 @@ static void
 mkregion_file(char *path, size_t len)
 {
 	int fd;
-	snprintf(path, len, "/tmp/sv-test-activity.XXXXXX");
+	assert_int_equal(sv_tmp_template(path, len, "sv-test-activity"), 0);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);

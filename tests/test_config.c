@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "sv_skip.h"
+#include "sv_tmpdir.h"
 
 static char path[64];
 
@@ -30,7 +31,8 @@ write_cfg(const char *text)
 {
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/sv-test-config-XXXXXX");
+	assert_int_equal(
+	    sv_tmp_template(path, sizeof(path), "sv-test-config"), 0);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "sockets.h"
+#include "sv_tmpdir.h"
 
 static char dir[64];
 
@@ -27,8 +28,7 @@ static int
 setup(void **state)
 {
 	(void) state;
-	snprintf(dir, sizeof(dir), "/tmp/sv-test-sockets-XXXXXX");
-	return mkdtemp(dir) != NULL ? 0 : -1;
+	return sv_tmpdir(dir, sizeof(dir), "sv-test-sockets");
 }
 
 static int

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "dir_trust.h"
+#include "sv_tmpdir.h"
 
 static char dir[64]; /* mkdtemp, per walk test */
 
@@ -124,8 +125,7 @@ walks(bool fallback)
 	struct stat st;
 
 	svd_dir_force_walk(fallback);
-	snprintf(dir, sizeof(dir), "/tmp/test_dir_trust.XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sv_tmpdir(dir, sizeof(dir), "test_dir_trust"), 0);
 	/* Made on the way, and trusted. */
 	fd = svd_dir_open(p("a/b"), 0755, &err, why, sizeof(why));
 	assert_true(fd >= 0);

@@ -34,6 +34,7 @@
 #include "events.h"
 #include "shell/loop.h"
 #include "supervise/v1/supervise.pb-c.h"
+#include "sv_tmpdir.h"
 
 #define DEADLINE_MS 5000
 #define MANY        4000 /* events published at the slow subscriber */
@@ -85,8 +86,7 @@ setup(void **state)
 	char url[160], err[256];
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/sv-events-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(sv_tmpdir(f->dir, sizeof(f->dir), "sv-events"), 0);
 	snprintf(f->path, sizeof(f->path), "%s/events.sock", f->dir);
 	snprintf(url, sizeof(url), "ipc://%s", f->path);
 	assert_int_equal(sv_loop_create(&f->loop), SV_OK);

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "notify.h"
+#include "sv_tmpdir.h"
 
 /* ------------------------------------------------------------------ */
 /* Parser tables                                                      */
@@ -291,8 +292,8 @@ setup(void **state)
 	char     err[256];
 
 	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/sv-test-notify-XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(
+	    sv_tmpdir(fx->dir, sizeof(fx->dir), "sv-test-notify"), 0);
 	fx_path(fx, "notify.sock", fx->path, sizeof(fx->path));
 	if (svd_notify_open(fx->path, &fx->n, err, sizeof(err)) != SV_OK) {
 		fail_msg("open: %s", err);

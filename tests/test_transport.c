@@ -37,6 +37,7 @@
 #include "client/transport.h"
 #include "supervise/client.h"
 #include "wire/wire.h"
+#include "sv_tmpdir.h"
 
 #define FK_MAX_CONNS 8
 #define FK_MAX_IDS   32
@@ -296,8 +297,7 @@ fk_new(void)
 
 	assert_non_null(f);
 	memcpy(f->hdr, rep, 8);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/sv-tr-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(sv_tmpdir(f->dir, sizeof(f->dir), "sv-tr"), 0);
 	snprintf(f->path, sizeof(f->path), "%s/control.sock", f->dir);
 	snprintf(f->url, sizeof(f->url), "ipc://%s", f->path);
 	f->lfd = -1;

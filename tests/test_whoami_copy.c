@@ -30,6 +30,7 @@
 
 #include "supervise/client.h"
 #include "wire/wire.h"
+#include "sv_tmpdir.h"
 
 #define WC_CALL_MS   5000
 #define WC_RECV_MS   50
@@ -132,8 +133,7 @@ fk_start(void)
 	struct fake *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/sv-wc-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(sv_tmpdir(f->dir, sizeof(f->dir), "sv-wc"), 0);
 	snprintf(f->url, sizeof(f->url), "ipc://%s/control.sock", f->dir);
 	pthread_mutex_init(&f->mtx, NULL);
 	supervise__v1__identity__init(&f->id);

@@ -38,6 +38,7 @@
 
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/supplemental/util/platform.h>
+#include "../sv_tmpdir.h"
 
 extern char **environ;
 
@@ -256,14 +257,12 @@ it_remove_dir(it_ctx *ctx)
 int
 it_start(it_ctx *ctx, const struct it_group *groups, size_t n)
 {
-	const char *tmp = "/tmp";
-	size_t      i;
-	int         rv;
+	size_t i;
+	int    rv;
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->stop_timeout_ms = 2000;
-	snprintf(ctx->dir, sizeof(ctx->dir), "%s/sv-it-XXXXXX", tmp);
-	if (mkdtemp(ctx->dir) == NULL) {
+	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-it") != 0) {
 		it_log("mkdtemp: %s", strerror(errno));
 		ctx->dir[0] = '\0';
 		return -1;

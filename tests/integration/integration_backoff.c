@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <nng/supplemental/util/platform.h>
+#include "../sv_tmpdir.h"
 
 /* status_of reads slot 0 of group. */
 static void
@@ -93,8 +94,9 @@ setup_missing(void **state)
 {
 	int fd;
 
-	snprintf(broken_prog, sizeof(broken_prog), "/tmp/sv-it-broken.XXXXXX");
-	if ((fd = mkstemp(broken_prog)) < 0) {
+	if (sv_tmp_template(broken_prog, sizeof(broken_prog), "sv-it-broken")
+	        != 0
+	    || (fd = mkstemp(broken_prog)) < 0) {
 		return -1;
 	}
 	if (write(fd, "#!/nonexistent/interpreter\n", 27) != 27

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "../sv_tmpdir.h"
 
 /* Where the helpers write (a directory made per run). */
 static char out_dir[64];
@@ -233,8 +234,7 @@ main(int argc, char **argv)
 	int rc;
 
 	it_args(argc, argv);
-	snprintf(out_dir, sizeof(out_dir), "/tmp/sv-conns-XXXXXX");
-	if (mkdtemp(out_dir) == NULL) {
+	if (sv_tmpdir(out_dir, sizeof(out_dir), "sv-conns") != 0) {
 		perror("mkdtemp");
 		return 1;
 	}

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "../sv_tmpdir.h"
 
 #define FLOOD_PROCS 8
 
@@ -80,8 +81,8 @@ setup_uid(void **state)
 	*state               = fx;
 	ctx                  = &fx->ctx;
 	ctx->stop_timeout_ms = 2000;
-	snprintf(ctx->dir, sizeof(ctx->dir), "/tmp/sv-cu-XXXXXX");
-	if (mkdtemp(ctx->dir) == NULL || chmod(ctx->dir, 0711) != 0)
+	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-cu") != 0
+	    || chmod(ctx->dir, 0711) != 0)
 		return -1;
 	snprintf(fx->sdir, sizeof(fx->sdir), "%s/s", ctx->dir);
 	snprintf(fx->outdir, sizeof(fx->outdir), "%s/out", ctx->dir);

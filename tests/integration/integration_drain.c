@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
 
@@ -636,8 +637,7 @@ main(int argc, char **argv)
 	it_args(argc, argv);
 	snprintf(tw, sizeof(tw), "%s", it_worker_program());
 	snprintf(dw_path, sizeof(dw_path), "%s/sv-drainworker", dirname(tw));
-	snprintf(note_dir, sizeof(note_dir), "/tmp/sv-drain-XXXXXX");
-	if (mkdtemp(note_dir) == NULL) {
+	if (sv_tmpdir(note_dir, sizeof(note_dir), "sv-drain") != 0) {
 		return 1;
 	}
 	snprintf(note_env, sizeof(note_env), "SV_DRAIN_NOTE_DIR=%s", note_dir);

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <nng/supplemental/util/platform.h>
+#include "../sv_tmpdir.h"
 
 #define GROUP "web"
 #define NW    3
@@ -450,8 +451,7 @@ main(int argc, char **argv)
 	int rc;
 
 	it_args(argc, argv);
-	snprintf(mnt, sizeof(mnt), "/tmp/sv-durability.XXXXXX");
-	if (mkdtemp(mnt) == NULL) {
+	if (sv_tmpdir(mnt, sizeof(mnt), "sv-durability") != 0) {
 		perror("mkdtemp");
 		return 1;
 	}

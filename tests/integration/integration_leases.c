@@ -53,6 +53,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "supervise/v1/supervise.pb-c.h"
+#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
 
@@ -675,8 +676,7 @@ static int
 group_setup(void **state)
 {
 	(void) state;
-	snprintf(res_dir, sizeof(res_dir), "/tmp/sv-it-leases-XXXXXX");
-	if (mkdtemp(res_dir) == NULL) {
+	if (sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-leases") != 0) {
 		return -1;
 	}
 	return 0;

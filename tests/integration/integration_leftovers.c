@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include <nng/protocol/pipeline0/pull.h>
+#include "../sv_tmpdir.h"
 
 extern char **environ;
 
@@ -479,13 +480,13 @@ run_capture(char *const argv[], char *err, size_t errlen, int ms)
 static void
 test_unknown_user(void **state)
 {
-	char  dir[]  = "/tmp/sv-lo-XXXXXX", conf[64], err[2048], want[128];
+	char  dir[64], conf[96], err[2048], want[128];
 	char *argv[] = {daemon_exe, "--check", "--config", conf, NULL};
 	FILE *f;
 	int   st;
 
 	(void) state;
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sv_tmpdir(dir, sizeof(dir), "sv-lo"), 0);
 	snprintf(conf, sizeof(conf), "%s/supervised.conf", dir);
 	assert_non_null(f = fopen(conf, "w"));
 	fprintf(f,
@@ -637,8 +638,8 @@ setup_nobody(void **state)
 		return 0;
 	}
 	ctx->stop_timeout_ms = 2000;
-	snprintf(ctx->dir, sizeof(ctx->dir), "/tmp/sv-lo-XXXXXX");
-	if (mkdtemp(ctx->dir) == NULL || chmod(ctx->dir, 0711) != 0)
+	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-lo") != 0
+	    || chmod(ctx->dir, 0711) != 0)
 		return -1;
 	snprintf(fx->sdir, sizeof(fx->sdir), "%s/s", ctx->dir);
 	snprintf(fx->outdir, sizeof(fx->outdir), "%s/out", ctx->dir);

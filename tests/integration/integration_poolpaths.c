@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
 
@@ -491,8 +492,7 @@ static int
 group_setup(void **state)
 {
 	(void) state;
-	snprintf(res_dir, sizeof(res_dir), "/tmp/sv-it-poolpaths-XXXXXX");
-	return mkdtemp(res_dir) != NULL ? 0 : -1;
+	return sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-poolpaths");
 }
 
 static int

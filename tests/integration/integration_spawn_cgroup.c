@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../sv_tmpdir.h"
 
 #define GROUP    "w"
 #define NOTE     "clone3 with CLONE_INTO_CGROUP is not available"
@@ -93,13 +94,10 @@ setup_mode(void **state, bool off)
 {
 	static const struct it_group g[]
 	    = {{.name = GROUP, .count = 2, .max_count = 2}};
-	int fd;
 
-	snprintf(log_path, sizeof(log_path), "/tmp/sv-it-noclone3-XXXXXX");
-	if ((fd = mkstemp(log_path)) < 0) {
+	if (sv_tmpfile(log_path, sizeof(log_path), "sv-it-noclone3") != 0) {
 		return -1;
 	}
-	close(fd);
 	setenv("SV_NOCLONE3_LOG", log_path, 1);
 	if (off) {
 		setenv("SV_NOCLONE3_OFF", "1", 1);
