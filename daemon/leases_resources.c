@@ -39,6 +39,7 @@
 #include "dir_trust.h"
 #include "leases_internal.h"
 #include "log.h"
+#include "errf.h"
 
 /* Deepest directory level emptied inside a slot directory. */
 #define LS_RM_DEPTH 64
@@ -85,18 +86,6 @@ ls_made_of(svd_leases *l, uint32_t pool_id, uint32_t slot)
 	return r->made != NULL && slot < r->nmade ? &r->made[slot] : NULL;
 }
 
-/* ls_msg formats msg and returns err. */
-static sv_err __attribute__((format(printf, 4, 5)))
-ls_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 /* ls_split renders slot's path into buf and opens its parent by the walk
  * of dir_trust.h, creating missing directories with mkmode (0755 when
  * preparing, so that a worker of another user can reach its own file; 0:
@@ -112,14 +101,14 @@ ls_split(const ls_pool *p, uint32_t slot, mode_t mkmode, char *buf, size_t len,
 	int   fd;
 
 	if (!ls_render(p, slot, buf, len)) {
-		*errp = ls_msg(msg, mlen, SV_EINTERNAL,
+		*errp = sv_errf(msg, mlen, SV_EINTERNAL,
 		    "pool %s: the path of slot %" PRIu32 " is too long",
 		    p->name, slot);
 		return -1;
 	}
 	slash = strrchr(buf, '/');
 	if (slash == NULL || slash[1] == '\0') {
-		*errp = ls_msg(msg, mlen, SV_EBADREQ,
+		*errp = sv_errf(msg, mlen, SV_EBADREQ,
 		    "pool %s: %s has no file name", p->name, buf);
 		return -1;
 	}
@@ -133,7 +122,7 @@ ls_split(const ls_pool *p, uint32_t slot, mode_t mkmode, char *buf, size_t len,
 		    && *errp != SV_ENOTFOUND) {
 			*errp = SV_EINTERNAL;
 		}
-		(void) ls_msg(msg, mlen, SV_OK,
+		(void) sv_errf(msg, mlen, SV_OK,
 		    "pool %s: slot %" PRIu32 ": %s: refusing to make %s",
 		    p->name, slot, why, buf);
 	}
@@ -171,7 +160,7 @@ ls_refuse_existing(const ls_pool *p, const char *path, const struct stat *st,
 	    : !p->directory && !S_ISREG(st->st_mode)
 	    ? "is not a regular file"
 	    : "exists and was not made by this supervisor";
-	return ls_msg(msg, mlen, SV_EPERM,
+	return sv_errf(msg, mlen, SV_EPERM,
 	    "pool %s: %s %s; it is left alone (remove it to let the pool "
 	    "make the slot's %s)",
 	    p->name, path, what, p->directory ? "directory" : "file");
@@ -213,7 +202,7 @@ ls_open_slot(const ls_pool *p, const ls_ident *m, int pfd, const char *name,
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		*errp = ls_refuse_existing(p, path, &st, msg, mlen);
 	} else {
-		*errp = ls_msg(msg, mlen, SV_EINTERNAL,
+		*errp = sv_errf(msg, mlen, SV_EINTERNAL,
 		    "pool %s: cannot make %s: %s", p->name, path,
 		    strerror(errno));
 	}
@@ -256,7 +245,7 @@ ls_prepare(svd_leases *l, const ls_pool *p, const sv_lease_info *li, char *msg,
 		return err;
 	}
 	if (fstat(fd, &st) != 0) {
-		err = ls_msg(msg, mlen, SV_EINTERNAL, "pool %s: fstat %s: %s",
+		err = sv_errf(msg, mlen, SV_EINTERNAL, "pool %s: fstat %s: %s",
 		    p->name, path, strerror(errno));
 		svd_log("%s", msg);
 		close(fd);
@@ -271,7 +260,7 @@ ls_prepare(svd_leases *l, const ls_pool *p, const sv_lease_info *li, char *msg,
 	if (((st.st_uid != uid || st.st_gid != gid)
 	        && fchown(fd, uid, gid) != 0)
 	    || fchmod(fd, p->directory ? 0750 : 0640) != 0) {
-		err = ls_msg(msg, mlen, SV_EINTERNAL,
+		err = sv_errf(msg, mlen, SV_EINTERNAL,
 		    "pool %s: cannot prepare %s: %s", p->name, path,
 		    strerror(errno));
 		svd_log("%s", msg);

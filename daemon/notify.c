@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "notify.h"
+#include "errf.h"
 
 /* Most descriptors one datagram may bring in before MSG_CTRUNC. */
 #define NOTIFY_MAX_FDS 16
@@ -240,23 +241,6 @@ svd_notify_parse(const char *buf, size_t len, svd_notify_msg *m)
 /* Socket                                                             */
 /* ------------------------------------------------------------------ */
 
-/* notify_err formats one line into err (if any) and returns code. */
-static sv_err notify_err(sv_err code, char *err, size_t errlen,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static sv_err
-notify_err(sv_err code, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /*
  * notify_clear_stale makes room at sa's path: nothing there, or a socket
  * file nobody reads any more (a datagram connect is refused), which it
@@ -273,30 +257,30 @@ notify_clear_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
 		if (errno == ENOENT) {
 			return SV_OK;
 		}
-		return notify_err(SV_ESYSTEM, err, errlen,
-		    "notify socket %s: %s", path, strerror(errno));
+		return sv_errf(err, errlen, SV_ESYSTEM, "notify socket %s: %s",
+		    path, strerror(errno));
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		return notify_err(SV_EINVAL, err, errlen,
+		return sv_errf(err, errlen, SV_EINVAL,
 		    "notify socket %s: exists and is not a socket", path);
 	}
 	if ((probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
-		return notify_err(SV_ESYSTEM, err, errlen,
+		return sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: socket: %s", path, strerror(errno));
 	}
 	rc = connect(probe, (const struct sockaddr *) sa, sizeof(*sa));
 	e  = errno;
 	close(probe);
 	if (rc == 0 || e == EPROTOTYPE) {
-		return notify_err(SV_EBUSY, err, errlen,
+		return sv_errf(err, errlen, SV_EBUSY,
 		    "notify socket %s: in use by another process", path);
 	}
 	if (e != ECONNREFUSED) {
-		return notify_err(SV_ESYSTEM, err, errlen,
+		return sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: connect: %s", path, strerror(e));
 	}
 	if (unlink(path) != 0 && errno != ENOENT) {
-		return notify_err(SV_ESYSTEM, err, errlen,
+		return sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: cannot remove stale socket: %s", path,
 		    strerror(errno));
 	}
@@ -314,24 +298,24 @@ svd_notify_open(const char *path, svd_notify **np, char *err, size_t errlen)
 
 	*np = NULL;
 	if (path == NULL || path[0] != '/') {
-		return notify_err(SV_EINVAL, err, errlen,
+		return sv_errf(err, errlen, SV_EINVAL,
 		    "notify socket %s: not an absolute path",
 		    path != NULL ? path : "(null)");
 	}
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		return notify_err(SV_EINVAL, err, errlen,
+		return sv_errf(err, errlen, SV_EINVAL,
 		    "notify socket %s: path longer than %zu bytes", path,
 		    sizeof(sa.sun_path) - 1);
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if ((n = calloc(1, sizeof(*n))) == NULL) {
-		return notify_err(
-		    SV_ENOMEM, err, errlen, "notify socket: out of memory");
+		return sv_errf(
+		    err, errlen, SV_ENOMEM, "notify socket: out of memory");
 	}
 	memcpy(n->path, sa.sun_path, sizeof(n->path));
 	n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (n->fd < 0) {
-		rv = notify_err(SV_ESYSTEM, err, errlen,
+		rv = sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: socket: %s", path, strerror(errno));
 		free(n);
 		return rv;
@@ -342,7 +326,7 @@ svd_notify_open(const char *path, svd_notify **np, char *err, size_t errlen)
 	           n->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))
 	        != 0
 	    || fchmod(n->fd, 0600) != 0) {
-		rv = notify_err(SV_ESYSTEM, err, errlen,
+		rv = sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: setup: %s", path, strerror(errno));
 		goto fail;
 	}
@@ -350,12 +334,12 @@ svd_notify_open(const char *path, svd_notify **np, char *err, size_t errlen)
 		goto fail;
 	}
 	if (bind(n->fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
-		rv = notify_err(SV_ESYSTEM, err, errlen,
+		rv = sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: bind: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (chmod(path, 0600) != 0 || lstat(path, &st) != 0) {
-		rv = notify_err(SV_ESYSTEM, err, errlen,
+		rv = sv_errf(err, errlen, SV_ESYSTEM,
 		    "notify socket %s: chmod: %s", path, strerror(errno));
 		unlink(path);
 		goto fail;

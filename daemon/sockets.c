@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sockets.h"
+#include "errf.h"
 
 /* Lowest descriptor a group's socket is kept at in the daemon. */
 #define SK_FD_MIN 64
@@ -27,21 +28,6 @@ struct svd_sockets {
 	char   env[SK_ENV_MAX];
 };
 
-/* sk_fail formats err and returns SV_ESYSTEM. */
-static sv_err sk_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static sv_err
-sk_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return SV_ESYSTEM;
-}
-
 /* sk_one creates socket c and returns its descriptor (>= SK_FD_MIN), or
  * -1 with err filled. */
 static int
@@ -53,7 +39,7 @@ sk_one(const char *group, const svd_socket_config *c, char *err, size_t errlen)
 
 	if (lstat(c->path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			(void) sk_fail(err, errlen,
+			(void) sv_errf(err, errlen, SV_ESYSTEM,
 			    "%s: socket %s: %s exists and is not a socket; "
 			    "not touching it",
 			    group, c->name, c->path);
@@ -63,22 +49,23 @@ sk_one(const char *group, const svd_socket_config *c, char *err, size_t errlen)
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->path);
 	if ((fd = socket(AF_UNIX, c->type | SOCK_CLOEXEC, 0)) < 0) {
-		(void) sk_fail(err, errlen, "%s: socket %s: %s", group,
-		    c->name, strerror(errno));
+		(void) sv_errf(err, errlen, SV_ESYSTEM, "%s: socket %s: %s",
+		    group, c->name, strerror(errno));
 		return -1;
 	}
 	if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0
 	    || chmod(c->path, (mode_t) c->mode) != 0
 	    || (c->type != SOCK_DGRAM && listen(fd, SOMAXCONN) != 0)) {
-		(void) sk_fail(err, errlen, "%s: socket %s at %s: %s", group,
-		    c->name, c->path, strerror(errno));
+		(void) sv_errf(err, errlen, SV_ESYSTEM,
+		    "%s: socket %s at %s: %s", group, c->name, c->path,
+		    strerror(errno));
 		close(fd);
 		return -1;
 	}
 	/* Out of the way of 3.., where workers get it. */
 	if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, SK_FD_MIN)) < 0) {
-		(void) sk_fail(err, errlen, "%s: socket %s: %s", group,
-		    c->name, strerror(errno));
+		(void) sv_errf(err, errlen, SV_ESYSTEM, "%s: socket %s: %s",
+		    group, c->name, strerror(errno));
 		close(fd);
 		(void) unlink(c->path);
 		return -1;

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "shell/procinfo.h"
 #include "state.h"
+#include "errf.h"
 
 /* Largest journal read at start-up. */
 #define ST_MAX_FILE (64u * 1024u * 1024u)
@@ -50,21 +51,6 @@ struct svd_state {
 	char              boot[SV_BOOT_ID_LEN];
 };
 
-static sv_err st_fail(char *err, size_t errlen, sv_err rv, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
-
-/* st_fail formats a message into err and returns rv. */
-static sv_err
-st_fail(char *err, size_t errlen, sv_err rv, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rv;
-}
-
 /* st_dir creates dir (0700) or checks that an existing one is ours and
  * closed to others. */
 static sv_err
@@ -76,12 +62,12 @@ st_dir(const char *dir, char *err, size_t errlen)
 		return SV_OK;
 	}
 	if (errno != EEXIST) {
-		return st_fail(err, errlen, SV_ESYSTEM,
+		return sv_errf(err, errlen, SV_ESYSTEM,
 		    "cannot create state_dir %s: %s", dir, strerror(errno));
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		/* A link is refused even to a good directory (dir_trust.h). */
-		return st_fail(err, errlen, SV_ESYSTEM, "state_dir %s is %s",
+		return sv_errf(err, errlen, SV_ESYSTEM, "state_dir %s is %s",
 		    dir,
 		    S_ISLNK(st.st_mode)
 		        ? "a symbolic link: name the directory "
@@ -89,7 +75,7 @@ st_dir(const char *dir, char *err, size_t errlen)
 		        : "not a directory");
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		return st_fail(err, errlen, SV_ESYSTEM,
+		return sv_errf(err, errlen, SV_ESYSTEM,
 		    "state_dir %s must belong to us and be writable by no one "
 		    "else (uid %u, mode %04o)",
 		    dir, (unsigned) st.st_uid,
@@ -137,13 +123,13 @@ st_read(svd_state *s, sv_jstate *prev, char *err, size_t errlen)
 		if (errno == ENOENT) {
 			return sv_jstate_init(prev, "");
 		}
-		return st_fail(err, errlen, SV_ESYSTEM, "cannot open %s: %s",
+		return sv_errf(err, errlen, SV_ESYSTEM, "cannot open %s: %s",
 		    path, strerror(errno));
 	}
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)
 	    || (size_t) sb.st_size > ST_MAX_FILE) {
 		close(fd);
-		return st_fail(err, errlen, SV_EINVAL,
+		return sv_errf(err, errlen, SV_EINVAL,
 		    "%s is not a regular file of at most %u bytes", path,
 		    ST_MAX_FILE);
 	}
@@ -159,7 +145,7 @@ st_read(svd_state *s, sv_jstate *prev, char *err, size_t errlen)
 	rv = sv_journal_replay(buf, got, prev, why, sizeof(why));
 	free(buf);
 	if (rv == SV_EINVAL) {
-		return st_fail(err, errlen, SV_EINVAL,
+		return sv_errf(err, errlen, SV_EINVAL,
 		    "%s: %s; refusing to start: the workers it lists may "
 		    "still run. Move it away to start without them",
 		    path, why);
@@ -182,7 +168,7 @@ svd_state_open(
 
 	(void) sv_jstate_init(prev, "");
 	if (strlen(dir) >= sizeof(s->dir) - 32) {
-		return st_fail(err, errlen, SV_EINVAL, "state_dir too long");
+		return sv_errf(err, errlen, SV_EINVAL, "state_dir too long");
 	}
 	if ((rv = st_dir(dir, err, errlen)) != SV_OK) {
 		return rv;
@@ -200,17 +186,17 @@ svd_state_open(
 	s->lockfd
 	    = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lockfd < 0) {
-		rv = st_fail(err, errlen, SV_ESYSTEM, "cannot open %s: %s",
+		rv = sv_errf(err, errlen, SV_ESYSTEM, "cannot open %s: %s",
 		    path, strerror(errno));
 		goto fail;
 	}
 	if (st_lock(s->lockfd) != 0) {
 		rv = errno == EWOULDBLOCK
-		    ? st_fail(err, errlen, SV_EBUSY,
+		    ? sv_errf(err, errlen, SV_EBUSY,
 		        "another supervised holds %s (its state "
 		        "directory); stop it first",
 		        path)
-		    : st_fail(err, errlen, SV_ESYSTEM, "flock %s: %s", path,
+		    : sv_errf(err, errlen, SV_ESYSTEM, "flock %s: %s", path,
 		        strerror(errno));
 		goto fail;
 	}
@@ -296,7 +282,7 @@ st_snapshot(svd_state *s, int *errp, char *err, size_t errlen)
 	*errp = 0;
 	if ((rv = sv_journal_snapshot(&s->mirror, &buf, &len)) != SV_OK) {
 		*errp = ENOMEM;
-		return st_fail(err, errlen, rv, "cannot format the journal");
+		return sv_errf(err, errlen, rv, "cannot format the journal");
 	}
 	snprintf(tmp, sizeof(tmp), "%s/state.new", s->dir);
 	snprintf(path, sizeof(path), "%s/state", s->dir);
@@ -306,7 +292,7 @@ st_snapshot(svd_state *s, int *errp, char *err, size_t errlen)
 	if (fd < 0) {
 		*errp = errno;
 		free(buf);
-		return st_fail(err, errlen, SV_ESYSTEM, "cannot create %s: %s",
+		return sv_errf(err, errlen, SV_ESYSTEM, "cannot create %s: %s",
 		    tmp, strerror(errno));
 	}
 	while (off < len && (n = write(fd, buf + off, len - off)) > 0) {
@@ -318,7 +304,7 @@ st_snapshot(svd_state *s, int *errp, char *err, size_t errlen)
 		 * full filesystem. */
 		e     = off < len && n >= 0 ? ENOSPC : errno;
 		*errp = e;
-		rv    = st_fail(err, errlen, SV_ESYSTEM, "cannot write %s: %s",
+		rv    = sv_errf(err, errlen, SV_ESYSTEM, "cannot write %s: %s",
 		       path, strerror(e));
 		close(fd);
 		(void) unlink(tmp);

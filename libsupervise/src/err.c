@@ -2,6 +2,10 @@
  * err.c — names and messages for sv_err, generated from SV_ERR_MAP so the
  * enum, the names and the messages can never drift apart.
  */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "errf.h"
 #include "supervise/supervise.h"
 
 const char *
@@ -34,4 +38,18 @@ const char *
 sv_version(void)
 {
 	return SV_VERSION_STRING;
+}
+
+/* sv_errf: see errf.h. */
+sv_err
+sv_errf(char *buf, size_t len, sv_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf != NULL && len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
 }

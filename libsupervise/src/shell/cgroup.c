@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "shell/cgroup.h"
+#include "errf.h"
 
 /* Longest line read from /proc/self/mountinfo or /proc/self/cgroup. */
 #define CG_LINE_MAX 8192
@@ -73,21 +74,6 @@ struct sv_cgtree {
 #define CG_SWEEP_BATCH 16
 
 static int64_t cg_now_ms(void);
-
-/* cg_msg formats msg and returns err. */
-static sv_err cg_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static sv_err
-cg_msg(char *msg, size_t len, sv_err err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 /* cg_unescape decodes mountinfo's octal escapes (\040) in place. */
 static void
@@ -214,11 +200,11 @@ sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
 
 	*treep = NULL;
 	if (!cg_find_mount(mnt, sizeof(mnt), root, sizeof(root))) {
-		return cg_msg(msg, msglen, SV_ENOTFOUND,
+		return sv_errf(msg, msglen, SV_ENOTFOUND,
 		    "no cgroup2 file system is mounted");
 	}
 	if (!cg_own_path(own, sizeof(own))) {
-		return cg_msg(msg, msglen, SV_ENOTFOUND,
+		return sv_errf(msg, msglen, SV_ENOTFOUND,
 		    "no cgroup v2 entry in /proc/self/cgroup");
 	}
 	/* The mount shows the hierarchy from root down. */
@@ -227,7 +213,7 @@ sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
 		size_t rl = strlen(root);
 		if (strncmp(own, root, rl) != 0
 		    || (own[rl] != '/' && own[rl] != '\0')) {
-			return cg_msg(msg, msglen, SV_ENOTFOUND,
+			return sv_errf(msg, msglen, SV_ENOTFOUND,
 			    "our cgroup %s is outside the cgroup2 mount %s "
 			    "(root %s)",
 			    own, mnt, root);
@@ -237,25 +223,25 @@ sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
 	n = snprintf(
 	    dir, sizeof(dir), "%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
 	if (n < 0 || (size_t) n >= sizeof(dir) - 80) {
-		return cg_msg(
+		return sv_errf(
 		    msg, msglen, SV_ENOTFOUND, "cgroup path too long");
 	}
 	if ((pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		return cg_msg(msg, msglen, SV_ENOTFOUND, "cannot open %s: %s",
+		return sv_errf(msg, msglen, SV_ENOTFOUND, "cannot open %s: %s",
 		    dir, strerror(errno));
 	}
 	/* Delegated to us: we may create cgroups here and move processes
 	 * out of this one (the common ancestor of a move). */
 	if (faccessat(pfd, ".", W_OK, AT_EACCESS) != 0
 	    || faccessat(pfd, "cgroup.procs", W_OK, AT_EACCESS) != 0) {
-		err = cg_msg(msg, msglen, SV_EPERM,
+		err = sv_errf(msg, msglen, SV_EPERM,
 		    "%s is not delegated to us (not writable)", dir);
 		close(pfd);
 		return err;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		close(pfd);
-		return cg_msg(msg, msglen, SV_ENOMEM, "out of memory");
+		return sv_errf(msg, msglen, SV_ENOMEM, "out of memory");
 	}
 	t->parentfd = pfd;
 	t->fd       = -1;
@@ -292,14 +278,14 @@ sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
 		t->path[0] = '\0'; /* not reached: dir is checked above */
 	}
 	if (t->fd < 0) {
-		err = cg_msg(msg, msglen, SV_EPERM, "cannot create %s: %s",
+		err = sv_errf(msg, msglen, SV_EPERM, "cannot create %s: %s",
 		    t->path, strerror(errno));
 		close(pfd);
 		free(t);
 		return err;
 	}
 	if (faccessat(t->fd, "cgroup.kill", W_OK, 0) != 0) {
-		err = cg_msg(msg, msglen, SV_EINVAL,
+		err = sv_errf(msg, msglen, SV_EINVAL,
 		    "%s has no cgroup.kill (Linux >= 5.14 needed)", t->path);
 		close(t->fd);
 		(void) unlinkat(pfd, t->name, AT_REMOVEDIR);
@@ -308,7 +294,7 @@ sv_cgtree_open(sv_cgtree **treep, char *msg, size_t msglen)
 		return err;
 	}
 	*treep = t;
-	return cg_msg(msg, msglen, SV_OK,
+	return sv_errf(msg, msglen, SV_OK,
 	    "cgroup v2: one cgroup per worker under %s, killed with "
 	    "cgroup.kill when the worker exits",
 	    t->path);

@@ -16,24 +16,10 @@
 #include <unistd.h>
 
 #include "shell/privileges.h"
+#include "errf.h"
 
 /* Largest buffer handed to a getpw / getgr lookup. */
 #define CREDS_MAX_BUF (1u << 20)
-
-/* creds_fail writes a message and returns err. */
-static sv_err creds_fail(char *errbuf, size_t errlen, sv_err err,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static sv_err
-creds_fail(char *errbuf, size_t errlen, sv_err err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 /* creds_number parses a decimal id below (id_t) -1; false if s is not
  * all digits or out of range. */
@@ -146,7 +132,7 @@ sv_creds_resolve(const char *user, const char *group, sv_creds *out,
 	memset(out, 0, sizeof(*out));
 	if (strlen(user) > SV_CREDS_MAX_NAME
 	    || (group != NULL && strlen(group) > SV_CREDS_MAX_NAME)) {
-		return creds_fail(errbuf, errlen, SV_EINVAL,
+		return sv_errf(errbuf, errlen, SV_EINVAL,
 		    "names are at most %d bytes", SV_CREDS_MAX_NAME);
 	}
 	if (creds_number(user, &n)) {
@@ -159,26 +145,26 @@ sv_creds_resolve(const char *user, const char *group, sv_creds *out,
 		    user, true, 0, &uid, &gid, name, sizeof(name));
 		have = rv == 0;
 		if (rv == 1) {
-			return creds_fail(errbuf, errlen, SV_ENOTFOUND,
+			return sv_errf(errbuf, errlen, SV_ENOTFOUND,
 			    "unknown user \"%s\"", user);
 		}
 	}
 	if (rv < 0) {
-		return creds_fail(errbuf, errlen, SV_ESYSTEM,
+		return sv_errf(errbuf, errlen, SV_ESYSTEM,
 		    "cannot look up user \"%s\": %s", user, strerror(errno));
 	}
 	if (group != NULL) {
 		if (creds_number(group, &n)) {
 			gid = (gid_t) n;
 		} else if ((rv = creds_group(group, &gid)) != 0) {
-			return rv > 0 ? creds_fail(errbuf, errlen,
-			           SV_ENOTFOUND, "unknown group \"%s\"", group)
-			              : creds_fail(errbuf, errlen, SV_ESYSTEM,
+			return rv > 0 ? sv_errf(errbuf, errlen, SV_ENOTFOUND,
+			           "unknown group \"%s\"", group)
+			              : sv_errf(errbuf, errlen, SV_ESYSTEM,
 			                  "cannot look up group \"%s\": %s",
 			                  group, strerror(errno));
 		}
 	} else if (!have) {
-		return creds_fail(errbuf, errlen, SV_ENOTFOUND,
+		return sv_errf(errbuf, errlen, SV_ENOTFOUND,
 		    "uid %s has no passwd entry, so no primary group: set "
 		    "group as well",
 		    user);
@@ -188,7 +174,7 @@ sv_creds_resolve(const char *user, const char *group, sv_creds *out,
 	if (have) {
 		ng = SV_CREDS_MAX_GROUPS;
 		if (getgrouplist(name, gid, out->groups, &ng) < 0) {
-			return creds_fail(errbuf, errlen, SV_EINVAL,
+			return sv_errf(errbuf, errlen, SV_EINVAL,
 			    "user \"%s\" is in more than %d groups", name,
 			    SV_CREDS_MAX_GROUPS);
 		}
@@ -199,7 +185,7 @@ sv_creds_resolve(const char *user, const char *group, sv_creds *out,
 	}
 	if (geteuid() != 0) {
 		if (uid != geteuid() || gid != getegid()) {
-			return creds_fail(errbuf, errlen, SV_EPERM,
+			return sv_errf(errbuf, errlen, SV_EPERM,
 			    "running workers as uid %u gid %u needs root "
 			    "(the daemon runs as uid %u gid %u)",
 			    (unsigned) uid, (unsigned) gid,
