@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "baseline.h"
+#include "doc_table.h"
 
 #ifndef SV_SOURCE_DIR
 #error "SV_SOURCE_DIR must name the source tree"
@@ -35,29 +36,6 @@
 #define README SV_SOURCE_DIR "/bench/README.md"
 #define BEGIN  "<!-- baseline-figures begin"
 #define END    "<!-- baseline-figures end -->"
-
-/* slurp reads path into a malloc'ed string (the caller frees it). */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long  n;
-
-	if (f == NULL) {
-		fail_msg("cannot open %s", path);
-	}
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t) n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t) n, f), (size_t) n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 /* load_tsv loads the checked-in baseline.tsv into t. */
 static void
@@ -93,7 +71,7 @@ markdown(const struct bl_table *t)
 static char *
 readme_block(void)
 {
-	char       *doc = slurp(README);
+	char       *doc = doc_slurp(README);
 	const char *p   = strstr(doc, BEGIN);
 	const char *e   = p != NULL ? strstr(p, END) : NULL;
 	char       *out;
