@@ -355,6 +355,64 @@ it_daemon_alive(it_ctx *ctx)
 	return true;
 }
 
+/* it_kill9_daemon: see harness.h. */
+int
+it_kill9_daemon(it_ctx *ctx)
+{
+	if (ctx->daemon <= 0 || !it_daemon_alive(ctx)
+	    || kill(ctx->daemon, SIGKILL) != 0
+	    || it_reap_daemon(ctx, IT_REAP_MS) != 0
+	    || !WIFSIGNALED(ctx->status)) {
+		it_log("kill -9 of the daemon %ld failed", (long) ctx->daemon);
+		return -1;
+	}
+	ctx->daemon = 0;
+	return 0;
+}
+
+/* it_term_daemon: see harness.h. */
+int
+it_term_daemon(it_ctx *ctx)
+{
+	if (ctx->client != NULL) {
+		sv_client_close(ctx->client);
+		ctx->client = NULL;
+	}
+	kill(ctx->daemon, SIGTERM);
+	if (it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS)
+	    != 0) {
+		it_log("daemon %ld did not exit after SIGTERM",
+		    (long) ctx->daemon);
+		return -1;
+	}
+	it_reap_strays(IT_REAP_MS);
+	return 0;
+}
+
+/* it_reap_strays: see harness.h. */
+void
+it_reap_strays(int deadline_ms)
+{
+	int64_t        end = it_now_ms() + deadline_ms;
+	struct it_proc kids[IT_MAX_PROCS];
+
+	for (;;) {
+		size_t n    = it_children(getpid(), kids, IT_MAX_PROCS);
+		size_t live = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (kids[i].state == 'Z') {
+				(void) waitpid(kids[i].pid, NULL, 0);
+			} else {
+				live++;
+			}
+		}
+		if (live == 0 || it_now_ms() >= end) {
+			return;
+		}
+		nng_msleep(10);
+	}
+}
+
 /* Waits on a pidfd for the daemon to exit, up to deadline_ms. */
 int
 it_reap_daemon(it_ctx *ctx, int deadline_ms)

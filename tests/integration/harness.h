@@ -183,6 +183,29 @@ int it_restart(it_ctx *ctx);
 int it_reap_daemon(it_ctx *ctx, int deadline_ms);
 
 /*
+ * it_kill9_daemon SIGKILLs the daemon and reaps it (within IT_REAP_MS), as
+ * a crash would end it; its workers run on. Returns 0, or -1 when the
+ * daemon was not running or did not die of the signal in time.
+ */
+int it_kill9_daemon(it_ctx *ctx);
+
+/*
+ * it_term_daemon closes the client, stops the daemon with SIGTERM, reaps
+ * it (within its stop timeout + IT_STOP_MARGIN_MS) and then the workers of
+ * earlier daemons that it stopped (the test's children, reparented to it
+ * as subreaper: it_reap_strays). Returns 0, or -1 when the daemon did not
+ * exit in time.
+ */
+int it_term_daemon(it_ctx *ctx);
+
+/*
+ * it_reap_strays reaps the test's ended children (workers of a killed
+ * daemon, reparented to the test) until none is left alive or deadline_ms
+ * has passed (0: only those that have already ended).
+ */
+void it_reap_strays(int deadline_ms);
+
+/*
  * it_stop SIGTERMs the daemon if it still runs, waits for it with a deadline
  * of its stop timeout plus a margin, SIGKILLs it only if it did not exit,
  * then checks for workers left behind, closes the sockets and removes the

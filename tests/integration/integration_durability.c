@@ -166,15 +166,6 @@ wait_event(sv_events *ev, const char *want, int deadline_ms)
 	    "no durability event \"%s...\" within %d ms", want, deadline_ms);
 }
 
-/* reap_strays reaps the test's zombie children (workers of a killed
- * daemon, reparented to us as a subreaper). */
-static void
-reap_strays(void)
-{
-	while (waitpid(-1, NULL, WNOHANG) > 0) {
-	}
-}
-
 /* reap_pid waits (polling, up to IT_REAP_MS) for our child pid to end and
  * reaps it; fails the test at the deadline. */
 static void
@@ -189,20 +180,6 @@ reap_pid(pid_t pid)
 		}
 		nng_msleep(10);
 	}
-}
-
-/* stop_all stops the daemon (SIGTERM) and reaps what it stopped. */
-static void
-stop_all(it_ctx *ctx)
-{
-	if (ctx->client != NULL) {
-		sv_client_close(ctx->client);
-		ctx->client = NULL;
-	}
-	kill(ctx->daemon, SIGTERM);
-	assert_int_equal(
-	    it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS), 0);
-	reap_strays();
 }
 
 /* The steps 2..5 of the header, between break_fs and repair_fs. */
@@ -258,9 +235,7 @@ run_case(it_ctx *ctx, void (*break_fs)(void), void (*repair_fs)(void),
 	for (uint32_t o = 0; o < NW; o++) {
 		status_of(ctx, o, &pids[o], &gens[o]);
 	}
-	kill(ctx->daemon, SIGKILL);
-	assert_int_equal(it_reap_daemon(ctx, IT_REAP_MS), 0);
-	ctx->daemon = 0;
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_int_equal(it_restart(ctx), 0);
 	for (uint32_t o = 0; o < NW; o++) {
 		status_of(ctx, o, &pid, &gen);
@@ -271,11 +246,11 @@ run_case(it_ctx *ctx, void (*break_fs)(void), void (*repair_fs)(void),
 	assert_int_equal(durability(ctx, got, sizeof(got)), 1);
 	/* The generation floor came through: the next one is above gen. */
 	kill(pids[2], SIGKILL);
-	reap_strays();
+	it_reap_strays(0);
 	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r[0]), 0);
 	assert_int_equal(r[0].ordinal, 2);
 	assert_true(r[0].generation > (long long) gens[2]);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 /* ---- the full filesystem ---------------------------------------------- */
@@ -365,9 +340,7 @@ test_crash_while_lost(void **state)
 	for (uint32_t o = 0; o < NW; o++) {
 		last[o] = churn(ctx, o); /* each seat: a process unknown */
 	}
-	kill(ctx->daemon, SIGKILL);
-	assert_int_equal(it_reap_daemon(ctx, IT_REAP_MS), 0);
-	ctx->daemon = 0;
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	free_tmpfs();
 	assert_int_equal(it_restart(ctx), 0);
 	assert_int_equal(durability(ctx, got, sizeof(got)), 1);
@@ -381,7 +354,7 @@ test_crash_while_lost(void **state)
 		assert_int_equal(kill(last[o], SIGKILL), 0);
 		reap_pid(last[o]); /* reparented to us, the subreaper */
 	}
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 /* ---- the read-only filesystem ----------------------------------------- */

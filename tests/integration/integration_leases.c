@@ -601,8 +601,7 @@ test_supervisor_restart_claims(void **state)
 	IT_PASS(ctx,
 	    sv_client_lease_acquire(ctx->client, "rt", 2, 0, s, CALL, &rt));
 	/* kill -9 the supervisor, start a new one on the same state. */
-	assert_int_equal(kill(ctx->daemon, SIGKILL), 0);
-	assert_int_equal(it_reap_daemon(ctx, 3000), 0);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_int_equal(it_restart(ctx), 0);
 	/* The worker (adopted, same generation) re-claims its own. */
 	lw_recv(ctx, 5000, &b);

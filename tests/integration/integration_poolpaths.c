@@ -471,8 +471,7 @@ test_own_files(void **state)
 	    0);
 	/* kill -9 the supervisor: its successor must know the directory is
 	 * its own (journaled) to remove it at the release. */
-	assert_int_equal(kill(ctx->daemon, SIGKILL), 0);
-	assert_int_equal(it_reap_daemon(ctx, 3000), 0);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_int_equal(it_restart(ctx), 0);
 	IT_PASS(ctx, sv_client_session_renew(ctx->client, s, CALL));
 	IT_PASS(ctx,

@@ -28,7 +28,7 @@
  *     session of its own), and the next daemon adopts it.
  *
  * The test is a child subreaper (harness.c), so the workers of a killed
- * daemon become its children: it reaps them once they end (reap_strays),
+ * daemon become its children: it reaps them once they end (it_reap_strays),
  * which is what init would do for a daemon run in production.
  * "Our processes" are found by their SUPERVISE_URL in /proc/PID/environ.
  * Every wait polls with a deadline.
@@ -173,42 +173,6 @@ dir_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* reap_strays reaps the test's own zombie children (workers of a killed
- * daemon, reparented to us) until none is left alive or deadline_ms. */
-static void
-reap_strays(int deadline_ms)
-{
-	int64_t        end = it_now_ms() + deadline_ms;
-	struct it_proc kids[IT_MAX_PROCS];
-
-	for (;;) {
-		size_t n    = it_children(getpid(), kids, IT_MAX_PROCS);
-		size_t live = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (kids[i].state == 'Z') {
-				(void) waitpid(kids[i].pid, NULL, 0);
-			} else {
-				live++;
-			}
-		}
-		if (live == 0 || it_now_ms() >= end) {
-			return;
-		}
-		nng_msleep(10);
-	}
-}
-
-/* kill9_daemon kills the daemon and waits for its exit. */
-static void
-kill9_daemon(it_ctx *ctx)
-{
-	assert_true(it_daemon_alive(ctx));
-	kill(ctx->daemon, SIGKILL);
-	assert_int_equal(it_reap_daemon(ctx, IT_REAP_MS), 0);
-	assert_true(WIFSIGNALED(ctx->status));
-	ctx->daemon = 0;
-}
-
 /* status_of reads (pid, generation, state) of one worker of GROUP. */
 static void
 status_of(it_ctx *ctx, uint32_t ordinal, pid_t *pidp, uint64_t *genp,
@@ -247,21 +211,6 @@ wait_state(it_ctx *ctx, uint32_t ordinal, sv_state st)
 	    (int) st);
 }
 
-/* stop_all stops the daemon with SIGTERM and reaps the adopted workers it
- * stopped (our children), so it_stop finds nothing left. */
-static void
-stop_all(it_ctx *ctx)
-{
-	if (ctx->client != NULL) {
-		sv_client_close(ctx->client);
-		ctx->client = NULL;
-	}
-	kill(ctx->daemon, SIGTERM);
-	assert_int_equal(
-	    it_reap_daemon(ctx, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS), 0);
-	reap_strays(IT_REAP_MS);
-}
-
 static int
 setup_three(void **state)
 {
@@ -289,7 +238,7 @@ test_adopt_after_kill9(void **state)
 		assert_int_equal(gen, 0);
 	}
 	cg = cg_tree_of(pids[0], tree, sizeof(tree));
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	for (int i = 0; i < 3; i++) {
 		assert_true(alive(pids[i]));
 	}
@@ -310,12 +259,12 @@ test_adopt_after_kill9(void **state)
 	assert_int_equal(count_ours(ctx), 3);
 	/* An adopted worker dies: the new daemon notices, replaces it. */
 	kill(pids[1], SIGKILL);
-	reap_strays(0);
+	it_reap_strays(0);
 	assert_int_equal(it_recv_report(ctx, IT_REPORT_MS, &r[0]), 0);
 	assert_int_equal(r[0].ordinal, 1);
 	assert_int_equal(r[0].generation, 1);
 	wait_ours(ctx, 3, IT_CONVERGE_MS);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 	/* Its last adopted worker gone, the dead daemon's tree went too. */
 	if (cg && dir_exists(tree)) {
 		fail_msg("the cgroup tree %s of the killed daemon is still "
@@ -347,7 +296,7 @@ test_kill9_in_backoff(void **state)
 	status_of(ctx, 1, &p1, &gen, NULL);
 	kill(p0, SIGKILL);
 	wait_state(ctx, 0, SV_STATE_BACKOFF);
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_int_equal(it_restart(ctx), 0);
 	/* Well before the 4 s backoff would have ended. */
 	assert_int_equal(it_recv_report(ctx, 2000, &r[0]), 0);
@@ -356,7 +305,7 @@ test_kill9_in_backoff(void **state)
 	status_of(ctx, 1, &pid, &gen, NULL);
 	assert_int_equal(pid, p1);
 	wait_ours(ctx, 2, IT_CONVERGE_MS);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -382,7 +331,7 @@ test_kill9_during_scale_up(void **state)
 	it_expect_reports(ctx, 1, &r);
 	IT_PASS(
 	    ctx, sv_client_scale(ctx->client, GROUP, 24, IT_CALL_MS, NULL));
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_int_equal(it_restart(ctx), 0);
 	wait_ours(ctx, 24, IT_CONVERGE_MS);
 	n = it_list(ctx, GROUP, ords, pids, 32);
@@ -391,7 +340,7 @@ test_kill9_during_scale_up(void **state)
 		assert_int_equal(ords[i], (uint32_t) i);
 		assert_true(pids[i] > 0 && alive(pids[i]));
 	}
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -423,7 +372,7 @@ test_kill9_during_shutdown(void **state)
 	kill(ctx->daemon, SIGTERM);
 	wait_state(ctx, 0, SV_STATE_STOPPING);
 	wait_state(ctx, 1, SV_STATE_STOPPING);
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_true(alive(old[0]) && alive(old[1]));
 	assert_int_equal(it_restart(ctx), 0);
 	/* Until the old ones are gone, nothing new may run beside them. */
@@ -433,7 +382,7 @@ test_kill9_during_shutdown(void **state)
 		nng_msleep(20);
 	}
 	assert_false(alive(old[0]) || alive(old[1]));
-	reap_strays(0);
+	it_reap_strays(0);
 	it_expect_reports(ctx, 2, r);
 	for (uint32_t o = 0; o < 2; o++) {
 		status_of(ctx, o, &pid, &gen, NULL);
@@ -441,7 +390,7 @@ test_kill9_during_shutdown(void **state)
 		assert_int_equal(gen, 1);
 	}
 	wait_ours(ctx, 2, IT_CONVERGE_MS);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -471,13 +420,13 @@ test_die_with_supervisor(void **state)
 	status_of(ctx, 0, &old[0], &gen, NULL);
 	status_of(ctx, 1, &old[1], &gen, NULL);
 	cg = cg_tree_of(old[0], tree, sizeof(tree));
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	end = it_now_ms() + IT_REAP_MS;
 	while ((alive(old[0]) || alive(old[1])) && it_now_ms() < end) {
 		nng_msleep(5);
 	}
 	assert_false(alive(old[0]) || alive(old[1]));
-	reap_strays(0);
+	it_reap_strays(0);
 	if (cg) {
 		assert_true(dir_exists(tree)); /* left by the killed daemon */
 	}
@@ -492,7 +441,7 @@ test_die_with_supervisor(void **state)
 	assert_int_equal(r[0].generation, 1);
 	assert_int_equal(r[1].generation, 1);
 	wait_ours(ctx, 2, IT_CONVERGE_MS);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -531,7 +480,7 @@ test_released_stay_released(void **state)
 	sv_drain_report_free(rep);
 	status_of(ctx, 1, &pid, &gen, &st);
 	assert_int_equal(st, SV_STATE_DRAINING);
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	assert_true(alive(pids[0]) && alive(pids[1]) && alive(pids[2]));
 	assert_int_equal(it_restart(ctx), 0);
 	status_of(ctx, 2, &pid, &gen, &st);
@@ -539,7 +488,7 @@ test_released_stay_released(void **state)
 	assert_int_equal(st, SV_STATE_RUNNING);
 	/* The other two are stopped (SIGKILL at the 1 s stop timeout) and
 	 * nothing takes their place. */
-	reap_strays(3000);
+	it_reap_strays(3000);
 	assert_false(alive(pids[0]) || alive(pids[1]));
 	it_expect_no_report(ctx, 500);
 	assert_int_equal(count_ours(ctx), 1);
@@ -551,7 +500,7 @@ test_released_stay_released(void **state)
 	assert_int_equal(r[0].generation, 1);
 	assert_int_equal(r[1].generation, 1);
 	wait_ours(ctx, 3, IT_CONVERGE_MS);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -573,7 +522,7 @@ test_bad_journal_refused(void **state)
 	FILE            *f;
 
 	it_expect_reports(ctx, 1, &r);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 	snprintf(path, sizeof(path), "%s/state", ctx->dir);
 	snprintf(moved, sizeof(moved), "%s/state.bad", ctx->dir);
 	assert_non_null(f = fopen(path, "w"));
@@ -637,7 +586,7 @@ test_stop_deadline_survives(void **state)
 			/* Restarts begun before the deadline: each of
 			 * them would have put the SIGKILL off. */
 			early += it_now_ms() < t0 + DL_TIMEOUT_MS;
-			kill9_daemon(ctx);
+			assert_int_equal(it_kill9_daemon(ctx), 0);
 			assert_int_equal(it_restart(ctx), 0);
 			restarts++;
 			next += DL_EVERY_MS;
@@ -657,12 +606,12 @@ test_stop_deadline_survives(void **state)
 	/* At least one successor took over the stopping worker before its
 	 * deadline (under load the second restart may come after it). */
 	assert_true(early >= 1);
-	reap_strays(0);
+	it_reap_strays(0);
 	it_expect_reports(ctx, 1, &r);
 	status_of(ctx, 0, &pid, &gen, NULL);
 	assert_true(pid != old);
 	assert_int_equal(gen, 1);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 }
 
 static int
@@ -720,10 +669,10 @@ test_stopped_worker_survives_kill9(void **state)
 		nng_msleep(5);
 	}
 	assert_int_equal(proc_state(pid), 'T');
-	kill9_daemon(ctx);
+	assert_int_equal(it_kill9_daemon(ctx), 0);
 	if ((st = proc_state(pid)) != 'T') {
 		/* Collect it (we are its subreaper) before failing. */
-		reap_strays(IT_REAP_MS);
+		it_reap_strays(IT_REAP_MS);
 		fail_msg("stopped worker %d did not survive the daemon's "
 		         "death (state '%c' after the daemon was reaped)",
 		    (int) pid, st != 0 ? st : '-');
@@ -735,7 +684,7 @@ test_stopped_worker_survives_kill9(void **state)
 	assert_int_equal(proc_state(pid), 'T');
 	assert_int_equal(kill(pid, SIGCONT), 0);
 	it_expect_no_report(ctx, 200);
-	stop_all(ctx);
+	assert_int_equal(it_term_daemon(ctx), 0);
 	assert_false(alive(pid));
 }
 
