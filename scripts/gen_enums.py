@@ -30,7 +30,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER_DIR = os.path.join(ROOT, "libsupervise", "include", "supervise")
-HEADERS = ("supervise.h", "client.h", "activity.h")
+HEADERS = ("supervise.h", "client.h", "drain.h", "leases.h", "activity.h")
 
 OUTPUTS = {
     "python": "bindings/python/supervise/_enums.py",

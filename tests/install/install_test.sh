@@ -67,7 +67,7 @@ else
 fi
 
 # ---- 2. installed files -----------------------------------------------------
-for h in supervise/supervise.h supervise/client.h supervise/activity.h; do
+for h in supervise/supervise.h supervise/client.h supervise/drain.h supervise/leases.h supervise/activity.h; do
 	check "header include/$h installed" test -f "$PREFIX/include/$h"
 done
 
@@ -168,7 +168,7 @@ if objdump -T "$LIBDIR/libsupervise.so.0" 2>/dev/null | grep -q ' SUPERVISE_0 *s
 else
 	notok "symbols carry the version node SUPERVISE_0"
 fi
-for h in supervise/supervise.h supervise/client.h supervise/activity.h; do
+for h in supervise/supervise.h supervise/client.h supervise/drain.h supervise/leases.h supervise/activity.h; do
 	if printf '#include <%s>\n' "$h" |
 		gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only \
 			-I"$PREFIX/include" -x c - >"$LOG" 2>&1; then
