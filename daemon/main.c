@@ -115,8 +115,9 @@ usage_error(const char *fmt, ...)
 static bool
 prepare_dir(const char *dir, bool shared, bool *created)
 {
-	struct stat st;
-	mode_t      mode = shared ? 0711 : 0700;
+	struct stat    st;
+	mode_t         mode = shared ? 0711 : 0700;
+	svd_dt_verdict v;
 
 	*created = false;
 	if (mkdir(dir, mode) == 0) {
@@ -140,29 +141,28 @@ prepare_dir(const char *dir, bool shared, bool *created)
 		    strerror(errno));
 		return false;
 	}
-	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-		/* A link is refused even to a good directory: whoever may
-		 * change the link may move our sockets (docs/config.md). */
-		char why[700];
-		fprintf(stderr, "supervised: %s%s\n",
-		    svd_dir_explain(why, sizeof(why), "socket_dir", dir, &st,
-		        S_ISLNK(st.st_mode) ? SVD_DT_SYMLINK : SVD_DT_NOTDIR),
-		    S_ISLNK(st.st_mode) ? ": name the directory itself" : "");
-		return false;
-	}
-	if (st.st_uid != geteuid()) {
+	/* The trust rule of pool directories (dir_trust.h), and stricter:
+	 * the directory must be the daemon's own, and a link is refused even
+	 * to a good directory, since whoever may change the link may move
+	 * our sockets (docs/config.md). */
+	v = svd_dir_judge(&st, geteuid(), false);
+	if (v == SVD_DT_OK && st.st_uid != geteuid()) {
 		fprintf(stderr,
 		    "supervised: socket_dir %s belongs to uid %u, not to us\n",
 		    dir, (unsigned) st.st_uid);
 		return false;
 	}
-	if ((st.st_mode & 022) != 0) {
-		fprintf(stderr,
-		    "supervised: socket_dir %s is writable by %s (mode %04o): "
-		    "name a directory of its own (it is created with mode "
-		    "0700 if missing)\n",
-		    dir, (st.st_mode & 002) != 0 ? "everyone" : "its group",
-		    (unsigned) (st.st_mode & 07777));
+	if (v != SVD_DT_OK) {
+		char why[700];
+		fprintf(stderr, "supervised: %s%s\n",
+		    svd_dir_explain(
+		        why, sizeof(why), "socket_dir", dir, &st, v),
+		    v == SVD_DT_SYMLINK ? ": name the directory itself"
+		        : v == SVD_DT_GROUP_WRITABLE
+		            || v == SVD_DT_OTHER_WRITABLE
+		        ? ": name a directory of its own (it is created with "
+		          "mode 0700 if missing)"
+		        : "");
 		return false;
 	}
 	if (shared && (st.st_mode & 001) == 0) {

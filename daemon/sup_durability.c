@@ -38,9 +38,10 @@ dur_reason(const svd_durability *d)
 	return n != NULL ? n : "EIO";
 }
 
-/* dur_publish sends d as a `durability` event on topic "d/". */
+/* dur_publish sends where durability stands as a `durability` event on
+ * topic "d/". */
 static void
-dur_publish(svd_sup *s, const svd_durability *d)
+dur_publish(svd_sup *s)
 {
 	Supervise__V1__Event      e  = SUPERVISE__V1__EVENT__INIT;
 	Supervise__V1__Durability du = SUPERVISE__V1__DURABILITY__INIT;
@@ -60,7 +61,6 @@ dur_publish(svd_sup *s, const svd_durability *d)
 	e.kind_case  = SUPERVISE__V1__EVENT__KIND_DURABILITY;
 	e.durability = &du;
 	svd_events_publish_topic(s->events, &e, "d/");
-	(void) d;
 }
 
 /* dur_changed is state.c's watcher: log, publish, and keep the retry timer
@@ -88,7 +88,7 @@ dur_changed(void *arg, const svd_durability *d)
 			svd_log("journal: cannot arm the retry timer");
 		}
 	}
-	dur_publish(s, d);
+	dur_publish(s);
 }
 
 /* dur_timer_cb makes one snapshot attempt and re-arms while it fails. */
