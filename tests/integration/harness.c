@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -351,6 +352,27 @@ it_daemon_alive(it_ctx *ctx)
 		ctx->reaped = true;
 		ctx->status = st;
 		return false;
+	}
+	return true;
+}
+
+/* it_runnable_by_others: see harness.h. */
+bool
+it_runnable_by_others(const char *path)
+{
+	char        p[PATH_MAX];
+	struct stat st;
+	char       *slash;
+
+	if (path == NULL || realpath(path, p) == NULL || stat(p, &st) != 0
+	    || (st.st_mode & S_IXOTH) == 0) {
+		return false;
+	}
+	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
+			return false;
+		}
 	}
 	return true;
 }

@@ -183,6 +183,14 @@ int it_restart(it_ctx *ctx);
 int it_reap_daemon(it_ctx *ctx, int deadline_ms);
 
 /*
+ * it_runnable_by_others tells whether a user other than path's owner may
+ * run it: the file executable by others and every directory on the way
+ * searchable by them (a worker of a group with `user = "nobody"` runs it).
+ * False for NULL or a path that does not resolve.
+ */
+bool it_runnable_by_others(const char *path);
+
+/*
  * it_kill9_daemon SIGKILLs the daemon and reaps it (within IT_REAP_MS), as
  * a crash would end it; its workers run on. Returns 0, or -1 when the
  * daemon was not running or did not die of the signal in time.

@@ -47,25 +47,6 @@ struct uid_fx {
 	char   victim_arg[160];
 };
 
-/* reachable tells whether a user other than the owner may run path. */
-static bool
-reachable(const char *path)
-{
-	char        p[PATH_MAX];
-	struct stat st;
-	char       *slash;
-
-	if (realpath(path, p) == NULL || stat(p, &st) != 0
-	    || (st.st_mode & S_IXOTH) == 0)
-		return false;
-	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
-		*slash = '\0';
-		if (stat(p, &st) != 0 || (st.st_mode & S_IXOTH) == 0)
-			return false;
-	}
-	return true;
-}
-
 /* setup_uid starts a daemon whose group "victim" (size 0) runs as nobody. */
 static int
 setup_uid(void **state)
@@ -282,7 +263,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "[it] SKIP: no user nobody\n");
 		return 77;
 	}
-	if (!reachable(SV_IT_CONNFLOOD)) {
+	if (!it_runnable_by_others(SV_IT_CONNFLOOD)) {
 		fprintf(stderr,
 		    "[it] SKIP: nobody cannot run %s (a directory on the way "
 		    "is closed to others)\n",

@@ -574,29 +574,6 @@ struct nobody_fx {
 	char          sdir[72], outdir[80], out[128];
 };
 
-/* reachable tells whether a user other than the owner may run path: every
- * directory on the way searchable by others, the file executable by them
- * (the worker of test_user_nobody runs as nobody). */
-static bool
-reachable(const char *path)
-{
-	char        p[PATH_MAX];
-	struct stat st;
-	char       *slash;
-
-	if (path == NULL || realpath(path, p) == NULL || stat(p, &st) != 0
-	    || (st.st_mode & S_IXOTH) == 0) {
-		return false;
-	}
-	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
-		*slash = '\0';
-		if (stat(p, &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* setup_nobody starts a daemon with group "w" (user = "nobody") of one
  * worker running this program in --as-user mode. */
 static int
@@ -626,7 +603,8 @@ setup_nobody(void **state)
 		*state = NULL;
 		return 0;
 	}
-	if (!reachable(self_exe) || !reachable(it_worker_program())) {
+	if (!it_runnable_by_others(self_exe)
+	    || !it_runnable_by_others(it_worker_program())) {
 		fprintf(stderr,
 		    "[it] SKIP: %s or %s cannot be run by other users (a "
 		    "directory on the way is closed to them, such as a home "
