@@ -205,6 +205,10 @@ void cli_fmt_activity(char *buf, size_t size, const sv_workers *w, size_t i);
  */
 void cli_status_show(const struct cli *cli, const sv_workers *w);
 
+/* cli_now_ms reads CLOCK_MONOTONIC in milliseconds (deadlines of the
+ * commands that follow or refresh). */
+uint64_t cli_now_ms(void);
+
 /* cli_kind_name returns "process", "thread" or "unspecified". */
 const char *cli_kind_name(sv_kind kind);
 

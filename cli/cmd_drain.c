@@ -207,16 +207,6 @@ drain_json(const sv_drain_report *r)
 	puts("]}");
 }
 
-/* drain_now_ms reads the monotonic clock in milliseconds. */
-static uint64_t
-drain_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
-}
-
 /* drain_supervisor copies the supervisor id of client's supervisor (Hello)
  * into id; "" when it cannot be asked within timeout_ms. */
 static void
@@ -254,7 +244,7 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 	size_t           last = SIZE_MAX;
 	uint64_t         id   = sv_drain_report_id(*rp);
 	struct timespec  ts   = {0, DRAIN_POLL_MS * 1000000L};
-	uint64_t         t0 = drain_now_ms(), down_since = 0;
+	uint64_t         t0 = cli_now_ms(), down_since = 0;
 	char             sup[128], now[128], detail[512];
 	sv_drain_report *nr = NULL;
 	sv_err           err;
@@ -271,7 +261,7 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 		}
 		if (sv_drain_report_done(*rp))
 			break;
-		if (wait_ms > 0 && drain_now_ms() - t0 >= wait_ms) {
+		if (wait_ms > 0 && cli_now_ms() - t0 >= wait_ms) {
 			if (tty)
 				fputc('\n', stderr);
 			snprintf(detail, sizeof detail,
@@ -290,11 +280,11 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 		}
 		if (err != SV_OK && drain_transient(err)
 		    && (down_since == 0
-		        || drain_now_ms() - down_since
+		        || cli_now_ms() - down_since
 		            < (uint64_t) cli->timeout_ms)) {
 			/* The supervisor may be restarting: ask again. */
 			down_since
-			    = down_since != 0 ? down_since : drain_now_ms();
+			    = down_since != 0 ? down_since : cli_now_ms();
 			continue;
 		}
 		drain_supervisor(client, cli->timeout_ms, now, sizeof now);

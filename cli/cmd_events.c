@@ -75,16 +75,6 @@ events_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* events_now_ms reads the monotonic clock in milliseconds. */
-static int64_t
-events_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* What to follow: every event, a group, or one worker. */
 struct events_target {
 	char     group[CLI_GROUP_MAX + 1]; /* "" for every group */
@@ -247,7 +237,7 @@ events_loop(const struct cli *cli, sv_events *ev,
 		sv_err    err;
 
 		if (deadline != 0) {
-			int64_t left = deadline - events_now_ms();
+			int64_t left = deadline - (int64_t) cli_now_ms();
 
 			if (left <= 0)
 				break;
@@ -325,7 +315,7 @@ cmd_events(const struct cli *cli, int argc, char **argv)
 	if (ev == NULL)
 		return CLI_EXIT_SYSTEM;
 	if (for_ms != 0)
-		deadline = events_now_ms() + for_ms;
+		deadline = (int64_t) cli_now_ms() + for_ms;
 	rc = events_loop(cli, ev, &t, count, deadline);
 	sv_events_close(ev);
 	return rc;

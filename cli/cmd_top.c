@@ -44,16 +44,6 @@ cli_fmt_activity(char *buf, size_t size, const sv_workers *w, size_t i)
 	snprintf(buf, size, "%" PRIu32 " %s %s", n, name, age);
 }
 
-/* top_now_ms reads CLOCK_MONOTONIC in milliseconds. */
-static uint64_t
-top_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
-}
-
 /* top_sleep_ms waits ms milliseconds (the refresh period, not a wait for
  * an event: there is none to wait for). */
 static void
@@ -109,7 +99,7 @@ cmd_top(const struct cli *cli, int argc, char **argv)
 		    "top", "--for \"%s\" is not a decimal number", f_opt);
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	deadline = top_now_ms() + for_ms;
+	deadline = cli_now_ms() + for_ms;
 	for (uint64_t k = 0;; k++) {
 		sv_workers *w;
 		uint64_t    now;
@@ -129,7 +119,7 @@ cmd_top(const struct cli *cli, int argc, char **argv)
 		cli_status_show(cli, w);
 		fflush(stdout);
 		sv_workers_free(w);
-		now = top_now_ms();
+		now = cli_now_ms();
 		if ((count > 0 && k + 1 >= count)
 		    || (f_opt != NULL && now >= deadline))
 			break;

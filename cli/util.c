@@ -311,3 +311,13 @@ cli_kind_name(sv_kind kind)
 	}
 	return "unspecified";
 }
+
+/* cli_now_ms: see cli.h. */
+uint64_t
+cli_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
