@@ -163,7 +163,10 @@ else
 	notok "libsupervise.map lists every SV_API function of the headers (- map only, + headers only)"
 	show_log
 fi
-if objdump -T "$LIBDIR/libsupervise.so.0" 2>/dev/null | grep -q ' SUPERVISE_0 *sv_version$'; then
+# Capture first (as for ldd below): with pipefail, grep -q closing the pipe
+# at the first match made objdump die of SIGPIPE and fail this at random.
+dynsym=$(objdump -T "$LIBDIR/libsupervise.so.0" 2>/dev/null || true)
+if grep -q ' SUPERVISE_0 *sv_version$' <<<"$dynsym"; then
 	ok "symbols carry the version node SUPERVISE_0"
 else
 	notok "symbols carry the version node SUPERVISE_0"
