@@ -6,12 +6,14 @@
  * TMPDIR is used only when it is an absolute path of at most
  * SV_TMPDIR_MAX bytes: the tests put AF_UNIX sockets in their directories,
  * and a socket's whole path must fit in sun_path (108 bytes). A longer or
- * relative TMPDIR falls back to /tmp, said once on stderr.
+ * relative TMPDIR falls back to /tmp, said once on stderr. sv_rmtree
+ * removes such a directory with all it holds, never following a link.
  */
 #ifndef SV_TESTS_TMPDIR_H
 #define SV_TESTS_TMPDIR_H
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,29 @@ sv_tmpfile(char *buf, size_t cap, const char *name)
 		return -1;
 	}
 	close(fd);
+	return 0;
+}
+
+/* sv_rmtree_one removes one entry of the walk (nftw's callback). */
+static inline int
+sv_rmtree_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void) st;
+	(void) f;
+	return (flag == FTW_DP ? rmdir(p) : unlink(p)) == 0 || errno == ENOENT
+	    ? 0
+	    : -1;
+}
+
+/* sv_rmtree removes path and everything below it, depth first, without
+ * following symbolic links (a link is removed, not what it names). Returns
+ * 0 (also when path does not exist), or -1 with errno set. */
+static inline int
+sv_rmtree(const char *path)
+{
+	if (nftw(path, sv_rmtree_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+		return errno == ENOENT ? 0 : -1;
+	}
 	return 0;
 }
 

@@ -34,11 +34,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char cmd[128];
-
 	(void) state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return sv_rmtree(dir);
 }
 
 /* load builds a one-group config with the given sockets list. */

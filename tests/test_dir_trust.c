@@ -170,11 +170,7 @@ walks(bool fallback)
 		assert_int_equal(chown(p("a"), 65534, 65534), 0);
 		expect("a/b", SV_EPERM, "belongs to uid 65534");
 	}
-	{
-		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-		assert_int_equal(system(cmd), 0);
-	}
+	assert_int_equal(sv_rmtree(dir), 0);
 	svd_dir_force_walk(false);
 }
 

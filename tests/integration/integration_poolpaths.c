@@ -505,11 +505,8 @@ group_setup(void **state)
 static int
 group_teardown(void **state)
 {
-	char cmd[128];
-
 	(void) state;
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", res_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return sv_rmtree(res_dir);
 }
 
 int
