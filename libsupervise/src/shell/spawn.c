@@ -151,15 +151,23 @@ spawn_raw_ids(const sv_creds *c)
 	return 0;
 }
 
+/* SPAWN_NO_ASAN: code that runs in the clone child, on the daemon's memory
+ * but its own stack, is not instrumented by the address sanitizer (whose
+ * bookkeeping belongs to the parent thread). */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define SPAWN_NO_ASAN __attribute__((no_sanitize("address")))
+#endif
+#endif
+#ifndef SPAWN_NO_ASAN
+#define SPAWN_NO_ASAN
+#endif
+
 /* spawn_child_signals gives the clone child default dispositions for
  * every handled signal and for those of dflt the daemon ignores. With
  * c->cleared the kernel has reset the handlers already, and only ignored
  * signals are left to look at. Returns 0 or -1 (errno set). */
-#if defined(__has_attribute)
-#if __has_attribute(no_sanitize)
-__attribute__((no_sanitize("address")))
-#endif
-#endif
+SPAWN_NO_ASAN
 static int
 spawn_child_signals(const spawn_child *c)
 {
@@ -188,11 +196,7 @@ spawn_child_signals(const spawn_child *c)
  * async-signal-safe calls only, and no return except through exec or
  * _exit. Not instrumented by the address sanitizer, whose bookkeeping
  * belongs to the parent thread. */
-#if defined(__has_attribute)
-#if __has_attribute(no_sanitize)
-__attribute__((no_sanitize("address")))
-#endif
-#endif
+SPAWN_NO_ASAN
 static int
 spawn_child_main(void *arg)
 {
