@@ -197,7 +197,7 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 			return err;
 		}
 		if (scope == SV_DRAIN_WORKER
-		    && (ordinal >= g->max_count
+		    && (ordinal >= g->nseats
 		        || (g->seats[ordinal].cur.state != SV_PROC_SPAWNING
 		            && g->seats[ordinal].cur.state != SV_PROC_STARTING
 		            && g->seats[ordinal].cur.state != SV_PROC_RUNNING
@@ -222,7 +222,7 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 		if ((g != NULL && cg != g) || cg->deleting) {
 			continue;
 		}
-		for (uint32_t o = 0; o < cg->max_count; o++) {
+		for (uint32_t o = 0; o < cg->nseats; o++) {
 			if (scope != SV_DRAIN_WORKER || o == ordinal) {
 				(void) seat_drain(c, cg, &cg->seats[o], d,
 				    deadline_ms, now_ms);
@@ -337,7 +337,7 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 	if (!g->roll.active) {
 		return;
 	}
-	for (uint32_t o = g->roll.next; o < g->max_count; o++) {
+	for (uint32_t o = g->roll.next; o < g->nseats; o++) {
 		sv_seat *s = &g->seats[o];
 		if (s->rolling) {
 			return;
