@@ -32,7 +32,7 @@ struct svd_activity {
 };
 
 struct svd_act {
-	int              fd; /* read-only, the daemon's */
+	int              fd; /* -1: the file is opened per read */
 	char             name[ACT_NAME_MAX];
 	bool             have; /* view holds a read */
 	uint64_t         read_ms; /* when view was read */
@@ -175,7 +175,11 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 		free(act);
 		return SV_ESYSTEM;
 	}
-	*actp = act;
+	/* Not held: the region is opened per read (one descriptor per
+	 * worker at most is the daemon's budget: its pidfd). */
+	close(act->fd);
+	act->fd = -1;
+	*actp   = act;
 	return SV_OK;
 }
 
@@ -200,6 +204,8 @@ svd_activity_adopt(
 		free(act);
 		return NULL;
 	}
+	close(act->fd); /* opened per read, as for a spawned worker */
+	act->fd = -1;
 	return act;
 }
 
@@ -209,7 +215,6 @@ svd_activity_end(svd_activity *a, svd_act *act)
 	if (act == NULL) {
 		return;
 	}
-	close(act->fd);
 	if (a != NULL && a->dfd >= 0) {
 		(void) unlinkat(a->dfd, act->name, 0);
 	}
@@ -222,7 +227,6 @@ svd_activity_drop(svd_act *act)
 	if (act == NULL) {
 		return;
 	}
-	close(act->fd);
 	free(act);
 }
 
@@ -241,12 +245,20 @@ static void
 act_read(svd_activity *a, svd_act *act, uint64_t now_ms)
 {
 	ssize_t got;
+	int     fd;
 
 	if (a->buf == NULL
 	    && (a->buf = malloc(SV_ACTIVITY_REGION_SIZE)) == NULL) {
 		return;
 	}
-	got = pread(act->fd, a->buf, SV_ACTIVITY_REGION_SIZE, 0);
+	/* Opened for this read only (no descriptor held per worker). */
+	fd  = a->dfd >= 0 ? openat(a->dfd, act->name,
+	          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+	                  : -1;
+	got = fd >= 0 ? pread(fd, a->buf, SV_ACTIVITY_REGION_SIZE, 0) : -1;
+	if (fd >= 0) {
+		close(fd);
+	}
 	/* Short, empty or failed: an INVALID view, shown as nothing. */
 	(void) sv_activity_view_read(
 	    a->buf, got > 0 ? (size_t) got : 0, act_now_ns(), &act->view);

@@ -349,8 +349,9 @@ raise_nofile(void)
 #define FDS_BASE 48u
 
 /* check_nofile logs one line when the fd limit is below what the config's
- * workers need at their configured counts (FDS_BASE, a pidfd per worker,
- * and an activity region per worker of a group that has them): the daemon
+ * workers need at their configured counts (FDS_BASE and
+ * SVD_FDS_PER_WORKER per worker: its pidfd; activity regions are opened
+ * per read, never held): the daemon
  * still runs, but workers past the limit fail to spawn ("Too many open
  * files") and are retried with backoff, and connections may be refused
  * for a while. Raising `ulimit -n` (LimitNOFILE= under systemd) is the
@@ -364,7 +365,7 @@ check_nofile(const svd_config *cfg)
 	for (size_t i = 0; i < cfg->ngroups; i++) {
 		const svd_group_config *g = &cfg->groups[i];
 		workers += g->count;
-		need += (uint64_t) g->count * (g->activity ? 2u : 1u);
+		need += (uint64_t) g->count * SVD_FDS_PER_WORKER;
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
 	    && rl.rlim_cur < need) {

@@ -19,7 +19,7 @@ group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi)
 	gi->restart        = (char *) sv_restart_type_name(g->pol.restart);
 	gi->strategy       = (char *) sv_strategy_name(s->cfg->strategy);
 	gi->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
-	for (uint32_t o = 0; o < g->max_count; o++) {
+	for (uint32_t o = 0; o < g->nseats; o++) {
 		sv_seat_view v;
 		sv_seat_view_of(g, o, &v);
 		switch (v.state) {

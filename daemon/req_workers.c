@@ -168,7 +168,7 @@ req_list(req_ctx *c)
 	for (size_t i = gi0; i < sv_core_ngroups(core); i++) {
 		const sv_cgroup *g = sv_core_group_at(core, i);
 		if (only == NULL || only == g) {
-			for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count;
+			for (uint32_t o = i == gi0 ? o0 : 0; o < g->nseats;
 			     o++) {
 				sv_seat_view v;
 				sv_seat_view_of(g, o, &v);
@@ -190,7 +190,7 @@ req_list(req_ctx *c)
 		if (only != NULL && only != g) {
 			continue;
 		}
-		for (uint32_t o = i == gi0 ? o0 : 0; o < g->max_count; o++) {
+		for (uint32_t o = i == gi0 ? o0 : 0; o < g->nseats; o++) {
 			sv_seat_view v;
 			sv_seat_view_of(g, o, &v);
 			if (!v.current.listed && !v.previous.listed) {
@@ -234,7 +234,7 @@ req_seat(req_ctx *c, const char *name, uint32_t ordinal, const sv_cgroup **gp,
 	if (err != SV_OK || *gp == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
-	if (ordinal >= (*gp)->max_count || !seat_listed(*gp, ordinal)) {
+	if (ordinal >= (*gp)->nseats || !seat_listed(*gp, ordinal)) {
 		return req_err(c, SV_ENOTFOUND,
 		    "%s has no worker at ordinal %" PRIu32, name, ordinal);
 	}

@@ -20,13 +20,14 @@ gsh_find(svd_sup *s, uint32_t id)
 svd_proc *
 proc_find(svd_sup *s, sv_wkey key)
 {
-	svd_gsh *g = gsh_find(s, key.group_id);
+	svd_gsh  *g = gsh_find(s, key.group_id);
+	svd_seat *st;
 
-	if (g == NULL || key.ordinal >= g->cfg->max_count) {
+	if (g == NULL || (st = seat_get(g, key.ordinal)) == NULL) {
 		return NULL;
 	}
 	for (int i = 0; i < 2; i++) {
-		svd_proc *p = &g->procs[2 * key.ordinal + (uint32_t) i];
+		svd_proc *p = &st->procs[i];
 		if (p->pidfd >= 0 && p->key.generation == key.generation) {
 			return p;
 		}
@@ -74,18 +75,24 @@ fx_timer_slot(svd_sup *s, const sv_fx *fx, uint64_t **guardp)
 {
 	svd_gsh  *g;
 	svd_proc *p;
+	svd_seat *st;
 
 	switch (fx->timer) {
 	case SV_TIMER_PLAN:
 		*guardp = &s->plan_guard;
 		return &s->plan_timer;
 	case SV_TIMER_SEAT:
-		g = gsh_find(s, fx->key.group_id);
-		if (g == NULL || fx->key.ordinal >= g->cfg->max_count) {
+		/* A cancel needs no record; an arm makes one (NULL when out
+		 * of memory: fx_timer then fires the timer at once). */
+		g  = gsh_find(s, fx->key.group_id);
+		st = g == NULL                 ? NULL
+		    : fx->kind == SV_FX_CANCEL ? seat_get(g, fx->key.ordinal)
+		                               : seat_make(g, fx->key.ordinal);
+		if (st == NULL) {
 			return NULL;
 		}
-		*guardp = &g->seat_guards[fx->key.ordinal];
-		return &g->seat_timers[fx->key.ordinal];
+		*guardp = &st->guard;
+		return &st->timer;
 	case SV_TIMER_PROC:
 		if ((p = proc_find(s, fx->key)) == NULL) {
 			return NULL;
@@ -105,6 +112,16 @@ fx_timer(svd_sup *s, const sv_fx *fx)
 	uint64_t  now   = sv_loop_now_ms();
 
 	if (t == NULL) {
+		if (fx->kind == SV_FX_TIMER && fx->timer == SV_TIMER_SEAT
+		    && gsh_find(s, fx->key.group_id) != NULL) {
+			/* No memory for the seat's record: fire it now rather
+			 * than never, as below. */
+			svd_log("cannot arm a timer: out of memory; firing it "
+			        "now");
+			SUP_CORE_RETRY("a timer",
+			    sv_core_timer(
+			        s->core, fx->timer, fx->key, fx->guard, now));
+		}
 		return;
 	}
 	sv_loop_timer_stop(s->loop, t);

@@ -1,6 +1,10 @@
 /*
  * sup_groups.c — the shell's side of groups: per-seat records, timers and
- * sockets of each core group, created and freed with it.
+ * sockets of each core group. The group's side is created and freed with
+ * the core group; a seat's record only while the seat is in use (made on
+ * its first spawn, adoption or backoff timer, freed once it holds nothing
+ * and the core no longer wants it), so memory follows what runs, not
+ * max_count.
  */
 #include "sup_internal.h"
 
@@ -10,6 +14,104 @@ static sv_err gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg);
  * -----------------------------------------------------------------
  */
 
+/* seat_free closes what a seat record still holds (the daemon is
+ * exiting, or the group is gone) and frees it. NULL is ignored. */
+static void
+seat_free(svd_seat *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (st->procs[i].pidfd >= 0) {
+			close(st->procs[i].pidfd);
+		}
+		svd_activity_drop(st->procs[i].act);
+	}
+	free(st);
+}
+
+/* seat_get returns the record of seat `ordinal`, or NULL when it has
+ * none. */
+svd_seat *
+seat_get(const svd_gsh *g, uint32_t ordinal)
+{
+	return ordinal < g->nseats ? g->seats[ordinal] : NULL;
+}
+
+/* seat_make returns the record of seat `ordinal`, making it (and growing
+ * the group's table of records geometrically) when it has none. The
+ * record belongs to the group: seat_maybe_free or gsh_free frees it.
+ * Returns NULL when ordinal is not below max_count or memory is short
+ * (nothing changed then). */
+svd_seat *
+seat_make(svd_gsh *g, uint32_t ordinal)
+{
+	svd_seat *st;
+
+	if (ordinal >= g->cfg->max_count) {
+		return NULL;
+	}
+	if (ordinal >= g->nseats) {
+		uint32_t   n = g->nseats < 8 ? 8 : 2 * g->nseats;
+		svd_seat **ns;
+		if (n <= ordinal) {
+			n = ordinal + 1;
+		}
+		if (n > g->cfg->max_count) {
+			n = g->cfg->max_count;
+		}
+		if ((ns = realloc(g->seats, n * sizeof(*ns))) == NULL) {
+			return NULL;
+		}
+		memset(ns + g->nseats, 0, (n - g->nseats) * sizeof(*ns));
+		g->seats  = ns;
+		g->nseats = n;
+	}
+	if ((st = g->seats[ordinal]) != NULL) {
+		return st;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		return NULL;
+	}
+	st->g       = g;
+	st->ordinal = ordinal;
+	sv_timer_init(&st->timer, seat_timer_cb, st);
+	for (int i = 0; i < 2; i++) {
+		svd_proc *p = &st->procs[i];
+		p->s        = g->s;
+		p->pidfd    = -1;
+		p->seat     = st;
+		sv_timer_init(&p->timer, proc_timer_cb, p);
+	}
+	g->seats[ordinal] = st;
+	return st;
+}
+
+/* seat_maybe_free frees the record of seat `ordinal` once it holds
+ * nothing (no process, no armed backoff timer) and the core no longer
+ * wants the seat (scale-down, a terminated or completed worker), so the
+ * records follow the seats in use. A wanted seat keeps its record for the
+ * restart to come. */
+void
+seat_maybe_free(svd_gsh *g, uint32_t ordinal)
+{
+	svd_seat    *st = seat_get(g, ordinal);
+	sv_seat_view v;
+
+	if (st == NULL || st->procs[0].pidfd >= 0 || st->procs[1].pidfd >= 0
+	    || st->guard != 0
+	    || (sv_core_seat_view(g->s->core, g->id, ordinal, &v) == SV_OK
+	        && v.wanted)) {
+		return;
+	}
+	sv_loop_timer_stop(g->s->loop, &st->timer);
+	sv_loop_timer_stop(g->s->loop, &st->procs[0].timer);
+	sv_loop_timer_stop(g->s->loop, &st->procs[1].timer);
+	g->seats[ordinal] = NULL;
+	free(st);
+}
+
 /* gsh_free frees the shell side of a group (its processes are gone, or
  * the daemon is exiting). NULL is ignored. */
 void
@@ -18,17 +120,10 @@ gsh_free(svd_gsh *g)
 	if (g == NULL) {
 		return;
 	}
-	if (g->procs != NULL) {
-		for (uint32_t o = 0; o < 2 * g->cfg->max_count; o++) {
-			if (g->procs[o].pidfd >= 0) {
-				close(g->procs[o].pidfd);
-			}
-			svd_activity_drop(g->procs[o].act);
-		}
+	for (uint32_t o = 0; o < g->nseats; o++) {
+		seat_free(g->seats[o]);
 	}
-	free(g->procs);
-	free(g->seat_timers);
-	free(g->seat_guards);
+	free(g->seats);
 	free(g->envbase);
 	svd_config_free(g->owned);
 	free(g->spec);
@@ -46,9 +141,11 @@ gsh_remove(svd_sup *s, uint32_t id)
 			memmove(&s->gsh[i], &s->gsh[i + 1],
 			    (s->ngsh - i - 1) * sizeof(svd_gsh *));
 			s->ngsh--;
-			for (uint32_t t = 0; t < g->cfg->max_count; t++) {
-				sv_loop_timer_stop(
-				    s->loop, &g->seat_timers[t]);
+			for (uint32_t o = 0; o < g->nseats; o++) {
+				if (g->seats[o] != NULL) {
+					sv_loop_timer_stop(
+					    s->loop, &g->seats[o]->timer);
+				}
 			}
 			gsh_free(g);
 			return;
@@ -86,23 +183,9 @@ gsh_add(svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec)
 static sv_err
 gsh_init(svd_sup *s, svd_gsh *g, const svd_group_config *cfg)
 {
-	uint32_t n = cfg->max_count;
-
+	/* No seat record yet: seat_make makes them as seats are used. */
 	g->s   = s;
 	g->cfg = cfg;
-	if ((g->procs = calloc(2 * (size_t) n, sizeof(*g->procs))) == NULL
-	    || (g->seat_timers = calloc(n, sizeof(*g->seat_timers))) == NULL
-	    || (g->seat_guards = calloc(n, sizeof(*g->seat_guards))) == NULL) {
-		return SV_ENOMEM;
-	}
-	for (uint32_t i = 0; i < 2 * n; i++) {
-		g->procs[i].s     = s;
-		g->procs[i].pidfd = -1;
-		sv_timer_init(&g->procs[i].timer, proc_timer_cb, &g->procs[i]);
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		sv_timer_init(&g->seat_timers[i], seat_timer_cb, g);
-	}
 	{
 		char msg[600];
 		if (svd_sockets_open(cfg, &g->sockets, msg, sizeof(msg))

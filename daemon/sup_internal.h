@@ -55,7 +55,8 @@
 /* Largest page of ListWorkers. */
 #define SUP_MAX_PAGE 4096u
 
-typedef struct svd_gsh svd_gsh;
+typedef struct svd_gsh  svd_gsh;
+typedef struct svd_seat svd_seat;
 
 /* The shell's record of one process: what the core cannot hold. */
 typedef struct svd_proc {
@@ -73,7 +74,23 @@ typedef struct svd_proc {
 	svd_act   *act; /* its activity region, or NULL (activity.h) */
 	bool group_killed; /* its process group got SIGKILL (sup_effects.c);
 	                    * read and cleared at the reap */
+	svd_seat *seat; /* the seat record it is part of */
 } svd_proc;
+
+/* The shell's record of one seat: its two process records (the current
+ * and an old one, as in the core) and its backoff timer. Made when the
+ * seat first needs one (a spawn, an adoption, a backoff timer: seat_make)
+ * and freed when it holds nothing and the core no longer wants the seat
+ * (seat_maybe_free), or with its group; so the daemon's memory grows with
+ * the seats in use, not with max_count. Each is its own block: the loop
+ * holds pointers to its timers and descriptors' callbacks. */
+struct svd_seat {
+	svd_gsh *g;
+	uint32_t ordinal;
+	sv_timer timer; /* backoff timer (SV_TIMER_SEAT) */
+	uint64_t guard; /* guard of the armed backoff timer, 0: none */
+	svd_proc procs[2];
+};
 
 /* The shell's side of a group: its config and per-seat records. */
 struct svd_gsh {
@@ -82,10 +99,9 @@ struct svd_gsh {
 	const svd_group_config *cfg;
 	const char            **envbase;
 	size_t                  nenvbase;
-	svd_proc               *procs; /* [2 * max_count]: two per seat */
-	sv_timer               *seat_timers; /* [max_count] */
+	svd_seat              **seats; /* [nseats], NULL: no record */
+	uint32_t                nseats; /* <= max_count, grown by seat_make */
 	svd_sockets *sockets; /* handed to every worker (sockets.h), or NULL */
-	uint64_t    *seat_guards; /* [max_count] */
 	svd_config  *owned; /* a group created at runtime: its
 	                     * own config (cfg points into it) */
 	char *spec; /* a runtime group's config text (journaled), owned */
@@ -208,10 +224,13 @@ void      plan_timer_cb(sv_loop *loop, sv_timer *t);
 void      sup_run_effects(svd_sup *s);
 
 /* sup_groups.c */
-void   gsh_free(svd_gsh *g);
-void   gsh_remove(svd_sup *s, uint32_t id);
-sv_err gsh_add(
-    svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec);
+svd_seat *seat_get(const svd_gsh *g, uint32_t ordinal);
+svd_seat *seat_make(svd_gsh *g, uint32_t ordinal);
+void      seat_maybe_free(svd_gsh *g, uint32_t ordinal);
+void      gsh_free(svd_gsh *g);
+void      gsh_remove(svd_sup *s, uint32_t id);
+sv_err    gsh_add(
+       svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec);
 
 /* req_common.c */
 sv_err req_err(req_ctx *c, sv_err err, const char *fmt, ...);

@@ -63,12 +63,18 @@ env_build_base(svd_gsh *g)
 /* ---- spawning and reaping -------------------------------------------------
  */
 
-/* proc_slot returns a free shell record of the ticket's seat. */
+/* proc_slot returns a free shell record of the ticket's seat, making the
+ * seat's record when it has none (NULL: no free record, or no memory). */
 svd_proc *
 proc_slot(svd_gsh *g, uint32_t ordinal)
 {
+	svd_seat *st = seat_make(g, ordinal);
+
+	if (st == NULL) {
+		return NULL;
+	}
 	for (int i = 0; i < 2; i++) {
-		svd_proc *p = &g->procs[2 * ordinal + (uint32_t) i];
+		svd_proc *p = &st->procs[i];
 		if (p->pidfd < 0) {
 			return p;
 		}
@@ -271,6 +277,8 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	svd_sup     *s = p->s;
 	sv_exit_info xi;
 	sv_exit      x;
+	sv_wkey      key;
+	svd_gsh     *g;
 	char         nm[96];
 	svd_act     *act;
 
@@ -343,8 +351,14 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	 * so no stale stack is ever shown. */
 	act    = p->act;
 	p->act = NULL;
+	key    = p->key;
 	sup_run_effects(s);
 	svd_activity_end(s->act, act);
+	/* A seat the core no longer wants gives its record back (p may be
+	 * gone after this). */
+	if ((g = gsh_find(s, key.group_id)) != NULL) {
+		seat_maybe_free(g, key.ordinal);
+	}
 }
 
 /* proc_timer_cb and seat_timer_cb hand a fired timer to the core. */
@@ -365,17 +379,17 @@ proc_timer_cb(sv_loop *loop, sv_timer *t)
 void
 seat_timer_cb(sv_loop *loop, sv_timer *t)
 {
-	svd_gsh *g       = t->arg;
-	size_t   ordinal = (size_t) (t - g->seat_timers);
-	sv_wkey  key     = {g->id, (uint32_t) ordinal, 0};
-	uint64_t guard   = g->seat_guards[ordinal];
+	svd_seat *st    = t->arg;
+	svd_sup  *s     = st->g->s;
+	sv_wkey   key   = {st->g->id, st->ordinal, 0};
+	uint64_t  guard = st->guard;
 
 	(void) loop;
-	g->seat_guards[ordinal] = 0;
+	st->guard = 0;
 	SUP_CORE_RETRY("a timer",
 	    sv_core_timer(
-	        g->s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms()));
-	sup_run_effects(g->s);
+	        s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms()));
+	sup_run_effects(s);
 }
 
 void

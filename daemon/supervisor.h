@@ -164,4 +164,8 @@ void svd_sup_conn_event(
 sv_err svd_sup_dispatch(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, nng_msg **replyp);
 
+/* Descriptors the daemon holds per worker: its pidfd (an activity region
+ * is opened per read, not held). check_nofile (main.c) sizes from this. */
+#define SVD_FDS_PER_WORKER 1u
+
 #endif /* SVD_SUPERVISOR_H */

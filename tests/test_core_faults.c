@@ -159,6 +159,17 @@ snap_put(fi_snap *s, const void *p, size_t n)
 	s->n += n;
 }
 
+/* seat_blank tells whether a seat is as svs_seats_reserve makes it. */
+static bool
+seat_blank(const sv_seat *st)
+{
+	sv_seat b;
+
+	memset(&b, 0, sizeof(b));
+	b.ordinal = st->ordinal;
+	return memcmp(&b, st, sizeof(b)) == 0;
+}
+
 /* snap_take records every byte of the core's state: the record (the
  * effect ring only by its count of queued records, since a reservation
  * may have grown it), each group with its seats, ordinals and intensity
@@ -174,11 +185,20 @@ snap_take(const sv_core *c, fi_snap *s)
 	rec.groups = NULL; /* may be reallocated larger: compared below */
 	snap_put(s, &rec, sizeof(rec));
 	for (size_t i = 0; i < c->ngroups; i++) {
-		const sv_cgroup *g = c->groups[i];
+		const sv_cgroup *g  = c->groups[i];
+		sv_cgroup        gr = *g;
+		uint32_t         n  = g->nseats;
+		/* The seat array may be reallocated larger, its new seats
+		 * blank: compared up to its last seat that is not blank. */
+		while (n > 0 && seat_blank(&g->seats[n - 1])) {
+			n--;
+		}
+		gr.seats  = NULL;
+		gr.nseats = 0;
 		snap_put(s, &g, sizeof(g));
-		snap_put(s, g, sizeof(*g));
+		snap_put(s, &gr, sizeof(gr));
 		snap_put(s, g->name, strlen(g->name) + 1);
-		snap_put(s, g->seats, g->max_count * sizeof(*g->seats));
+		snap_put(s, g->seats, n * sizeof(*g->seats));
 		snap_put(s, g->ords.is_held, g->ords.max);
 		snap_put(s, g->ords.cur_gen, g->ords.max * sizeof(uint64_t));
 		snap_put(s, g->ords.next_gen, g->ords.max * sizeof(uint64_t));
@@ -434,7 +454,7 @@ fi_agree(shell *sh)
 	}
 	for (size_t gi = 0; gi < c->ngroups; gi++) {
 		const sv_cgroup *g = c->groups[gi];
-		for (uint32_t o = 0; o < g->max_count; o++) {
+		for (uint32_t o = 0; o < g->nseats; o++) {
 			const sv_seat *s     = &g->seats[o];
 			const sv_proc *ps[2] = {&s->cur, &s->old};
 			if (s->state == SV_SP_BACKOFF) {

@@ -342,8 +342,15 @@ G(const shell *sh, uint32_t id)
 static const sv_seat *
 S(const shell *sh, uint32_t id, uint32_t ordinal)
 {
+	static sv_seat   blank;
 	const sv_cgroup *g = G(sh, id);
 	assert_true(ordinal < g->max_count);
+	if (ordinal >= g->nseats) {
+		/* never live: no seat made yet */
+		memset(&blank, 0, sizeof(blank));
+		blank.ordinal = ordinal;
+		return &blank;
+	}
 	return &g->seats[ordinal];
 }
 
@@ -525,7 +532,12 @@ check_core(shell *sh)
 		uint32_t         glive = 0, npend = 0, unready = 0, held = 0;
 
 		assert_true(g->max_count <= MAX_ORDS);
-		for (uint32_t o = 0; o < g->max_count; o++) {
+		/* seats exist for every held ordinal, never past max_count */
+		assert_true(g->nseats <= g->max_count);
+		for (uint32_t o = g->nseats; o < g->max_count; o++) {
+			assert_false(sv_ordinals_is_held(&g->ords, o));
+		}
+		for (uint32_t o = 0; o < g->nseats; o++) {
 			const sv_seat *s     = &g->seats[o];
 			const sv_proc *ps[2] = {&s->cur, &s->old};
 			assert_int_equal(s->ordinal, o);
@@ -621,7 +633,7 @@ check_core(shell *sh)
 		}
 		g = sv_core_group(sh->c, f->key.group_id);
 		assert_non_null(g);
-		assert_true(f->key.ordinal < g->max_count);
+		assert_true(f->key.ordinal < g->nseats);
 		s = &g->seats[f->key.ordinal];
 		assert_true((s->cur.state >= SV_PROC_STARTING
 		                && s->cur.pid == PID_BASE + (int64_t) i)
@@ -2331,7 +2343,7 @@ model_drain(model *m)
 		if ((scope != SV_DRAIN_ALL && g->id != gid) || g->deleting) {
 			continue;
 		}
-		for (uint32_t k = 0; k < g->max_count; k++) {
+		for (uint32_t k = 0; k < g->nseats; k++) {
 			if (scope == SV_DRAIN_WORKER && k != o) {
 				continue;
 			}
@@ -2432,7 +2444,9 @@ model_step(model *m, int step, int nsteps)
 		g                    = sv_core_group(sh->c, gid);
 		o = rnd(m, g != NULL ? g->max_count + 1 : 2);
 		if (g != NULL && o < g->max_count) {
-			exp = g->seats[o].tok.generation + (rnd(m, 3) == 0);
+			/* a seat not made yet is at generation 0 */
+			exp = (o < g->nseats ? g->seats[o].tok.generation : 0)
+			    + (rnd(m, 3) == 0);
 		}
 		err = sv_core_restart(sh->c, gid, o, has, exp, sh->now);
 		sh_drain(sh);
@@ -2980,7 +2994,7 @@ ready_count(const shell *sh, uint32_t id)
 	const sv_cgroup *g = G(sh, id);
 	uint32_t         n = 0;
 
-	for (uint32_t o = 0; o < g->max_count; o++) {
+	for (uint32_t o = 0; o < g->nseats; o++) {
 		const sv_proc *ps[2] = {&g->seats[o].cur, &g->seats[o].old};
 		for (int k = 0; k < 2; k++) {
 			n += ps[k]->state == SV_PROC_RUNNING && ps[k]->ready;

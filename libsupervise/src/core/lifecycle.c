@@ -26,7 +26,7 @@ sv_core_next_spawn(sv_core *c, uint64_t now_ms, sv_spawn_ticket *t)
 		    || (g->pol.sequential && g->unready > 0)) {
 			continue;
 		}
-		for (uint32_t o = g->cursor; o < g->max_count; o++) {
+		for (uint32_t o = g->cursor; o < g->nseats; o++) {
 			sv_seat *s = &g->seats[o];
 			if (s->state != SV_SP_PENDING) {
 				continue;
@@ -50,7 +50,7 @@ spawn_seat(sv_core *c, sv_spawn_ticket t, sv_cgroup **gp, sv_seat **sp)
 	sv_cgroup *g = svs_group_find(c, t.group_id, NULL);
 	sv_seat   *s;
 
-	if (g == NULL || t.ordinal >= g->max_count) {
+	if (g == NULL || t.ordinal >= g->nseats) {
 		return NULL;
 	}
 	s = &g->seats[t.ordinal];
@@ -175,7 +175,7 @@ svs_live_proc(sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp)
 	sv_seat   *s;
 	sv_proc   *p;
 
-	if (g == NULL || key.ordinal >= g->max_count) {
+	if (g == NULL || key.ordinal >= g->nseats) {
 		return NULL;
 	}
 	s = &g->seats[key.ordinal];
@@ -380,7 +380,7 @@ sv_core_timer(sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,
 		return SV_OK;
 	case SV_TIMER_SEAT:
 		if ((g = svs_group_find(c, key.group_id, NULL)) == NULL
-		    || key.ordinal >= g->max_count) {
+		    || key.ordinal >= g->nseats) {
 			return SV_OK;
 		}
 		s = &g->seats[key.ordinal];

@@ -31,7 +31,7 @@ group_fail(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 	ev.reason = g->reason;
 	svs_emit(c, g, NULL, NULL, ev);
 	svs_roll_end(c, g, "the group failed");
-	for (uint32_t o = g->max_count; o-- > 0;) {
+	for (uint32_t o = g->nseats; o-- > 0;) {
 		svs_seat_stop(c, g, &g->seats[o], SV_WHY_FAILED, now_ms);
 		svs_old_stop(c, g, &g->seats[o], SV_WHY_FAILED, now_ms);
 	}
@@ -130,7 +130,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 	sv_why     why;
 	uint64_t   uptime;
 
-	if (g == NULL || key.ordinal >= g->max_count) {
+	if (g == NULL || key.ordinal >= g->nseats) {
 		return SV_OK;
 	}
 	s = &g->seats[key.ordinal];
@@ -232,7 +232,7 @@ plan_mark(sv_core *c)
 		sv_cgroup *g = c->groups[gi];
 		uint32_t   first
 		    = gi == c->plan.first.group ? c->plan.first.ordinal : 0;
-		for (uint32_t o = first; o < g->max_count; o++) {
+		for (uint32_t o = first; o < g->nseats; o++) {
 			sv_seat *s = &g->seats[o];
 			if (!s->wanted || g->failed || g->deleting) {
 				continue;
@@ -282,7 +282,7 @@ svs_plan_start(sv_core *c, uint64_t now_ms)
 	c->plan.guard = 0;
 	for (size_t gi = c->plan.first.group; gi < c->ngroups; gi++) {
 		sv_cgroup *g = c->groups[gi];
-		for (uint32_t o = 0; o < g->max_count; o++) {
+		for (uint32_t o = 0; o < g->nseats; o++) {
 			sv_seat *s = &g->seats[o];
 			if (s->in_plan) {
 				svs_seat_fire(c, g, s, SEV_PLAN_GO, NULL);
@@ -309,7 +309,7 @@ svs_plan_step(sv_core *c, uint64_t now_ms)
 	}
 	for (size_t gi = c->plan.first.group; gi < c->ngroups; gi++) {
 		sv_cgroup *g = c->groups[gi];
-		for (uint32_t o = 0; o < g->max_count; o++) {
+		for (uint32_t o = 0; o < g->nseats; o++) {
 			sv_seat *s = &g->seats[o];
 			if (!plan_in_range(c, gi, o)) {
 				continue;

@@ -63,9 +63,10 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	g->pol       = *pol;
 	g->max_count = max_count;
 	g->cursor    = max_count;
+	/* Seats are made for the ordinals held at first (count); more come
+	 * as more become live (svs_seats_reserve), not max_count up front. */
 	if ((g->name = sv_mem_strdup(name)) == NULL
-	    || (g->seats = sv_mem_calloc(max_count, sizeof(*g->seats)))
-	        == NULL) {
+	    || svs_seats_reserve(g, count) != SV_OK) {
 		svs_group_free(g);
 		return SV_ENOMEM;
 	}
@@ -77,9 +78,6 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	        != SV_OK) {
 		svs_group_free(g);
 		return err;
-	}
-	for (uint32_t o = 0; o < max_count; o++) {
-		g->seats[o].ordinal = o;
 	}
 	g->id                   = c->next_id++;
 	c->groups[c->ngroups++] = g;
@@ -101,6 +99,10 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 	}
 	if (ordinal >= g->max_count) {
 		return SV_EINVAL;
+	}
+	/* A seat to restore into (a larger array alone changes nothing). */
+	if (svs_seats_reserve(g, ordinal + 1) != SV_OK) {
+		return SV_ENOMEM;
 	}
 	s = &g->seats[ordinal];
 	if (c->shutting_down || s->cur.state != SV_PROC_NONE) {
@@ -147,6 +149,9 @@ sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal)
 	if (ordinal >= g->max_count) {
 		return SV_EINVAL;
 	}
+	if (svs_seats_reserve(g, ordinal + 1) != SV_OK) {
+		return SV_ENOMEM;
+	}
 	s = &g->seats[ordinal];
 	if (s->cur.state != SV_PROC_NONE || s->used) {
 		return SV_EBUSY;
@@ -187,7 +192,7 @@ sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms)
 	}
 	g->deleting = true;
 	svs_roll_end(c, g, "the group is being deleted");
-	for (uint32_t o = g->max_count; o-- > 0;) {
+	for (uint32_t o = g->nseats; o-- > 0;) {
 		sv_seat *s = &g->seats[o];
 		svs_seat_stop(c, g, s, SV_WHY_DELETED, now_ms);
 		svs_old_stop(c, g, s, SV_WHY_DELETED, now_ms);
@@ -216,7 +221,8 @@ sv_core_scale(sv_core *c, uint32_t id, uint32_t count, uint32_t *previousp,
 	if (count > g->max_count) {
 		return SV_EEXHAUSTED;
 	}
-	if (svs_fx_reserve(c, svs_fx_bound(c, g, count)) != SV_OK) {
+	if (svs_fx_reserve(c, svs_fx_bound(c, g, count)) != SV_OK
+	    || svs_seats_reserve(g, count) != SV_OK) {
 		return SV_ENOMEM;
 	}
 	ev.previous = g->ords.held;
@@ -251,7 +257,7 @@ sv_core_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has_expected,
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
 	}
-	if (ordinal >= g->max_count || !g->seats[ordinal].wanted) {
+	if (ordinal >= g->nseats || !g->seats[ordinal].wanted) {
 		return SV_ENOTFOUND;
 	}
 	s = &g->seats[ordinal];
@@ -295,13 +301,13 @@ sv_core_reset(sv_core *c, uint32_t id, uint64_t now_ms)
 		return SV_ENOMEM;
 	}
 	sv_intensity_reset(&g->intensity);
-	for (uint32_t o = 0; o < g->max_count; o++) {
+	for (uint32_t o = 0; o < g->nseats; o++) {
 		g->seats[o].fast_failures = 0;
 	}
 	if (g->failed) {
 		g->failed    = false;
 		g->reason[0] = '\0';
-		for (uint32_t o = 0; o < g->max_count; o++) {
+		for (uint32_t o = 0; o < g->nseats; o++) {
 			sv_seat *s = &g->seats[o];
 			if (s->wanted) {
 				svs_seat_fire(c, g, s, SEV_RESET,
@@ -323,7 +329,10 @@ sv_core_start_one(sv_core *c, uint32_t id, uint32_t *ordinalp, uint64_t now_ms)
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
 	}
-	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+	/* The lowest free ordinal is at most the number held. */
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK
+	    || (g->ords.held < g->max_count
+	        && svs_seats_reserve(g, g->ords.held + 1) != SV_OK)) {
 		return SV_ENOMEM;
 	}
 	while ((err = sv_ordinals_acquire(&g->ords, &tok)) == SV_EEXHAUSTED
@@ -354,7 +363,7 @@ sv_core_terminate_one(
 	if ((err = svs_group_for_request(c, id, &g)) != SV_OK) {
 		return err;
 	}
-	if (ordinal >= g->max_count || !g->seats[ordinal].wanted) {
+	if (ordinal >= g->nseats || !g->seats[ordinal].wanted) {
 		return SV_ENOTFOUND;
 	}
 	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
@@ -385,7 +394,7 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 	for (size_t gi = c->ngroups; gi-- > 0;) {
 		sv_cgroup *g = c->groups[gi];
 		svs_roll_end(c, g, "the supervisor is shutting down");
-		for (uint32_t o = g->max_count; o-- > 0;) {
+		for (uint32_t o = g->nseats; o-- > 0;) {
 			sv_seat *s = &g->seats[o];
 			if (again) {
 				if (s->cur.state != SV_PROC_NONE

@@ -203,7 +203,7 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 			return err;
 		}
 		if (scope == SV_DRAIN_WORKER
-		    && (ordinal >= g->max_count
+		    && (ordinal >= g->nseats
 		        || (g->seats[ordinal].cur.state != SV_PROC_SPAWNING
 		            && g->seats[ordinal].cur.state != SV_PROC_STARTING
 		            && g->seats[ordinal].cur.state != SV_PROC_RUNNING
@@ -228,7 +228,7 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 		if ((g != NULL && cg != g) || cg->deleting) {
 			continue;
 		}
-		for (uint32_t o = 0; o < cg->max_count; o++) {
+		for (uint32_t o = 0; o < cg->nseats; o++) {
 			if (scope != SV_DRAIN_WORKER || o == ordinal) {
 				(void) seat_drain(c, cg, &cg->seats[o], d,
 				    deadline_ms, now_ms);
@@ -345,7 +345,7 @@ roll_counts(const sv_cgroup *g, uint32_t *livep, uint32_t *wantedp,
 {
 	uint32_t live = 0, wanted = 0, unavailable = 0;
 
-	for (uint32_t o = 0; o < g->max_count; o++) {
+	for (uint32_t o = 0; o < g->nseats; o++) {
 		const sv_seat *s        = &g->seats[o];
 		bool           cur_live = s->cur.state == SV_PROC_SPAWNING
 		    || s->cur.state == SV_PROC_STARTING
@@ -388,7 +388,7 @@ roll_candidate(const sv_seat *s)
 static bool
 roll_busy(const sv_cgroup *g)
 {
-	for (uint32_t o = 0; o < g->max_count; o++) {
+	for (uint32_t o = 0; o < g->nseats; o++) {
 		if (g->seats[o].rolling) {
 			return true;
 		}
@@ -404,7 +404,7 @@ roll_settled(sv_core *c, sv_cgroup *g, const sv_drain *d)
 	for (size_t i = 0; d != NULL && i < d->n; i++) {
 		const sv_drained *w = &d->rows[i];
 		const sv_seat    *s;
-		if (w->group_id != g->id || w->ordinal >= g->max_count) {
+		if (w->group_id != g->id || w->ordinal >= g->nseats) {
 			continue;
 		}
 		s = &g->seats[w->ordinal];
@@ -436,7 +436,7 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 	}
 	d = sv_drains_find(&c->drains, g->roll.drain_id);
 	roll_counts(g, &live, &wanted, &unavailable);
-	for (uint32_t o = g->roll.next; o < g->max_count; o++) {
+	for (uint32_t o = g->roll.next; o < g->nseats; o++) {
 		sv_seat *s = &g->seats[o];
 		if (!roll_candidate(s)) {
 			g->roll.next = o + 1;

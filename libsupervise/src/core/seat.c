@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/supervision_internal.h"
 
 /* ---- groups and seats ----------------------------------------------------
@@ -37,6 +38,45 @@ svs_group_pos(const sv_core *c, const sv_cgroup *g)
 	size_t pos = 0;
 	(void) svs_group_find(c, g->id, &pos);
 	return pos;
+}
+
+/* Fewest seats a group's array grows to at once. */
+#define SEATS_MIN 4u
+
+/* svs_seats_reserve makes seats 0..n-1 exist, growing the array to twice
+ * its size at least (bounded by max_count), so a group that scales up one
+ * worker at a time reallocates O(log n) times. The array belongs to the
+ * group and is freed by svs_group_free. */
+sv_err
+svs_seats_reserve(sv_cgroup *g, uint32_t n)
+{
+	uint32_t cap;
+	sv_seat *ns;
+
+	if (n > g->max_count) {
+		n = g->max_count;
+	}
+	if (n <= g->nseats) {
+		return SV_OK;
+	}
+	cap = g->nseats > g->max_count / 2 ? g->max_count : 2 * g->nseats;
+	if (cap < n) {
+		cap = n;
+	}
+	if (cap < SEATS_MIN) {
+		cap = g->max_count < SEATS_MIN ? g->max_count : SEATS_MIN;
+	}
+	if ((ns = sv_mem_realloc(g->seats, (size_t) cap * sizeof(*ns)))
+	    == NULL) {
+		return SV_ENOMEM;
+	}
+	memset(ns + g->nseats, 0, (size_t) (cap - g->nseats) * sizeof(*ns));
+	for (uint32_t o = g->nseats; o < cap; o++) {
+		ns[o].ordinal = o;
+	}
+	g->seats  = ns;
+	g->nseats = cap;
+	return SV_OK;
 }
 
 /* svs_seat_renew gives the seat the next generation if the current one has

@@ -48,7 +48,10 @@ old_state(const sv_proc *p)
 void
 sv_seat_view_of(const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out)
 {
-	const sv_seat *s = &g->seats[ordinal];
+	/* An ordinal past the seats made so far has never been live: a
+	 * blank seat. */
+	const sv_seat  blank = {.ordinal = ordinal};
+	const sv_seat *s = ordinal < g->nseats ? &g->seats[ordinal] : &blank;
 
 	memset(out, 0, sizeof(*out));
 	out->ordinal        = s->ordinal;

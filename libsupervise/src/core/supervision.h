@@ -219,15 +219,18 @@ typedef struct sv_cgroup {
 	sv_group_policy pol;
 	uint32_t        max_count;
 	sv_ordinals     ords;
-	sv_seat        *seats; /* [max_count] */
-	sv_intensity    intensity;
-	bool            failed;
-	char            reason[SV_CORE_REASON_LEN];
-	bool            deleting;
-	uint32_t        npending;
-	uint32_t        cursor; /* no pending seat below this ordinal */
-	uint32_t        live; /* processes with a state other than NONE */
-	uint32_t        unready; /* processes still awaited */
+	sv_seat        *seats; /* [nseats]; ordinals past nseats have a
+	                        * blank seat (never live, not held) */
+	uint32_t nseats; /* <= max_count: grows with the ordinals
+	                  * that become live, never shrinks */
+	sv_intensity intensity;
+	bool         failed;
+	char         reason[SV_CORE_REASON_LEN];
+	bool         deleting;
+	uint32_t     npending;
+	uint32_t     cursor; /* no pending seat below this ordinal */
+	uint32_t     live; /* processes with a state other than NONE */
+	uint32_t     unready; /* processes still awaited */
 	struct {
 		bool     active;
 		uint64_t drain_id; /* the roll's report */

@@ -95,6 +95,13 @@ sv_cgroup *svs_group_find(const sv_core *c, uint32_t id, size_t *posp);
 /* group_pos returns the position of g in start order. */
 size_t svs_group_pos(const sv_core *c, const sv_cgroup *g);
 
+/* seats_reserve makes seats 0..n-1 exist (n is capped at max_count),
+ * growing the array geometrically; the new seats are blank. Called by
+ * every entry point that may make an ordinal live, before its first state
+ * change (a larger array alone changes nothing). The array is freed with
+ * the group (svs_group_free). Errors: SV_ENOMEM (nothing changed). */
+sv_err svs_seats_reserve(sv_cgroup *g, uint32_t n);
+
 /* seat_renew gives the seat the next generation if the current one has
  * already been spawned. */
 void svs_seat_renew(sv_cgroup *g, sv_seat *s);
