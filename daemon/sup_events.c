@@ -253,6 +253,10 @@ sup_event(svd_sup *s, const sv_event *ev)
 	struct timespec              ts;
 	int                          worker = 1;
 
+	/* The event's time is when it happened: read before the journal
+	 * write, which can take a while on a busy disk (a STARTED stamped
+	 * after it made a start timeout look early). */
+	clock_gettime(CLOCK_REALTIME, &ts);
 	sup_log_event(s, ev, group);
 	sup_journal_event(s, ev, g);
 	if (ev->kind == SV_EV_ROLL_DONE) {
@@ -262,7 +266,6 @@ sup_event(svd_sup *s, const sv_event *ev)
 	if (s->events == NULL) {
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
 	e.seq           = s->seq;
 	e.supervisor_id = s->id;
 	e.time_unix_ms

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decimal.h"
 #include "procstat.h"
 
 /* The field of /proc/PID/stat that holds the start time (1-based). */
@@ -72,28 +73,12 @@ ps_next(const char **pp, const char *end, const char **fp, size_t *np)
 	return true;
 }
 
-/* ps_u64 parses f (n bytes) as a decimal number that fits 64 bits. */
+/* ps_u64 parses f (n bytes) as a decimal number that fits 64 bits
+ * (decimal.h). */
 static bool
 ps_u64(const char *f, size_t n, uint64_t *vp)
 {
-	uint64_t v = 0;
-
-	if (n == 0 || n > 20) {
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned d;
-		if (f[i] < '0' || f[i] > '9') {
-			return false;
-		}
-		d = (unsigned) (f[i] - '0');
-		if (v > (UINT64_MAX - d) / 10) {
-			return false;
-		}
-		v = v * 10 + d;
-	}
-	*vp = v;
-	return true;
+	return sv_decimal_u64(f, n, UINT64_MAX, vp);
 }
 
 /* ps_i64 parses f (n bytes) as an optionally negative decimal number

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "core/journal_internal.h"
 #include "core/ordinal.h"
 
@@ -123,31 +124,12 @@ svj_decode(const char *f, size_t n, char *out, size_t cap)
 	return true;
 }
 
-/* svj_u64 parses field f (n bytes) as a decimal number no larger than max. */
+/* svj_u64 parses field f (n bytes) as a decimal number no larger than max
+ * (decimal.h). */
 bool
 svj_u64(const char *f, size_t n, uint64_t max, uint64_t *vp)
 {
-	uint64_t v = 0;
-
-	if (n == 0 || n > 20) {
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned d;
-		if (f[i] < '0' || f[i] > '9') {
-			return false;
-		}
-		d = (unsigned) (f[i] - '0');
-		if (v > (UINT64_MAX - d) / 10) {
-			return false;
-		}
-		v = v * 10 + d;
-	}
-	if (v > max) {
-		return false;
-	}
-	*vp = v;
-	return true;
+	return sv_decimal_u64(f, n, max, vp);
 }
 
 /* svj_split splits line into fields at single spaces. False if there are
