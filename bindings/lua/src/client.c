@@ -179,8 +179,30 @@ lsv_method_client(const lsv_ctx *x)
 	return x->u != NULL && x->a == 2 ? 1 : 0;
 }
 
+/*
+ * lsv_push_durability pushes the durability of Hello h as a table {known,
+ * ok (booleans), reason, since_ms (integer, wall-clock ms since the Unix
+ * epoch), message}; a server before v1.5 gives known = false, ok = false,
+ * "", 0, "" (docs/durability.md).
+ */
+static void
+lsv_push_durability(lua_State *L, const sv_hello *h)
+{
+	lua_createtable(L, 0, 5);
+	lua_pushboolean(L, sv_hello_durability_known(h));
+	lua_setfield(L, -2, "known");
+	lua_pushboolean(L, sv_hello_durability_ok(h));
+	lua_setfield(L, -2, "ok");
+	lua_pushstring(L, sv_hello_durability_reason(h));
+	lua_setfield(L, -2, "reason");
+	lua_pushinteger(L, (lua_Integer) sv_hello_durability_since_ms(h));
+	lua_setfield(L, -2, "since_ms");
+	lua_pushstring(L, sv_hello_durability_message(h));
+	lua_setfield(L, -2, "message");
+}
+
 /* hello([timeout]) -> {version, minor_version, server_name, supervisor_id,
- * features = {...}} */
+ * features = {...}, events_url, durability = {...}} */
 static int
 lsv_op_hello(lua_State *L, lsv_ctx *x)
 {
@@ -194,7 +216,7 @@ lsv_op_hello(lua_State *L, lsv_ctx *x)
 	if ((err = sv_client_hello(x->u->c, timeout, &h)) != SV_OK)
 		return lsv_call_fail(L, x->u, err, "hello");
 	n = sv_hello_feature_count(h);
-	lua_createtable(L, 0, 5);
+	lua_createtable(L, 0, 7);
 	lua_pushinteger(L, sv_hello_version(h));
 	lua_setfield(L, -2, "version");
 	lua_pushinteger(L, sv_hello_minor_version(h));
@@ -211,6 +233,8 @@ lsv_op_hello(lua_State *L, lsv_ctx *x)
 	lua_setfield(L, -2, "features");
 	lua_pushstring(L, sv_hello_events_url(h));
 	lua_setfield(L, -2, "events_url");
+	lsv_push_durability(L, h);
+	lua_setfield(L, -2, "durability");
 	sv_hello_free(h);
 	return 1;
 }

@@ -35,8 +35,8 @@ Timeouts are in seconds; ``None`` waits forever.
 import os
 
 from ._lib import ENV_LIBRARY, SONAME, LibraryNotFound, library_version
-from .client import (DEFAULT_TIMEOUT, Client, GroupInfo, Hello, State,
-                     WorkerStatus, default_client, default_url)
+from .client import (DEFAULT_TIMEOUT, Client, Durability, GroupInfo, Hello,
+                     State, WorkerStatus, default_client, default_url)
 from .errors import Error, error_class, error_for
 # One class per sv_err code (errors._TABLE).
 from .errors import (BadRequest, Busy, Conflict, ConnectError, DeadlinePassed,
@@ -161,7 +161,8 @@ def hello(timeout=_UNSET):
 
 
 __all__ = [
-    "Client", "DEFAULT_TIMEOUT", "ENV_LIBRARY", "Error", "Event", "Events",
+    "Client", "DEFAULT_TIMEOUT", "Durability", "ENV_LIBRARY", "Error",
+    "Event", "Events",
     "Frame", "GroupInfo", "Hello", "Identity", "Kind", "LibraryNotFound",
     "SONAME", "State", "WorkerStatus", "default_client", "default_url",
     "error_class", "error_for", "events", "heartbeat", "hello",

@@ -144,6 +144,11 @@ _PROTOTYPES = {
     "sv_hello_feature_count": (_size, [_vp]),
     "sv_hello_feature": (_cp, [_vp, _size]),
     "sv_hello_events_url": (_cp, [_vp]),
+    "sv_hello_durability_known": (_int, [_vp]),
+    "sv_hello_durability_ok": (_int, [_vp]),
+    "sv_hello_durability_reason": (_cp, [_vp]),
+    "sv_hello_durability_since_ms": (_u64, [_vp]),
+    "sv_hello_durability_message": (_cp, [_vp]),
     "sv_hello_free": (None, [_vp]),
     # whoami
     "sv_client_whoami": (_int, [_vp, _int, _pvp]),

@@ -66,6 +66,27 @@ _UNSET = object()
 State = _enums.State
 
 
+class Durability(NamedTuple):
+    """Whether the supervisor's journal follows its state (Hello's
+    ``durability``, docs/durability.md).
+
+    ``known`` is False from a server without the feature
+    ``durable.status`` (before v1.5); the other fields then read False,
+    "", 0, "". ``ok`` is True while every change is journaled, False while
+    durability is lost (a full, read-only or failing state directory):
+    ``reason`` is then the system error's name ("ENOSPC", "EROFS", "EIO",
+    "EWOULDBLOCK", ...; "" when ok) and ``message`` says what failed, one
+    line for people. ``since_ms`` is when the current condition began:
+    wall-clock milliseconds since the Unix epoch.
+    """
+
+    known: bool = False
+    ok: bool = False
+    reason: str = ""
+    since_ms: int = 0
+    message: str = ""
+
+
 class Hello(NamedTuple):
     """The supervisor's HelloReply."""
 
@@ -75,6 +96,8 @@ class Hello(NamedTuple):
     supervisor_id: str
     features: Tuple[str, ...]
     events_url: str = ""  # the event socket ("" from a v1.0 server)
+    # The journal's durability (v1.5; known False from an older server).
+    durability: Durability = Durability()
 
 
 class WorkerStatus(NamedTuple):
@@ -348,7 +371,7 @@ class Client:
 
     def hello(self, timeout=_UNSET):
         """Exchanges Hello: protocol version, server name, supervisor id,
-        features. Returns a Hello."""
+        features, events URL, the journal's durability. Returns a Hello."""
         result = []
 
         def request(cdll, handle, ms):
@@ -367,7 +390,8 @@ class Client:
                         features=tuple(_lib.text(cdll.sv_hello_feature(h, i))
                                        for i in range(n)),
                         events_url=_lib.text(
-                            cdll.sv_hello_events_url(h)) or ""))
+                            cdll.sv_hello_events_url(h)) or "",
+                        durability=_durability(cdll, h)))
                 finally:
                     cdll.sv_hello_free(out.value)
             return err
@@ -693,6 +717,16 @@ def _seconds_left(deadline):
     if deadline is None:
         return None
     return max(0.0, deadline - time.monotonic())
+
+
+def _durability(cdll, h):
+    """The Durability of the sv_hello h (still owned by the caller)."""
+    return Durability(
+        known=bool(cdll.sv_hello_durability_known(h)),
+        ok=bool(cdll.sv_hello_durability_ok(h)),
+        reason=_lib.text(cdll.sv_hello_durability_reason(h)) or "",
+        since_ms=cdll.sv_hello_durability_since_ms(h),
+        message=_lib.text(cdll.sv_hello_durability_message(h)) or "")
 
 
 def _group(cdll, g, i):

@@ -255,7 +255,14 @@ run(sv_client *cl, const cmd *c)
 			printf(i ? "," : "");
 			put_str(sv_hello_feature(h, i));
 		}
-		printf("]}}\n");
+		printf("],\"durability\":{\"known\":%s,\"ok\":%s,\"reason\":",
+		    sv_hello_durability_known(h) ? "true" : "false",
+		    sv_hello_durability_ok(h) ? "true" : "false");
+		put_str(sv_hello_durability_reason(h));
+		printf(",\"since_ms\":%" PRIu64 ",\"message\":",
+		    sv_hello_durability_since_ms(h));
+		put_str(sv_hello_durability_message(h));
+		printf("}}}\n");
 		sv_hello_free(h);
 	} else if (strcmp(op, "whoami") == 0) {
 		sv_identity *id = NULL;
@@ -354,7 +361,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	printf("{\"adapter\":\"c\",\"features\":[\"hello\",\"whoami\","
-	       "\"list\",\"status\",\"restart\",\"ready\"]}\n");
+	       "\"list\",\"status\",\"restart\",\"ready\","
+	       "\"hello.durability\"]}\n");
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		if (strchr(line, '\n') == NULL && !feof(stdin)) {

@@ -10,6 +10,8 @@ local json = require "dkjson"
 local sv = require "supervise"
 
 local OPS = { "hello", "whoami", "list", "status", "restart", "ready" }
+-- Capabilities beyond the calls: hello's result carries durability.
+local EXTRAS = { "hello.durability" }
 
 local function worker(w)
   -- The binding gives the state's name ("unknown" for a number it cannot
@@ -26,7 +28,8 @@ local function call(c, cmd)
     local h, err = c:hello(ms)
     if not h then return nil, err end
     return { version = h.version, minor_version = h.minor_version, server_name = h.server_name,
-             supervisor_id = h.supervisor_id, features = h.features, events_url = h.events_url or "" }
+             supervisor_id = h.supervisor_id, features = h.features, events_url = h.events_url or "",
+             durability = h.durability }
   elseif op == "whoami" then
     local i, err = c:whoami(ms)
     if not i then return nil, err end
@@ -62,7 +65,10 @@ end
 
 local c = assert(sv.open(arg[1], 2000))
 io.stdout:setvbuf("line")
-io.write(json.encode({ adapter = "lua", features = OPS }), "\n")
+local banner = {}
+for _, f in ipairs(OPS) do banner[#banner + 1] = f end
+for _, f in ipairs(EXTRAS) do banner[#banner + 1] = f end
+io.write(json.encode({ adapter = "lua", features = banner }), "\n")
 for line in io.lines() do
   local cmd = json.decode(line)
   local res, err = call(c, cmd)

@@ -15,6 +15,8 @@ import sys
 import supervise
 
 OPS = ["hello", "whoami", "list", "status", "restart", "ready"]
+# Capabilities beyond the calls: hello's result carries durability.
+EXTRAS = ["hello.durability"]
 
 
 def worker(w):
@@ -32,7 +34,8 @@ def call(c, cmd):
         h = c.hello(timeout=t)
         return {"version": h.version, "minor_version": h.minor_version,
                 "server_name": h.server_name, "supervisor_id": h.supervisor_id,
-                "features": list(h.features), "events_url": h.events_url}
+                "features": list(h.features), "events_url": h.events_url,
+                "durability": h.durability._asdict()}
     if op == "whoami":
         i = c.whoami(timeout=t)
         return {"group": i.group, "ordinal": i.ordinal, "generation": i.generation,
@@ -54,7 +57,7 @@ def call(c, cmd):
 
 def main():
     client = supervise.Client(sys.argv[1])
-    print(json.dumps({"adapter": "python", "features": OPS}), flush=True)
+    print(json.dumps({"adapter": "python", "features": OPS + EXTRAS}), flush=True)
     for line in sys.stdin:
         cmd = json.loads(line)
         try:

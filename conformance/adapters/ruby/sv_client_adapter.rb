@@ -12,6 +12,8 @@ require "json"
 require "supervise"
 
 OPS = %w[hello whoami list status restart ready].freeze
+# Capabilities beyond the calls: hello's result carries durability.
+EXTRAS = %w[hello.durability].freeze
 
 def worker(w)
   { group: w.group, ordinal: w.ordinal, generation: w.generation, pid: w.pid,
@@ -25,7 +27,8 @@ def call(client, cmd)
   when "hello"
     h = client.hello(timeout: t)
     { version: h.version, minor_version: h.minor_version, server_name: h.server_name,
-      supervisor_id: h.supervisor_id, features: h.features.to_a, events_url: h.events_url.to_s }
+      supervisor_id: h.supervisor_id, features: h.features.to_a, events_url: h.events_url.to_s,
+      durability: h.durability.to_h }
   when "whoami"
     i = client.whoami(timeout: t)
     { group: i.group, ordinal: i.ordinal, generation: i.generation, pid: i.pid,
@@ -48,7 +51,7 @@ end
 
 client = Supervise::Client.new(ARGV.fetch(0), timeout: 5, connect: false)
 $stdout.sync = true
-puts JSON.generate({ adapter: "ruby", features: OPS })
+puts JSON.generate({ adapter: "ruby", features: OPS + EXTRAS })
 $stdin.each_line do |line|
   cmd = JSON.parse(line)
   out = begin
