@@ -3,8 +3,8 @@
  * seven scenarios, one file each: bench_whoami.c, bench_crash.c,
  * bench_spawn.c (issue 2), bench_crashloop.c, bench_backoff.c,
  * bench_whoami_n.c, bench_events.c (issue 5), bench_leases.c,
- * bench_drain.c (issue 7), bench_idle.c (issue 6) and bench_restart.c
- * (issue 20).
+ * bench_drain.c (issue 7), bench_idle.c (issue 6), bench_restart.c
+ * (issue 20) and bench_scale.c (issues 15 and 20).
  *
  * Design: every scenario has the same four steps, called by main in this
  * order: run (measure "ours" and its raw baseline into a result struct,
@@ -329,8 +329,10 @@ void events_details(const struct events_result *res);
 #define SC_DRAIN   (1u << 8)
 #define SC_IDLE    (1u << 9) /* scenario 10 (issue 6) */
 #define SC_RESTART (1u << 10) /* scenario 2b (issue 20) */
+#define SC_SCALE   (1u << 11) /* scenario 11 (issues 15 and 20) */
 /* Every scenario: what sv-bench runs without --only. */
-#define SC_EVERY (SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE | SC_RESTART)
+#define SC_EVERY \
+	(SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE | SC_RESTART | SC_SCALE)
 
 /* ---- Scenario 8: lease acquire + release rate; memory of 10,000 ---- */
 
@@ -493,5 +495,45 @@ void idle_details(const struct idle_result *res);
  * parent dies). Returns 1 only when its set-up fails.
  */
 int idle_role_base(const char *sock);
+
+/* ---- Scenario 11: one daemon at 1, 1,000 and 10,000 workers ---- */
+
+#define SCALE_SIZES 3 /* 1, 1000, 10000 workers */
+
+/* One size: a fresh daemon scaled from 0 to `workers`. */
+struct scale_step {
+	bool    run; /* attempted (not skipped) */
+	bool    ok; /* measured */
+	bool    stopped_clean; /* the daemon exited 0, nothing left */
+	long    workers;
+	long    nofile; /* the daemon's descriptor limit (prlimit) */
+	long    pss0_kb; /* daemon Pss before the scale-up */
+	long    pss_kb, rss_kb, hwm_kb, threads; /* with the workers */
+	int64_t call_ns; /* the ScaleGroup calls together */
+	int64_t up_ns; /* first ScaleGroup call to the last stamp */
+	int64_t status_ns; /* median ListWorkers of every group */
+	int64_t stop_ns; /* SIGTERM to the daemon's exit */
+	char    skip[160]; /* why it was not run */
+	char    why[256]; /* why the measurement failed */
+};
+
+struct scale_result {
+	struct scale_step step[SCALE_SIZES];
+	char              why[300]; /* the first failure */
+};
+
+/*
+ * scale_run runs each size the mode and the machine allow (--quick: 1 and
+ * 1,000) on a fresh daemon with default settings under a descriptor
+ * limit of 20,000, and measures PSS, up time, status time and stop time.
+ * Returns 0, or -1 with res->why set.
+ */
+int scale_run(const struct opts *o, struct scale_result *res);
+
+/* scale_rows writes the scenario's table rows to rows; returns how many. */
+int scale_rows(const struct scale_result *res, struct row *rows);
+
+/* scale_details prints the scenario's lines under the table. */
+void scale_details(const struct scale_result *res);
 
 #endif /* SV_BENCH_SCENARIOS_H */

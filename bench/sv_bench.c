@@ -14,7 +14,8 @@
  * throughput, backoff accuracy, whoami vs the number of workers, restart
  * latency with a slow event subscriber; lease acquire + release rate and
  * memory, drain of N idle workers and drain notice latency; the idle
- * supervisor's wake-ups and CPU), samples the load again, and
+ * supervisor's wake-ups and CPU; one daemon at 1, 1,000 and 10,000
+ * workers), samples the load again, and
  * prints the table (each scenario's rows, then the "clean stops" row of
  * every daemon the harness stopped), each scenario's detail lines, the load
  * line and the reasons for whatever could not be measured, and last the
@@ -28,7 +29,7 @@
  * (the event stream subscriber), bench_whoami.c, bench_crash.c,
  * bench_restart.c, bench_spawn.c, bench_crashloop.c, bench_backoff.c,
  * bench_whoami_n.c, bench_events.c, bench_leases.c (with leases_*.c),
- * bench_drain.c, bench_idle.c (one scenario each),
+ * bench_drain.c, bench_idle.c, bench_scale.c (one scenario each),
  * bench_wire.[ch] (the report datagrams), stamp_worker.c (sv-bench-stamp, the
  * trivial worker), drain_worker.c and drain_wire.h (sv-bench-drain, the drain
  * scenario's worker, and its report datagram).
@@ -98,6 +99,10 @@ usage(FILE *f)
 	    " with 0 and 100\n"
 	    "  others, 10/10/3 kills; the cells left out print"
 	    " \"skip (full mode only)\"\n"
+	    "scenario scale: 1, 1000 and 10000 workers (--quick: 1 and 1000);"
+	    " a size the\n"
+	    "  machine cannot hold (descriptors, pids, memory) prints"
+	    " \"skip (why)\"\n"
 	    "exit status:\n"
 	    "  0  every measurement was made and no row is FAIL (MISS, a"
 	    " target not met,\n"
@@ -131,6 +136,7 @@ static const struct {
     {"leases", SC_LEASES},
     {"drain", SC_DRAIN},
     {"idle", SC_IDLE},
+    {"scale", SC_SCALE},
 };
 
 /* parse_only turns "a,b,c" into scenario bits; 0 on an unknown name. */
@@ -270,6 +276,7 @@ struct results {
 	struct leases_result  leases;
 	struct drain_result   drain;
 	struct idle_result    idle;
+	struct scale_result   scale;
 };
 
 /*
@@ -298,6 +305,7 @@ print_failures(const struct results *r)
 	    {"memory of 10000 leases", r->leases.why_mem},
 	    {"drain", r->drain.why},
 	    {"idle supervisor", r->idle.why},
+	    {"scale to 1, 1000, 10000 workers", r->scale.why},
 	};
 	size_t i;
 
@@ -340,6 +348,8 @@ run_all(const struct opts *o, struct results *r)
 		made &= drain_run(o, &r->drain) == 0;
 	if (o->only & SC_IDLE)
 		made &= idle_run(o, &r->idle) == 0;
+	if (o->only & SC_SCALE)
+		made &= scale_run(o, &r->scale) == 0;
 	return made;
 }
 
@@ -380,6 +390,8 @@ print_rows(const struct opts *o, const struct results *r)
 		n += drain_rows(&r->drain, rows + n);
 	if (o->only & SC_IDLE)
 		n += idle_rows(&r->idle, rows + n);
+	if (o->only & SC_SCALE)
+		n += scale_rows(&r->scale, rows + n);
 	stops_row(&rows[n++]);
 	g_nrows = n;
 	print_table_header();
@@ -434,6 +446,8 @@ print_details(const struct opts *o, const struct results *r)
 		drain_details(&r->drain);
 	if (o->only & SC_IDLE)
 		idle_details(&r->idle);
+	if (o->only & SC_SCALE)
+		scale_details(&r->scale);
 }
 
 /* ------------------------------------------------------------------ */

@@ -32,6 +32,7 @@
 #include "core/ordinal.h"
 #include "core/subworker.h"
 #include "paths.h"
+#include "room.h"
 #include "wire/wire.h"
 
 /* ---- the key table and its readers ----------------------------------------
@@ -417,7 +418,8 @@ svd_default_policy(sv_group_policy *p, uint64_t stop_timeout_ms)
 
 /* cfg_group_check checks what no single key can: the required keys (seen
  * holds each row's setting, NULL when absent), count against max_count,
- * the backoff bounds, and the credentials. */
+ * an explicit max_count against the machine's limits (room.c), the
+ * backoff bounds, and the credentials. */
 static sv_err
 cfg_group_check(cfg_ctx *c, const config_setting_t *s, const char *base,
     const config_setting_t *const *seen, svd_group_config *g)
@@ -446,6 +448,19 @@ cfg_group_check(cfg_ctx *c, const config_setting_t *s, const char *base,
 		(void) snprintf(k, sizeof(k), "%s.count", base);
 		return cfg_fail(c, seen[CFG_K_count], k,
 		    "%u is above max_count %u", g->count, g->max_count);
+	}
+	if (seen[CFG_K_max_count] != NULL) {
+		/* A ceiling the machine cannot hold is refused, not left to
+		 * fail worker by worker (room.c). */
+		svd_room room;
+		char     why[256];
+		svd_room_read(&room);
+		if (!svd_room_fits(&room, g->max_count, why, sizeof(why))) {
+			(void) snprintf(k, sizeof(k), "%s.max_count", base);
+			return cfg_fail(c, seen[CFG_K_max_count], k,
+			    "%u is above what this machine allows: %s",
+			    g->max_count, why);
+		}
 	}
 	if (g->pol.backoff.max_ms < g->pol.backoff.initial_ms) {
 		return cfg_fail(c, s, g->name,

@@ -343,13 +343,8 @@ raise_nofile(void)
 	}
 }
 
-/* Descriptors the daemon holds whatever runs (sockets, epoll, timers,
- * signalfd, the journal, the log, a spare for accept) — a generous count of
- * what a daemon with no worker has open. */
-#define FDS_BASE 48u
-
 /* check_nofile logs one line when the fd limit is below what the config's
- * workers need at their configured counts (FDS_BASE and
+ * workers need at their configured counts (SVD_FDS_BASE and
  * SVD_FDS_PER_WORKER per worker: its pidfd; activity regions are opened
  * per read, never held): the daemon
  * still runs, but workers past the limit fail to spawn ("Too many open
@@ -360,7 +355,7 @@ static void
 check_nofile(const svd_config *cfg)
 {
 	struct rlimit rl;
-	uint64_t      need = FDS_BASE, workers = 0;
+	uint64_t      need = SVD_FDS_BASE, workers = 0;
 
 	for (size_t i = 0; i < cfg->ngroups; i++) {
 		const svd_group_config *g = &cfg->groups[i];

@@ -1,8 +1,10 @@
 /*
  * req_common.c — what every request handler shares: error messages, the
  * caller checks of the request table (who may call: anyone, a worker, an
- * administrator), group lookup and core errors turned into replies.
+ * administrator), group lookup, core errors turned into replies, and
+ * the check that growth fits in what the machine allows.
  */
+#include "room.h"
 #include "sup_internal.h"
 
 /* ---- requests -------------------------------------------------------------
@@ -141,4 +143,34 @@ req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
 	default:
 		return req_err(c, err, "%s: %s", g->name, sv_strerror(err));
 	}
+}
+
+/* req_room checks that the workers of every group fit in what the machine
+ * allows (room.c) once group g (NULL: a new group) holds count workers;
+ * only growth is checked, so shrinking is always allowed. Returns SV_OK,
+ * or SV_EEXHAUSTED with one line naming the group, the size and the limit,
+ * before anything changed. */
+sv_err
+req_room(req_ctx *c, const char *name, const sv_cgroup *g, uint32_t count)
+{
+	uint64_t total = count;
+	svd_room room;
+	char     why[256];
+
+	if (g != NULL && count <= sv_core_group_count(g)) {
+		return SV_OK;
+	}
+	for (size_t i = 0; i < sv_core_ngroups(c->s->core); i++) {
+		const sv_cgroup *o = sv_core_group_at(c->s->core, i);
+		if (o != g) {
+			total += sv_core_group_count(o);
+		}
+	}
+	svd_room_read(&room);
+	if (!svd_room_fits(&room, total, why, sizeof(why))) {
+		return req_err(c, SV_EEXHAUSTED,
+		    "%s: %" PRIu32 " workers do not fit with the others: %s",
+		    name, count, why);
+	}
+	return SV_OK;
 }

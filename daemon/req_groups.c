@@ -247,6 +247,13 @@ req_create_group(req_ctx *c)
 		return req_err(
 		    c, SV_EBADREQ, "a group named \"%s\" exists", sp->name);
 	}
+	if ((err
+	        = req_room(c, cfg->groups[0].name, NULL, cfg->groups[0].count))
+	    != SV_OK) {
+		free(text);
+		svd_config_free(cfg);
+		return err;
+	}
 	/* The text goes to the journal with the group (a successor
 	 * recreates the group from it). */
 	if ((err = gsh_add(c->s, &cfg->groups[0], cfg, text)) != SV_OK) {

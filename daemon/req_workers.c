@@ -289,6 +289,9 @@ req_resize(req_ctx *c, const char *name, uint32_t count)
 		return req_err(c, SV_EEXHAUSTED,
 		    "%s: %u is above max_count %u", name, count, g->max_count);
 	}
+	if ((err = req_room(c, name, g, count)) != SV_OK) {
+		return err;
+	}
 	err = sv_core_scale(c->s->core, g->id, count, &prev, sv_loop_now_ms());
 	if (err != SV_OK) {
 		return req_core_err(c, err, g, 0);
@@ -358,6 +361,10 @@ req_start_worker(req_ctx *c)
 	if ((err = req_group(c, c->req->start_worker->group, &g)) != SV_OK
 	    || g == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
+	}
+	if ((err = req_room(c, g->name, g, sv_core_group_count(g) + 1))
+	    != SV_OK) {
+		return err;
 	}
 	err = sv_core_start_one(c->s->core, g->id, &ordinal, sv_loop_now_ms());
 	if (err != SV_OK) {

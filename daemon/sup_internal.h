@@ -239,6 +239,8 @@ sv_err req_check_caller(req_ctx *c, sv_req_who who);
 sv_err req_group(req_ctx *c, const char *name, const sv_cgroup **gp);
 sv_err req_core_err(
     req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal);
+sv_err req_room(
+    req_ctx *c, const char *name, const sv_cgroup *g, uint32_t count);
 
 /* req_identity.c */
 long   proc_ppid(long pid);

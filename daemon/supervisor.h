@@ -165,7 +165,13 @@ sv_err svd_sup_dispatch(svd_sup *s, const void *buf, size_t len,
     uint64_t peer_pid, uint64_t peer_uid, nng_msg **replyp);
 
 /* Descriptors the daemon holds per worker: its pidfd (an activity region
- * is opened per read, not held). check_nofile (main.c) sizes from this. */
+ * is opened per read, not held). check_nofile (main.c) and room.c size
+ * from this. */
 #define SVD_FDS_PER_WORKER 1u
+
+/* Descriptors the daemon holds whatever runs (sockets, epoll, timers,
+ * signalfd, the journal, the log, a spare for accept): a generous count of
+ * what a daemon with no worker has open. */
+#define SVD_FDS_BASE 48u
 
 #endif /* SVD_SUPERVISOR_H */
