@@ -78,15 +78,37 @@ daemon_fds(void)
 }
 
 /*
+ * daemon_cpu_ns reads the CPU time of the daemon's main thread (its loop:
+ * the first field of /proc/PID/schedstat, ns); 0 when unreadable.
+ */
+static int64_t
+daemon_cpu_ns(void)
+{
+	char      path[64];
+	long long ns = 0;
+	FILE     *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) g_daemon_pid);
+	if (g_daemon_pid <= 0 || (f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(f, "%lld", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return (int64_t) ns;
+}
+
+/*
  * kills kills the victim (*pidp, updated) k times, each time waiting up to
  * 5 s for its replacement's stamp, and appends the latencies to
- * out[*np..] (out NULL: a warm-up). Returns 0, or -1 with why.
+ * out[*np..] (out NULL: a warm-up), adding the daemon's CPU time over
+ * them to *cpup (if not NULL). Returns 0, or -1 with why.
  */
 static int
-kills(pid_t *pidp, long k, int64_t *out, long *np, char *why, size_t whylen)
+kills(pid_t *pidp, long k, int64_t *out, long *np, int64_t *cpup, char *why,
+    size_t whylen)
 {
 	struct sv_bench_stamp st;
-	int64_t               lat;
+	int64_t               lat, cpu0 = daemon_cpu_ns();
 	long                  i;
 	int                   rv;
 
@@ -104,6 +126,8 @@ kills(pid_t *pidp, long k, int64_t *out, long *np, char *why, size_t whylen)
 		if (out != NULL)
 			out[(*np)++] = lat;
 	}
+	if (cpup != NULL)
+		*cpup += daemon_cpu_ns() - cpu0;
 	return 0;
 }
 
@@ -268,8 +292,8 @@ part_many(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 		note("evsubs (a) block %ld/%ld: %ld kills without, %d "
 		     "subscribers, %ld kills with",
 		    b + 1, p->blocks, p->kills, EVSUBS_N, p->kills);
-		if (kills(
-		        pidp, p->kills, p->without, &p->n_without, why, whylen)
+		if (kills(pidp, p->kills, p->without, &p->n_without,
+		        &p->cpu_without_ns, why, whylen)
 		    != 0)
 			goto out;
 		if (attach_all(d, &h, why, whylen) < 0) {
@@ -280,7 +304,8 @@ part_many(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 			res->attached = h.nfds;
 		if (daemon_fds() > p->fds_peak)
 			p->fds_peak = daemon_fds();
-		if (kills(pidp, p->kills, p->with, &p->n_with, why, whylen)
+		if (kills(pidp, p->kills, p->with, &p->n_with, &p->cpu_with_ns,
+		        why, whylen)
 		    != 0) {
 			detach_all(&h, true);
 			goto out;
@@ -328,8 +353,8 @@ part_churn(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 		note("evsubs (b) block %ld/%ld: %ld kills without, %ld with a "
 		     "subscriber connecting in a loop",
 		    b + 1, p->blocks, p->kills, p->kills);
-		if (kills(
-		        pidp, p->kills, p->without, &p->n_without, why, whylen)
+		if (kills(pidp, p->kills, p->without, &p->n_without,
+		        &p->cpu_without_ns, why, whylen)
 		    != 0)
 			return -1;
 		atomic_store(&h.stop, false);
@@ -338,7 +363,8 @@ part_churn(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 			return -1;
 		}
 		t0 = now_ns();
-		rv = kills(pidp, p->kills, p->with, &p->n_with, why, whylen);
+		rv = kills(pidp, p->kills, p->with, &p->n_with,
+		    &p->cpu_with_ns, why, whylen);
 		if ((fds = daemon_fds()) > p->fds_peak)
 			p->fds_peak = fds;
 		atomic_store(&h.stop, true);
@@ -395,7 +421,6 @@ evsubs_run(const struct opts *o, struct evsubs_result *res)
 	struct daemon         d;
 	pid_t                 pid;
 	bool                  many = false, churn = false;
-	int                   rv;
 
 	memset(res, 0, sizeof(*res));
 	part_init(o, &res->many);
@@ -418,13 +443,13 @@ evsubs_run(const struct opts *o, struct evsubs_result *res)
 		goto done;
 	if (daemon_wait_ready(&d, 10000, res->why, sizeof(res->why)) != 0)
 		goto stop;
-	if ((rv = rx_stamp(&st, now_ns() + 10 * NS_PER_SEC)) != 1) {
+	if (rx_stamp(&st, now_ns() + 10 * NS_PER_SEC) != 1) {
 		snprintf(
 		    res->why, sizeof(res->why), "no stamp from the victim");
 		goto stop;
 	}
 	pid = st.pid;
-	if (kills(&pid, 3, NULL, NULL, res->why, sizeof(res->why)) != 0)
+	if (kills(&pid, 3, NULL, NULL, NULL, res->why, sizeof(res->why)) != 0)
 		goto stop; /* warm-up */
 	many = part_many(&d, &pid, res) == 0;
 	if (many)
@@ -489,9 +514,12 @@ part_details(const char *what, const struct evsubs_part *p)
 		return;
 	printf("evsubs: %s: %ld blocks x %ld kills per side; restart "
 	       "median/p99 without %.3f/%.3f ms, with %.3f/%.3f ms; daemon "
+	       "loop CPU per kill without %.3f ms, with %.3f ms; daemon "
 	       "fds %ld -> %ld (peak %ld), VmRSS %.1f -> %.1f MiB\n",
 	    what, p->blocks, p->kills, p->s_without.med / 1e6,
 	    p->s_without.p99 / 1e6, p->s_with.med / 1e6, p->s_with.p99 / 1e6,
+	    p->n_without > 0 ? p->cpu_without_ns / 1e6 / p->n_without : 0.0,
+	    p->n_with > 0 ? p->cpu_with_ns / 1e6 / p->n_with : 0.0,
 	    p->fds_before, p->fds_after, p->fds_peak,
 	    p->rss_before_kb / 1024.0, p->rss_after_kb / 1024.0);
 }

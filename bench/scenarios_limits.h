@@ -90,6 +90,8 @@ struct evsubs_part {
 	long         rss_before_kb, rss_after_kb; /* the daemon's VmRSS */
 	long         fds_before, fds_after; /* its open descriptors */
 	long         fds_peak; /* the most seen during the part */
+	int64_t      cpu_without_ns, cpu_with_ns; /* daemon loop thread's CPU
+	                                           * time over the kills */
 };
 
 struct evsubs_result {
