@@ -59,64 +59,9 @@
 #define EVENTS_BOUND_S       55
 #define EVENTS_QUICK_BOUND_S 25
 
-/* nng's SP protocol numbers (16 * major + minor). */
-#define SP_PROTO_PUB 0x20
-#define SP_PROTO_SUB 0x21
-
 /* ------------------------------------------------------------------ */
 /* The slow subscriber and the sequence reader                        */
 /* ------------------------------------------------------------------ */
-
-/*
- * slow_attach connects to the event socket at path, sends the 8-byte SP
- * header of a SUB peer and waits until deadline for the PUB's header.
- * Returns the connected fd, never to be read again, or -1 with why.
- */
-static int
-slow_attach(const char *path, int64_t deadline, char *why, size_t whylen)
-{
-	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, SP_PROTO_SUB, 0, 0};
-	struct sockaddr_un   sa;
-	uint8_t              peer[8];
-	size_t               got = 0;
-	int                  fd;
-
-	if (sv_bench_addr(&sa, path) != 0) {
-		snprintf(why, whylen, "event socket path too long");
-		return -1;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0
-	    || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0
-	    || send(fd, hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr)) {
-		snprintf(why, whylen, "slow subscriber: connect %.150s: %s",
-		    path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while (got < sizeof(peer)) {
-		struct pollfd p    = {fd, POLLIN, 0};
-		int64_t       left = deadline - now_ns();
-		ssize_t       n;
-
-		if (left <= 0 || g_interrupted
-		    || poll(&p, 1, (int) (left / NS_PER_MS) + 1) < 0)
-			break;
-		n = recv(fd, peer + got, sizeof(peer) - got, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			break;
-		if (n > 0)
-			got += (size_t) n;
-	}
-	if (got < sizeof(peer) || memcmp(peer, "\0SP\0", 4) != 0
-	    || peer[4] != 0 || peer[5] != SP_PROTO_PUB) {
-		snprintf(why, whylen,
-		    "slow subscriber: no PUB header from the event socket");
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /*
  * read_full reads exactly len bytes from fd into buf until deadline.
@@ -176,10 +121,10 @@ read_event(int fd, int64_t deadline, struct bench_event *ev)
 
 /*
  * seq_now learns how far the daemon's event sequence has gone: it
- * connects like the slow subscriber, then sends a no-op scale request
- * (group "flood" to 0, which publishes one GROUP_SCALED event) and reads
- * one message, repeating the request while the new connection has not
- * joined the daemon's PUB socket yet. A raw connection, not an nng socket,
+ * connects like the slow subscriber (evsub_raw_attach), then sends a no-op
+ * scale request (group "flood" to 0, which publishes one GROUP_SCALED event)
+ * and reads one message, repeating the request while the new connection has
+ * not joined the daemon's PUB socket yet. A raw connection, not an nng socket,
  * so that closing it while events flow cannot hang (see evsub.h). Returns
  * 0 with *seqp, or -1 with why.
  */
@@ -192,7 +137,7 @@ seq_now(
 	int                fd, rv = 0;
 	sv_err             err;
 
-	if ((fd = slow_attach(path, deadline, why, whylen)) < 0)
+	if ((fd = evsub_raw_attach(path, deadline, why, whylen)) < 0)
 		return -1;
 	while (rv == 0 && now_ns() < deadline && !g_interrupted) {
 		if ((err
@@ -358,7 +303,7 @@ events_blocks(const struct opts *o, const struct daemon *d, sv_client *c,
 		        res->without, &res->n_without, why, whylen)
 		    != 0)
 			goto out;
-		if ((slow = slow_attach(
+		if ((slow = evsub_raw_attach(
 		         d->evsock, now_ns() + 5 * NS_PER_SEC, why, whylen))
 		    < 0)
 			goto out;

@@ -9,14 +9,19 @@
  * uses the generated protobuf-c code of the public .proto (sv_proto, linked
  * into sv-bench only).
  *
- * File layout: decoding; open, receive, close.
+ * File layout: decoding; open, receive, close; the raw attach.
  */
 #include "evsub.h"
 
 #include "harness.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <nng/protocol/pubsub0/sub.h>
 
@@ -150,4 +155,55 @@ evsub_close(struct evsub *s)
 	if (s->open)
 		nng_close(s->sock);
 	s->open = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The raw attach                                                     */
+/* ------------------------------------------------------------------ */
+
+/* evsub_raw_attach completes a SUB peer's handshake; see evsub.h. */
+int
+evsub_raw_attach(const char *path, int64_t deadline, char *why, size_t whylen)
+{
+	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, EVSUB_SP_SUB, 0, 0};
+	struct sockaddr_un   sa;
+	uint8_t              peer[8];
+	size_t               got = 0;
+	int                  fd;
+
+	if (sv_bench_addr(&sa, path) != 0) {
+		snprintf(why, whylen, "event socket path too long");
+		return -1;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0
+	    || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0
+	    || send(fd, hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr)) {
+		snprintf(why, whylen, "subscriber: connect %.150s: %s", path,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (got < sizeof(peer)) {
+		struct pollfd p    = {fd, POLLIN, 0};
+		int64_t       left = deadline - now_ns();
+		ssize_t       n;
+
+		if (left <= 0 || g_interrupted
+		    || poll(&p, 1, (int) (left / NS_PER_MS) + 1) < 0)
+			break;
+		n = recv(fd, peer + got, sizeof(peer) - got, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		if (n > 0)
+			got += (size_t) n;
+	}
+	if (got < sizeof(peer) || memcmp(peer, "\0SP\0", 4) != 0
+	    || peer[4] != 0 || peer[5] != EVSUB_SP_PUB) {
+		snprintf(why, whylen,
+		    "subscriber: no PUB header from the event socket");
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -8,7 +8,9 @@
  * the flat struct bench_event below, stamped with CLOCK_MONOTONIC on
  * receipt, so that the scenarios never touch protobuf-c themselves. Only
  * the fields the scenarios use are kept. evsub_decode is exposed for
- * bench_events.c, which reads the stream over a raw connection.
+ * bench_events.c, which reads the stream over a raw connection, and
+ * evsub_raw_attach makes such a connection (bench_events.c's slow
+ * subscriber, bench_evsubs.c's thousand subscribers and its churn).
  *
  * Close a subscriber only once no traffic flows to it (after the daemon
  * stopped or went quiet): nng 1.5.2's nng_close can hang for good when it
@@ -71,6 +73,20 @@ int evsub_open(struct evsub *s, const char *url, int64_t deadline, char *why,
  * are counted in s->undecodable and skipped.
  */
 int evsub_recv(struct evsub *s, struct bench_event *ev, int64_t deadline);
+
+/* nng's SP protocol numbers (16 * major + minor) of PUB0 and SUB0. */
+#define EVSUB_SP_PUB 0x20
+#define EVSUB_SP_SUB 0x21
+
+/*
+ * evsub_raw_attach connects a raw AF_UNIX stream to the event socket at
+ * path, sends the 8-byte SP header of a SUB peer and waits until deadline
+ * for the PUB's header: the handshake done, the daemon publishes every
+ * event to the connection. Returns the connected fd (close-on-exec; the
+ * caller closes it, and reads it or not as it likes), or -1 with why.
+ */
+int evsub_raw_attach(
+    const char *path, int64_t deadline, char *why, size_t whylen);
 
 /* evsub_close closes the subscriber; a closed one is ignored. */
 void evsub_close(struct evsub *s);

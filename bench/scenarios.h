@@ -19,6 +19,7 @@
 #define SV_BENCH_SCENARIOS_H
 
 #include "harness.h"
+#include "scenarios_limits.h" /* SC_JOURNAL, SC_EVSUBS */
 
 /* Payload of the echo baseline's round trips, in bytes. */
 #define WHOAMI_ECHO_PAYLOAD 64
@@ -331,8 +332,9 @@ void events_details(const struct events_result *res);
 #define SC_RESTART (1u << 10) /* scenario 2b (issue 20) */
 #define SC_SCALE   (1u << 11) /* scenario 11 (issues 15 and 20) */
 /* Every scenario: what sv-bench runs without --only. */
-#define SC_EVERY \
-	(SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE | SC_RESTART | SC_SCALE)
+#define SC_EVERY                                                         \
+	(SC_ALL | SC_LEASES | SC_DRAIN | SC_IDLE | SC_RESTART | SC_SCALE \
+	    | SC_JOURNAL | SC_EVSUBS)
 
 /* ---- Scenario 8: lease acquire + release rate; memory of 10,000 ---- */
 

@@ -43,6 +43,7 @@
  */
 #include "figures.h"
 #include "scenarios.h"
+#include "scenarios_limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,8 @@ usage(FILE *f)
 	    " 20 kills, 100 workers, 1 round, 10000 events, shorter"
 	    " windows\n"
 	    "  --only LIST  run only these scenarios, comma-separated: whoami,"
-	    " crash, spawn, loop, backoff, whoami-n, events, leases, drain,"
-	    " idle\n"
+	    " crash, spawn, loop, backoff, whoami-n, events, evsubs, leases,"
+	    " journal, drain, idle\n"
 	    "  --kills N    kills in the crash-to-replacement measurement"
 	    " (default 200)\n"
 	    "  --workers N  workers spawned in the spawn measurement"
@@ -133,7 +134,9 @@ static const struct {
     {"backoff", SC_BACKOFF},
     {"whoami-n", SC_WHON},
     {"events", SC_EVENTS},
+    {"evsubs", SC_EVSUBS},
     {"leases", SC_LEASES},
+    {"journal", SC_JOURNAL},
     {"drain", SC_DRAIN},
     {"idle", SC_IDLE},
     {"scale", SC_SCALE},
@@ -273,7 +276,9 @@ struct results {
 	struct backoff_result backoff;
 	struct whon_result    whon;
 	struct events_result  events;
+	struct evsubs_result  evsubs;
 	struct leases_result  leases;
+	struct journal_result journal;
 	struct drain_result   drain;
 	struct idle_result    idle;
 	struct scale_result   scale;
@@ -301,8 +306,11 @@ print_failures(const struct results *r)
 	    {"backoff delays", r->backoff.why},
 	    {"whoami vs workers", r->whon.why},
 	    {"restart latency with a slow subscriber", r->events.why},
+	    {"restart latency with many subscribers", r->evsubs.why},
 	    {"lease acquire + release rate", r->leases.why},
 	    {"memory of 10000 leases", r->leases.why_mem},
+	    {"journal growth", r->journal.why},
+	    {"start-up after kill -9", r->journal.why_replay},
 	    {"drain", r->drain.why},
 	    {"idle supervisor", r->idle.why},
 	    {"scale to 1, 1000, 10000 workers", r->scale.why},
@@ -342,8 +350,12 @@ run_all(const struct opts *o, struct results *r)
 		made &= whon_run(o, &r->whon) == 0;
 	if (o->only & SC_EVENTS)
 		made &= events_run(o, &r->events) == 0;
+	if (o->only & SC_EVSUBS)
+		made &= evsubs_run(o, &r->evsubs) == 0;
 	if (o->only & SC_LEASES)
 		made &= leases_run(o, &r->leases) == 0;
+	if (o->only & SC_JOURNAL)
+		made &= journal_run(o, &r->journal) == 0;
 	if (o->only & SC_DRAIN)
 		made &= drain_run(o, &r->drain) == 0;
 	if (o->only & SC_IDLE)
@@ -384,8 +396,12 @@ print_rows(const struct opts *o, const struct results *r)
 		n += whon_rows(&r->whon, rows + n);
 	if (o->only & SC_EVENTS)
 		n += events_rows(&r->events, rows + n);
+	if (o->only & SC_EVSUBS)
+		n += evsubs_rows(&r->evsubs, rows + n);
 	if (o->only & SC_LEASES)
 		n += leases_rows(&r->leases, rows + n);
+	if (o->only & SC_JOURNAL)
+		n += journal_rows(&r->journal, rows + n);
 	if (o->only & SC_DRAIN)
 		n += drain_rows(&r->drain, rows + n);
 	if (o->only & SC_IDLE)
@@ -440,8 +456,12 @@ print_details(const struct opts *o, const struct results *r)
 		whon_details(&r->whon);
 	if (o->only & SC_EVENTS)
 		events_details(&r->events);
+	if (o->only & SC_EVSUBS)
+		evsubs_details(&r->evsubs);
 	if (o->only & SC_LEASES)
 		leases_details(&r->leases);
+	if (o->only & SC_JOURNAL)
+		journal_details(&r->journal);
 	if (o->only & SC_DRAIN)
 		drain_details(&r->drain);
 	if (o->only & SC_IDLE)
