@@ -34,6 +34,9 @@ struct svd_activity {
 struct svd_act {
 	int              fd; /* -1: the file is opened per read */
 	char             name[ACT_NAME_MAX];
+	bool             owned; /* made with creds: chowned to uid:gid */
+	uid_t            uid;
+	gid_t            gid;
 	bool             have; /* view holds a read */
 	uint64_t         read_ms; /* when view was read */
 	sv_activity_view view;
@@ -126,38 +129,20 @@ act_name(char *buf, size_t len, const char *group, uint32_t ordinal,
 	return n > 0 && (size_t) n < len && strchr(group, '/') == NULL;
 }
 
-sv_err
-svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
-    uint64_t generation, const sv_creds *creds, svd_act **actp, char *env,
-    size_t envlen)
+/* act_make creates the empty region file act->name (owned by creds' user
+ * when set) and records that owner in act. Returns false, with the file
+ * gone and errno set, when it cannot. */
+static bool
+act_make(svd_activity *a, svd_act *act, const sv_creds *creds)
 {
-	svd_act *act;
-	int      dfd, n;
+	int dfd = a->dfd, e;
 
-	if (a == NULL || group == NULL || actp == NULL || env == NULL) {
-		return SV_EINVAL;
-	}
-	if (!act_dir(a)) {
-		return SV_ESYSTEM;
-	}
-	if ((act = calloc(1, sizeof(*act))) == NULL) {
-		return SV_ENOMEM;
-	}
-	act->fd = -1;
-	n       = snprintf(env, envlen, "SUPERVISE_ACTIVITY=%s/", a->dir);
-	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
-	    || n < 0 || (size_t) n + strlen(act->name) >= envlen) {
-		free(act);
-		return SV_EINVAL;
-	}
-	memcpy(env + n, act->name, strlen(act->name) + 1);
-	dfd     = a->dfd;
 	act->fd = openat(dfd, act->name,
 	    O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (act->fd < 0 && errno == EEXIST) {
-		/* A file of the same name is a leftover of a dead worker
-		 * (a rare case: removed only then, not before every create).
-		 */
+		/* A file of the same name is a leftover of a dead worker or
+		 * a spare a predecessor made (a rare case: removed only
+		 * then, not before every create). */
 		(void) unlinkat(dfd, act->name, 0);
 		act->fd = openat(dfd, act->name,
 		    O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -166,21 +151,98 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 	if (act->fd < 0
 	    || (creds != NULL && creds->set
 	        && fchown(act->fd, creds->uid, creds->gid) != 0)) {
-		svd_log("activity: cannot create %s/%s: %s", a->dir, act->name,
-		    strerror(errno));
+		e = errno;
 		if (act->fd >= 0) {
 			close(act->fd);
 			(void) unlinkat(dfd, act->name, 0);
 		}
-		free(act);
-		return SV_ESYSTEM;
+		act->fd = -1;
+		errno   = e;
+		return false;
 	}
 	/* Not held: the region is opened per read (one descriptor per
 	 * worker at most is the daemon's budget: its pidfd). */
 	close(act->fd);
+	act->fd    = -1;
+	act->owned = creds != NULL && creds->set;
+	act->uid   = act->owned ? creds->uid : 0;
+	act->gid   = act->owned ? creds->gid : 0;
+	return true;
+}
+
+/* act_fits tells whether the spare act was made for this name and owner. */
+static bool
+act_fits(const svd_act *act, const char *name, const sv_creds *creds)
+{
+	bool owned = creds != NULL && creds->set;
+
+	return strcmp(act->name, name) == 0 && act->owned == owned
+	    && (!owned || (act->uid == creds->uid && act->gid == creds->gid));
+}
+
+sv_err
+svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
+    uint64_t generation, const sv_creds *creds, svd_act *spare, svd_act **actp,
+    char *env, size_t envlen)
+{
+	svd_act *act;
+	char     name[ACT_NAME_MAX];
+	int      n;
+
+	if (a == NULL || group == NULL || actp == NULL || env == NULL) {
+		svd_activity_end(a, spare);
+		return SV_EINVAL;
+	}
+	n = snprintf(env, envlen, "SUPERVISE_ACTIVITY=%s/", a->dir);
+	if (!act_name(name, sizeof(name), group, ordinal, generation) || n < 0
+	    || (size_t) n + strlen(name) >= envlen) {
+		svd_activity_end(a, spare);
+		return SV_EINVAL;
+	}
+	memcpy(env + n, name, strlen(name) + 1);
+	/* The spare made after the previous restart: its file exists,
+	 * empty, and nobody was given its name yet. No file system call
+	 * on the restart path then. */
+	if (spare != NULL && act_fits(spare, name, creds)) {
+		*actp = spare;
+		return SV_OK;
+	}
+	svd_activity_end(a, spare); /* made for another generation */
+	if (!act_dir(a)) {
+		return SV_ESYSTEM;
+	}
+	if ((act = calloc(1, sizeof(*act))) == NULL) {
+		return SV_ENOMEM;
+	}
 	act->fd = -1;
-	*actp   = act;
+	memcpy(act->name, name, sizeof(name));
+	if (!act_make(a, act, creds)) {
+		svd_log("activity: cannot create %s/%s: %s", a->dir, act->name,
+		    strerror(errno));
+		free(act);
+		return SV_ESYSTEM;
+	}
+	*actp = act;
 	return SV_OK;
+}
+
+svd_act *
+svd_activity_prepare(svd_activity *a, const char *group, uint32_t ordinal,
+    uint64_t generation, const sv_creds *creds)
+{
+	svd_act *act;
+
+	if (a == NULL || group == NULL || !act_dir(a)
+	    || (act = calloc(1, sizeof(*act))) == NULL) {
+		return NULL;
+	}
+	act->fd = -1;
+	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
+	    || !act_make(a, act, creds)) {
+		free(act);
+		return NULL;
+	}
+	return act;
 }
 
 svd_act *

@@ -28,6 +28,8 @@ seat_free(svd_seat *st)
 		}
 		svd_activity_drop(st->procs[i].act);
 	}
+	/* Not a worker's region: nobody adopts it. */
+	svd_activity_end(st->g->s->act, st->act_spare);
 	free(st);
 }
 
@@ -109,6 +111,7 @@ seat_maybe_free(svd_gsh *g, uint32_t ordinal)
 	sv_loop_timer_stop(g->s->loop, &st->procs[0].timer);
 	sv_loop_timer_stop(g->s->loop, &st->procs[1].timer);
 	g->seats[ordinal] = NULL;
+	svd_activity_end(g->s->act, st->act_spare);
 	free(st);
 }
 

@@ -90,6 +90,8 @@ struct svd_seat {
 	sv_timer timer; /* backoff timer (SV_TIMER_SEAT) */
 	uint64_t guard; /* guard of the armed backoff timer, 0: none */
 	svd_proc procs[2];
+	svd_act *act_spare; /* the region file made ahead for the seat's next
+	                     * generation (svd_activity_prepare), or NULL */
 };
 
 /* The shell's side of a group: its config and per-seat records. */

@@ -97,7 +97,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	int          pidfd, eno = ENOMEM, cgfd = -1;
 	uint64_t     now;
 	sv_cgleaf   *leaf = NULL;
-	svd_act     *act  = NULL;
+	svd_act     *act  = NULL, *spare;
 	char         v_act[SVD_ACTIVITY_ENV_MAX], why[192];
 	sv_err       rc;
 
@@ -139,10 +139,16 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		    svd_notify_path(s->notify));
 		envp[k++] = v_notify;
 	}
-	if (g->cfg->activity
-	    && svd_activity_begin(s->act, g->cfg->name, t.ordinal,
-	           t.generation, &g->cfg->creds, &act, v_act, sizeof(v_act))
-	        == SV_OK) {
+	/* The spare region made after the previous restart, if any: taken
+	 * when it is this generation's, removed otherwise. */
+	spare              = p->seat->act_spare;
+	p->seat->act_spare = NULL;
+	if (!g->cfg->activity) {
+		svd_activity_end(s->act, spare);
+	} else if (svd_activity_begin(s->act, g->cfg->name, t.ordinal,
+	               t.generation, &g->cfg->creds, spare, &act, v_act,
+	               sizeof(v_act))
+	    == SV_OK) {
 		envp[k++] = v_act;
 	}
 	envp[k] = NULL;
@@ -269,6 +275,35 @@ svd_sup_set_cgroups(svd_sup *s, sv_cgtree *cg)
 	s->cg = cg;
 }
 
+/* seat_prepare_next makes, after a restart, the region file of the
+ * seat's next generation (svd_activity_prepare), so that the next restart
+ * of a worker that keeps failing or being killed creates no file before
+ * its spawn. Only a seat whose replacement (a generation after old) runs
+ * with a region gets one; it is made here, after that spawn, off the
+ * restart path. */
+static void
+seat_prepare_next(svd_gsh *g, sv_wkey old)
+{
+	svd_seat *st  = seat_get(g, old.ordinal);
+	uint64_t  gen = 0;
+
+	if (st == NULL || st->act_spare != NULL || !g->cfg->activity) {
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		const svd_proc *q = &st->procs[i];
+		if (q->pidfd >= 0 && q->act != NULL && !q->adopted
+		    && q->key.generation > old.generation
+		    && q->key.generation > gen) {
+			gen = q->key.generation;
+		}
+	}
+	if (gen != 0 && gen < UINT64_MAX) {
+		st->act_spare = svd_activity_prepare(g->s->act, g->cfg->name,
+		    old.ordinal, gen + 1, &g->cfg->creds);
+	}
+}
+
 /* proc_exit_cb reaps a process whose pidfd became readable. */
 void
 proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
@@ -358,6 +393,7 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	 * gone after this). */
 	if ((g = gsh_find(s, key.group_id)) != NULL) {
 		seat_maybe_free(g, key.ordinal);
+		seat_prepare_next(g, key);
 	}
 }
 

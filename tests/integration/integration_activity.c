@@ -6,7 +6,9 @@
  * at most 100 ms stale; nothing when idle; nothing (and no file) with
  * `activity = false`; the file goes after the reap; a worker that shrinks
  * its file does not crash the daemon (it reads with pread, never through a
- * mapping that could raise SIGBUS).
+ * mapping that could raise SIGBUS); after a restart the region of the
+ * seat's next generation is made ahead, handed to that generation, and
+ * removed with the seat.
  *
  * Waits are polls with deadlines; the 100 ms staleness bound is checked
  * with a margin (STALE_MARGIN_MS) for scheduling on a loaded machine.
@@ -246,6 +248,103 @@ test_truncated_region(void **state)
 	IT_PASS(ctx, it_hello_ok(ctx));
 }
 
+static int
+setup_spare(void **state)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "again",
+	    .count                      = 1,
+	    .program                    = aw_path,
+	    .args                       = args_nest};
+	return it_setup_groups(state, g, 1);
+}
+
+/* wait_gone polls until path does not exist, failing after IT_REAP_MS. */
+static void
+wait_gone(const char *path)
+{
+	struct stat st;
+	int64_t     t0 = it_now_ms();
+
+	while (stat(path, &st) == 0) {
+		if (it_now_ms() - t0 > IT_REAP_MS) {
+			fail_msg("%s still exists", path);
+		}
+		sleep_ms(5);
+	}
+}
+
+/* After a restart the daemon makes the region file of the seat's next
+ * generation ahead (empty, 0600), so the next restart creates no file;
+ * that replacement gets exactly that file and uses it; a scale-down
+ * removes the spare, and a clean stop leaves no file behind. */
+static void
+test_spare_region(void **state)
+{
+	it_ctx        *ctx = *state;
+	struct act_row r, r2;
+	struct stat    st;
+	char           path[256];
+	uint32_t       prev;
+	int64_t        t0;
+
+	act_wait(ctx, "again", 2, "request: db query", IT_CONVERGE_MS, &r);
+	/* the first restart: its replacement, then the spare after it */
+	assert_int_equal(kill((pid_t) r.pid, SIGKILL), 0);
+	t0 = it_now_ms();
+	do {
+		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
+			fail_msg("no replacement of pid %" PRId64, r.pid);
+		}
+		sleep_ms(5);
+	} while (!act_get(ctx, "again", &r2) || r2.pid <= 0
+	    || r2.generation <= r.generation);
+	region_path(ctx, "again", r2.generation + 1, path, sizeof(path));
+	t0 = it_now_ms();
+	while (stat(path, &st) != 0) {
+		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
+			fail_msg("no spare region %s after a restart", path);
+		}
+		sleep_ms(5);
+	}
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_size, 0); /* nobody has it yet */
+	/* the second restart hands that very file to generation + 1 */
+	assert_int_equal(kill((pid_t) r2.pid, SIGKILL), 0);
+	t0 = it_now_ms();
+	/* until the replacement (not the killed worker, still listed a
+	 * moment) shows its two activities: it uses the file */
+	while (!act_get(ctx, "again", &r) || r.generation <= r2.generation
+	    || r.activities != 2) {
+		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
+			fail_msg("no replacement of pid %" PRId64, r2.pid);
+		}
+		sleep_ms(5);
+	}
+	assert_int_equal(r.generation, r2.generation + 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 61504); /* sized by the worker */
+	/* scale to 0: the worker's file and the new spare both go */
+	region_path(ctx, "again", r.generation + 1, path, sizeof(path));
+	t0 = it_now_ms();
+	while (stat(path, &st) != 0) {
+		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
+			fail_msg("no spare region %s after a restart", path);
+		}
+		sleep_ms(5);
+	}
+	IT_PASS(
+	    ctx, sv_client_scale(ctx->client, "again", 0, IT_CALL_MS, &prev));
+	wait_gone(path);
+	region_path(ctx, "again", r.generation, path, sizeof(path));
+	wait_gone(path);
+	/* a clean stop removes the (now empty) directory */
+	assert_int_equal(it_term_daemon(ctx), 0);
+	snprintf(path, sizeof(path), "%s/activity", ctx->dir);
+	assert_int_not_equal(stat(path, &st), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -254,6 +353,8 @@ main(int argc, char **argv)
 	        test_activity_view, setup_kinds, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_truncated_region, setup_truncate, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_spare_region, setup_spare, it_teardown),
 	};
 	char tw[512];
 
