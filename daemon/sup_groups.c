@@ -63,10 +63,11 @@ seat_make(svd_gsh *g, uint32_t ordinal)
 		if (n > g->cfg->max_count) {
 			n = g->cfg->max_count;
 		}
-		if ((ns = realloc(g->seats, n * sizeof(*ns))) == NULL) {
+		if ((ns = realloc(g->seats, n * sizeof(svd_seat *))) == NULL) {
 			return NULL;
 		}
-		memset(ns + g->nseats, 0, (n - g->nseats) * sizeof(*ns));
+		memset(
+		    ns + g->nseats, 0, (n - g->nseats) * sizeof(svd_seat *));
 		g->seats  = ns;
 		g->nseats = n;
 	}
