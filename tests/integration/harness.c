@@ -114,6 +114,17 @@ it_now_ms(void)
 	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* it_pause_ms: see harness.h. Resumes after a signal, so it always waits
+ * the whole ms. */
+void
+it_pause_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}
+
 const char *it_config_top;
 bool        it_daemon_own_session;
 

@@ -161,6 +161,11 @@ const char *it_worker_program(void);
 /* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
 int64_t it_now_ms(void);
 
+/* it_pause_ms waits ms milliseconds: the interval between two polls of a
+ * deadline loop over something that sends no notification (/proc, a
+ * list), or a worker's scripted lifetime; never a synchronisation. */
+void it_pause_ms(int ms);
+
 /*
  * it_start fills ctx, writes the config for groups[0..n-1] and starts the
  * daemon; on success the admin client ctx->client is connected and Hello

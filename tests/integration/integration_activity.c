@@ -44,15 +44,6 @@ struct act_row {
 	uint64_t age_ms;
 };
 
-/* sleep_ms pauses between two polls. */
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* act_get reads ordinal 0 of group; returns false if it is not listed. */
 static bool
 act_get(it_ctx *ctx, const char *group, struct act_row *r)
@@ -96,7 +87,7 @@ act_wait(it_ctx *ctx, const char *group, uint32_t activities, const char *name,
 			    group, activities, name != NULL ? name : "*",
 			    r->activities, r->activity, r->pid);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 }
 
@@ -145,7 +136,7 @@ test_activity_view(void **state)
 	/* the age grows with the clock */
 	t0 = it_now_ms();
 	while (it_now_ms() - t0 < 300) {
-		sleep_ms(10);
+		it_pause_ms(10);
 	}
 	assert_true(act_get(ctx, "busy", &r2));
 	assert_int_equal(r2.activities, 2);
@@ -194,7 +185,7 @@ test_activity_view(void **state)
 		if (it_now_ms() - t0 > IT_REAP_MS) {
 			fail_msg("%s still exists after the reap", path);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	act_wait(ctx, "busy", 2, "request: db query", IT_CONVERGE_MS, &r);
 	assert_true(r.generation > gen);
@@ -236,10 +227,10 @@ test_truncated_region(void **state)
 		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
 			fail_msg("the worker did not shrink its region");
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	for (int k = 0; k < 5; k++) {
-		sleep_ms(110); /* past the daemon's reuse of a view */
+		it_pause_ms(110); /* past the daemon's reuse of a view */
 		assert_true(act_get(ctx, "bad", &r));
 		assert_int_equal(r.activities, 0);
 		assert_string_equal(r.activity, "");
@@ -271,7 +262,7 @@ wait_gone(const char *path)
 		if (it_now_ms() - t0 > IT_REAP_MS) {
 			fail_msg("%s still exists", path);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 }
 
@@ -297,7 +288,7 @@ test_spare_region(void **state)
 		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
 			fail_msg("no replacement of pid %" PRId64, r.pid);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	} while (!act_get(ctx, "again", &r2) || r2.pid <= 0
 	    || r2.generation <= r.generation);
 	region_path(ctx, "again", r2.generation + 1, path, sizeof(path));
@@ -306,7 +297,7 @@ test_spare_region(void **state)
 		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
 			fail_msg("no spare region %s after a restart", path);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(st.st_size, 0); /* nobody has it yet */
@@ -320,7 +311,7 @@ test_spare_region(void **state)
 		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
 			fail_msg("no replacement of pid %" PRId64, r2.pid);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	assert_int_equal(r.generation, r2.generation + 1);
 	assert_int_equal(stat(path, &st), 0);
@@ -332,7 +323,7 @@ test_spare_region(void **state)
 		if (it_now_ms() - t0 > IT_CONVERGE_MS) {
 			fail_msg("no spare region %s after a restart", path);
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	IT_PASS(
 	    ctx, sv_client_scale(ctx->client, "again", 0, IT_CALL_MS, &prev));

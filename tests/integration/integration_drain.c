@@ -55,15 +55,6 @@ mono_ns(void)
 	return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* sleep_ms pauses between two polls of a deadline loop. */
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* wait_report polls drain id until done (fails after deadline_ms). */
 static sv_drain_report *
 wait_report(it_ctx *ctx, uint64_t id, int deadline_ms)
@@ -85,7 +76,7 @@ wait_report(it_ctx *ctx, uint64_t id, int deadline_ms)
 			    sv_drain_report_count(r));
 		}
 		sv_drain_report_free(r);
-		sleep_ms(10);
+		it_pause_ms(10);
 	}
 }
 
@@ -134,7 +125,7 @@ wait_ready(it_ctx *ctx, const char *group, size_t n)
 		if (it_now_ms() > end) {
 			fail_msg("%s: %zu ready, want %zu", group, ready, n);
 		}
-		sleep_ms(10);
+		it_pause_ms(10);
 	}
 }
 
@@ -246,7 +237,7 @@ test_drain_kinds(void **state)
 	sv_drain_report_free(r);
 
 	/* not restarted: no worker, no child, for a while */
-	sleep_ms(500);
+	it_pause_ms(500);
 	assert_int_equal(count_workers(ctx, "early", NULL), 0);
 	assert_int_equal(count_workers(ctx, "slow", NULL), 0);
 	assert_int_equal(count_workers(ctx, "deaf", NULL), 0);
@@ -508,7 +499,7 @@ roll_surge(it_ctx *ctx, uint32_t surge)
 		if (it_now_ms() > end) {
 			fail_msg("roll not done in 30 s");
 		}
-		sleep_ms(5);
+		it_pause_ms(5);
 	}
 	print_message("roll with max_surge %u: %zu samples, at most %zu "
 	              "live\n",
@@ -599,7 +590,7 @@ test_roll_stuck(void **state)
 			if (it_now_ms() > end) {
 				fail_msg("web did not settle at 3 ready");
 			}
-			sleep_ms(10);
+			it_pause_ms(10);
 		}
 	}
 	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../sv_tmpdir.h"
 
 /* Workers of the descriptor case. */
 #define FDS_N 200
@@ -66,15 +67,6 @@
 
 static const char *const sleep_args[] = {"100000", NULL};
 static const char       *daemon_path; /* argv[1]: supervised */
-
-/* sleep_ms pauses between two polls (not a synchronisation). */
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
 
 /* fd_count counts the open descriptors of pid; -1 when unreadable. */
 static long
@@ -154,7 +146,7 @@ wait_running(it_ctx *ctx, const char *group, long want, int deadline_ms)
 			fail_msg("%s: %ld of %ld workers running (%ld listed) "
 			         "after %d ms",
 			    group, n, want, listed, deadline_ms);
-		sleep_ms(20);
+		it_pause_ms(20);
 	}
 }
 
@@ -168,7 +160,7 @@ wait_fds_at_most(it_ctx *ctx, long bound, int deadline_ms)
 
 	while ((n = fd_count(ctx->daemon)) > bound
 	    && it_now_ms() - t0 < deadline_ms)
-		sleep_ms(20);
+		it_pause_ms(20);
 	return n;
 }
 
@@ -327,11 +319,11 @@ write_config(const char *path, int max_count)
 static void
 test_room_config(void **state)
 {
-	char dir[] = "/tmp/sv-fds-XXXXXX", path[64], err[1024];
+	char dir[64], path[96], err[1024];
 	int  rc;
 
 	(void) state;
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sv_tmpdir(dir, sizeof(dir), "sv-fds"), 0);
 	snprintf(path, sizeof(path), "%s/c.conf", dir);
 
 	write_config(path, ROOM_NOFILE);
@@ -350,8 +342,7 @@ test_room_config(void **state)
 	assert_int_equal(rc, 0);
 	assert_string_equal(err, "");
 
-	unlink(path);
-	rmdir(dir);
+	assert_int_equal(sv_rmtree(dir), 0);
 }
 
 /* Two groups of up to ROOM_A workers (one each running). */

@@ -77,16 +77,6 @@ helper_wait_forever(void)
 	}
 }
 
-/* helper_sleep_ms sleeps ms (a scripted lifetime, not a synchronisation). */
-static void
-helper_sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
-}
-
 /* helper_exec becomes sv-testworker. */
 static void
 helper_exec(const char *worker)
@@ -118,7 +108,7 @@ helper_leaver(const char *kind, const char *worker)
 		if ((pid = fork()) == 0) {
 			for (int i = 0; i < ORPHANS; i++) {
 				if (fork() == 0) {
-					helper_sleep_ms(ORPHAN_MS);
+					it_pause_ms(ORPHAN_MS);
 					_exit(0);
 				}
 			}

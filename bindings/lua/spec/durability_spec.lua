@@ -89,13 +89,12 @@ describe("hello's durability", function()
   end)
 
   it("is lost with ENOSPC on a full state_dir, and comes back", function()
-    local top = H.run("mktemp -d ${TMPDIR:-/tmp}/sv-lua-dur.XXXXXX"):gsub("%s+$", "")
-    assert(top ~= "", "mktemp failed")
+    local top = H.tmpdir("sv-lua-dur")
     local mnt = top .. "/state"
     assert(os.execute("mkdir " .. H.quote(mnt)))
     local why = mount_tmpfs(mnt)
     if why then
-      os.execute("rm -rf " .. H.quote(top))
+      H.rmtree(top)
       pending(why)
       return
     end
@@ -103,7 +102,7 @@ describe("hello's durability", function()
     finally(function()
       H.stop(d)
       os.execute("umount -l " .. H.quote(mnt) .. " 2>/dev/null")
-      os.execute("rm -rf " .. H.quote(top))
+      H.rmtree(top)
     end)
     d = H.start { groups = groups(), top = ('state_dir = "%s";'):format(mnt) }
     local c <close> = assert(sv.open(d.url, 5000))

@@ -113,10 +113,23 @@ H.alive = alive
 -- of docs/config.md, {ready = true, watchdog_ms = 500}) writes a config, starts
 -- supervised in the background and returns the daemon:
 -- {dir, out, url, pid, conf, log}.
+-- tmpdir(name) makes a new private directory $TMPDIR/NAME.XXXXXX (/tmp
+-- when TMPDIR is unset) and returns its path; the caller removes it
+-- (H.rmtree).
+function H.tmpdir(name)
+  local dir = H.run("mktemp -d " .. '"${TMPDIR:-/tmp}"/' .. name .. ".XXXXXX"):gsub("%s+$", "")
+  assert(dir ~= "", "mktemp failed")
+  return dir
+end
+
+-- rmtree(path) removes path and everything below it.
+function H.rmtree(path)
+  os.execute("rm -rf " .. shell_quote(path))
+end
+
 function H.start(opts)
   local daemon = assert(os.getenv("SUPERVISED"), "SUPERVISED is not set")
-  local dir = H.run("mktemp -d ${TMPDIR:-/tmp}/sv-lua-spec.XXXXXX"):gsub("%s+$", "")
-  assert(dir ~= "", "mktemp failed")
+  local dir = H.tmpdir("sv-lua-spec")
   local d = {
     dir = dir,
     sock = dir .. "/sock",
@@ -188,7 +201,7 @@ function H.stop(d)
     error("supervised " .. pid .. " did not exit within 10 s of SIGTERM")
   end
   if os.getenv("SV_LUA_KEEP") == nil then
-    os.execute("rm -rf " .. shell_quote(d.dir))
+    H.rmtree(d.dir)
   end
 end
 

@@ -35,8 +35,8 @@ Timeouts are in seconds; ``None`` waits forever.
 import os
 
 from ._lib import ENV_LIBRARY, SONAME, LibraryNotFound, library_version
-from .client import (DEFAULT_TIMEOUT, Client, Durability, GroupInfo, Hello,
-                     State, WorkerStatus, default_client, default_url)
+from .client import DEFAULT_TIMEOUT, Client, default_client, default_url
+from .replies import Durability, GroupInfo, Hello, State, WorkerStatus
 from .errors import Error, error_class, error_for
 # One class per sv_err code (errors._TABLE).
 from .errors import (BadRequest, Busy, Conflict, ConnectError, DeadlinePassed,

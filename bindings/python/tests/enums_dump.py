@@ -15,7 +15,7 @@ import supervise
 from supervise import _lib, errors
 
 # Modules by name: the package exports functions of the same names.
-client = importlib.import_module("supervise.client")
+replies = importlib.import_module("supervise.replies")
 identity = importlib.import_module("supervise.identity")
 leases = importlib.import_module("supervise.leases")
 
@@ -41,7 +41,7 @@ def main():
     for code in errors.codes():
         print("lib\t%d\t%s\t%s" % (code, errors.err_name(code),
                                    errors.strerror(code)))
-    for member in client.State:
+    for member in replies.State:
         print("state\t%d\t%s" % (member.value,
                                  _lib.text(cdll.sv_state_name(member.value))))
 

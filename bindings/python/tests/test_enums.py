@@ -7,7 +7,7 @@ import importlib
 import supervise
 from supervise import _enums, _lib
 
-client = importlib.import_module("supervise.client")
+replies = importlib.import_module("supervise.replies")
 
 
 def test_every_library_state_has_a_member():
@@ -41,9 +41,9 @@ class _Row:
 
 
 def test_a_draining_worker_reads_as_draining():
-    row = client._worker(_Row(8), None, 0)
+    row = replies.worker_of(_Row(8), None, 0)
     assert row.state is supervise.State.DRAINING
     # A state of a newer supervisor stays a plain int.
-    assert client._worker(_Row(99), None, 0).state == 99
-    assert not isinstance(client._worker(_Row(99), None, 0).state,
+    assert replies.worker_of(_Row(99), None, 0).state == 99
+    assert not isinstance(replies.worker_of(_Row(99), None, 0).state,
                           supervise.State)
