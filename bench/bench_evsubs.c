@@ -38,7 +38,6 @@
 
 #include "evsub.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,24 +57,6 @@
 /* ------------------------------------------------------------------ */
 /* Descriptors and kills                                              */
 /* ------------------------------------------------------------------ */
-
-/* daemon_fds counts the daemon's open descriptors; -1 when unreadable. */
-static long
-daemon_fds(void)
-{
-	char           path[64];
-	struct dirent *e;
-	DIR           *d;
-	long           n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) g_daemon_pid);
-	if (g_daemon_pid <= 0 || (d = opendir(path)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 /*
  * daemon_cpu_ns reads the CPU time of the daemon's main thread (its loop:
@@ -263,7 +244,7 @@ detach_all(struct helper *h, bool started)
 static void
 part_mark(long *fdsp, long *rssp)
 {
-	*fdsp = daemon_fds();
+	*fdsp = sv_proc_fd_count(g_daemon_pid);
 	*rssp = proc_status_kb(g_daemon_pid, "VmRSS");
 }
 
@@ -302,8 +283,8 @@ part_many(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 		}
 		if (h.nfds > res->attached)
 			res->attached = h.nfds;
-		if (daemon_fds() > p->fds_peak)
-			p->fds_peak = daemon_fds();
+		if (sv_proc_fd_count(g_daemon_pid) > p->fds_peak)
+			p->fds_peak = sv_proc_fd_count(g_daemon_pid);
 		if (kills(pidp, p->kills, p->with, &p->n_with, &p->cpu_with_ns,
 		        why, whylen)
 		    != 0) {
@@ -365,7 +346,7 @@ part_churn(const struct daemon *d, pid_t *pidp, struct evsubs_result *res)
 		t0 = now_ns();
 		rv = kills(pidp, p->kills, p->with, &p->n_with,
 		    &p->cpu_with_ns, why, whylen);
-		if ((fds = daemon_fds()) > p->fds_peak)
+		if ((fds = sv_proc_fd_count(g_daemon_pid)) > p->fds_peak)
 			p->fds_peak = fds;
 		atomic_store(&h.stop, true);
 		pthread_join(h.tid, NULL);

@@ -151,26 +151,6 @@ machine_room(long n, long *nofilep, char *why, size_t whylen)
 	return true;
 }
 
-/* pss_kb reads Pss of /proc/PID/smaps_rollup; -1 when it cannot. */
-static long
-pss_kb(pid_t pid)
-{
-	char  path[64], line[256];
-	long  v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int) pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Pss:", 4) == 0) {
-			v = strtol(line + 4, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /* ------------------------------------------------------------------ */
 /* One size                                                           */
 /* ------------------------------------------------------------------ */
@@ -334,13 +314,13 @@ scale_one(struct scale_step *st, unsigned char *seen, long npids)
 		goto out;
 	}
 	sleep_ms(100); /* settled: the idle daemon's PSS */
-	st->pss0_kb = pss_kb(g_daemon_pid);
+	st->pss0_kb = sv_proc_kb(g_daemon_pid, "smaps_rollup", "Pss");
 	if (scale_up(c, g, ng, st, seen, npids, st->why, sizeof(st->why)) != 0
 	    || status_all(
 	           c, st->workers, &st->status_ns, st->why, sizeof(st->why))
 	        != 0)
 		goto out;
-	st->pss_kb  = pss_kb(g_daemon_pid);
+	st->pss_kb  = sv_proc_kb(g_daemon_pid, "smaps_rollup", "Pss");
 	st->rss_kb  = proc_status_kb(g_daemon_pid, "VmRSS");
 	st->hwm_kb  = proc_status_kb(g_daemon_pid, "VmHWM");
 	st->threads = proc_status_kb(g_daemon_pid, "Threads");

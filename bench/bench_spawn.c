@@ -26,7 +26,6 @@
  */
 #include "scenarios.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,25 +37,6 @@
 /* ------------------------------------------------------------------ */
 /* /proc reader (proc_status_kb is the harness's)                     */
 /* ------------------------------------------------------------------ */
-
-/* proc_fd_count counts the open descriptors of pid; -1 if unreadable. */
-static long
-proc_fd_count(pid_t pid)
-{
-	char           path[64];
-	struct dirent *e;
-	long           n = 0;
-	DIR           *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 /* ------------------------------------------------------------------ */
 /* Helper threads                                                     */
@@ -408,7 +388,7 @@ ours_round(const struct opts *o, struct spawn_ctx *x, struct spawn_result *res,
 		res->rss_kb = kb;
 	res->hwm_kb  = proc_status_kb(g_daemon_pid, "VmHWM");
 	res->threads = proc_status_kb(g_daemon_pid, "Threads");
-	res->fds     = proc_fd_count(g_daemon_pid);
+	res->fds     = sv_proc_fd_count(g_daemon_pid);
 	if (!last)
 		return stop_group(x, o->workers, why, whylen);
 	return 0;

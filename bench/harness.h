@@ -41,6 +41,7 @@
 #include <supervise/client.h>
 
 #include "bench_wire.h"
+#include "../tests/sv_proc.h" /* sv_proc_fd_count, sv_proc_kb */
 
 #ifndef SV_SUPERVISED_PATH
 #error "define SV_SUPERVISED_PATH (path of the supervised binary)"

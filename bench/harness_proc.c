@@ -165,22 +165,7 @@ proc_stat_ppid(pid_t pid, char *statep, long *ppidp)
 long
 proc_status_kb(pid_t pid, const char *key)
 {
-	char   path[64], line[256];
-	size_t klen = strlen(key);
-	long   v    = -1;
-	FILE  *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
+	return sv_proc_kb(pid, "status", key);
 }
 
 /* is_tracked tells whether pid is a child sv-bench knows it started. */

@@ -31,7 +31,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +41,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../sv_proc.h"
 #include "../sv_tmpdir.h"
 
 /* Workers of the descriptor case. */
@@ -68,51 +68,15 @@
 static const char *const sleep_args[] = {"100000", NULL};
 static const char       *daemon_path; /* argv[1]: supervised */
 
-/* fd_count counts the open descriptors of pid; -1 when unreadable. */
-static long
-fd_count(pid_t pid)
-{
-	char           path[64];
-	struct dirent *e;
-	long           n = 0;
-	DIR           *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* pss_kb reads Pss from /proc/PID/smaps_rollup (VmRSS of
  * /proc/PID/status where that file does not exist); -1 when neither
  * reads. */
 static long
 pss_kb(pid_t pid)
 {
-	const char *files[2] = {"smaps_rollup", "status"};
-	const char *keys[2]  = {"Pss:", "VmRSS:"};
-	char        path[64], line[256];
-	long        kb = -1;
+	long kb = sv_proc_kb(pid, "smaps_rollup", "Pss");
 
-	for (int i = 0; i < 2 && kb < 0; i++) {
-		FILE *f;
-
-		snprintf(
-		    path, sizeof(path), "/proc/%d/%s", (int) pid, files[i]);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		while (fgets(line, sizeof(line), f) != NULL)
-			if (strncmp(line, keys[i], strlen(keys[i])) == 0) {
-				kb = strtol(line + strlen(keys[i]), NULL, 10);
-				break;
-			}
-		fclose(f);
-	}
-	return kb;
+	return kb >= 0 ? kb : sv_proc_kb(pid, "status", "VmRSS");
 }
 
 /* running counts the workers of group that run, with a pid, ready. */
@@ -158,7 +122,7 @@ wait_fds_at_most(it_ctx *ctx, long bound, int deadline_ms)
 	int64_t t0 = it_now_ms();
 	long    n;
 
-	while ((n = fd_count(ctx->daemon)) > bound
+	while ((n = sv_proc_fd_count(ctx->daemon)) > bound
 	    && it_now_ms() - t0 < deadline_ms)
 		it_pause_ms(20);
 	return n;
@@ -189,7 +153,7 @@ test_fds_per_worker(void **state)
 
 	wait_running(ctx, "w", 1, IT_CONVERGE_MS);
 	assert_int_equal(it_wait_children_match(ctx, IT_CONVERGE_MS), 0);
-	base = fd_count(ctx->daemon);
+	base = sv_proc_fd_count(ctx->daemon);
 	assert_true(base > 0);
 
 	IT_PASS(
