@@ -33,8 +33,8 @@
  * proves it was stalled), whether the daemon kept it connected, and the
  * daemon's VmRSS before and after.
  *
- * File layout: the slow subscriber and the sequence reader; kill blocks;
- * flood; run; rows and details.
+ * File layout: the slow subscriber and the sequence reader (kill blocks:
+ * harness, kill_block); flood; run; rows and details.
  */
 #include "scenarios.h"
 
@@ -180,42 +180,6 @@ slow_connected(int fd)
 /* ------------------------------------------------------------------ */
 /* Kill blocks                                                        */
 /* ------------------------------------------------------------------ */
-
-/*
- * kill_block kills the victim (*pidp, updated) k times, each time waiting
- * up to 5 s for its replacement's stamp, and appends the latencies to
- * out[*np..]. It stops early, setting *cutp, once bound (monotonic ns)
- * has passed. Returns 0, or -1 with why.
- */
-static int
-kill_block(pid_t *pidp, long k, int64_t bound, bool *cutp, int64_t *out,
-    long *np, char *why, size_t whylen)
-{
-	struct sv_bench_stamp st;
-	int64_t               lat;
-	long                  i;
-	int                   rv;
-
-	for (i = 0; i < k; i++) {
-		if (now_ns() >= bound) {
-			*cutp = true;
-			return 0;
-		}
-		rv = kill_await_replacement(*pidp, 5 * NS_PER_SEC, &st, &lat);
-		if (rv != 1) {
-			snprintf(why, whylen,
-			    "no replacement of the victim within 5 s (%s)",
-			    rv == -2      ? "daemon exited"
-			        : rv == 0 ? "deadline"
-			                  : "kill failed or interrupted");
-			return -1;
-		}
-		*pidp = st.pid;
-		if (out != NULL)
-			out[(*np)++] = lat;
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Flood                                                              */

@@ -88,25 +88,10 @@ static int
 kills(pid_t *pidp, long k, int64_t *out, long *np, int64_t *cpup, char *why,
     size_t whylen)
 {
-	struct sv_bench_stamp st;
-	int64_t               lat, cpu0 = daemon_cpu_ns();
-	long                  i;
-	int                   rv;
+	int64_t cpu0 = daemon_cpu_ns();
 
-	for (i = 0; i < k; i++) {
-		rv = kill_await_replacement(*pidp, 5 * NS_PER_SEC, &st, &lat);
-		if (rv != 1) {
-			snprintf(why, whylen,
-			    "no replacement of the victim within 5 s (%s)",
-			    rv == -2      ? "daemon exited"
-			        : rv == 0 ? "deadline"
-			                  : "kill failed or interrupted");
-			return -1;
-		}
-		*pidp = st.pid;
-		if (out != NULL)
-			out[(*np)++] = lat;
-	}
+	if (kill_block(pidp, k, INT64_MAX, NULL, out, np, why, whylen) != 0)
+		return -1;
 	if (cpup != NULL)
 		*cpup += daemon_cpu_ns() - cpu0;
 	return 0;

@@ -307,6 +307,16 @@ int kill_await_replacement(
     pid_t pid, int64_t timeout_ns, struct sv_bench_stamp *st, int64_t *latp);
 
 /*
+ * kill_block kills the victim (*pidp, updated to each replacement) k times,
+ * each time waiting up to 5 s for its replacement's stamp, and appends the
+ * latencies to out[*np..] (out NULL: a warm-up, nothing kept). It stops
+ * early once bound (CLOCK_MONOTONIC ns; INT64_MAX: none) has passed,
+ * setting *cutp (if not NULL). Returns 0, or -1 with why (whylen bytes).
+ */
+int kill_block(pid_t *pidp, long k, int64_t bound, bool *cutp, int64_t *out,
+    long *np, char *why, size_t whylen);
+
+/*
  * group_drain scales group to 0 on c and waits until timeout_ms for the
  * daemon to list none of its workers. Returns 0, or -1 with why set.
  */

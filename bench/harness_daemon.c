@@ -187,6 +187,39 @@ kill_await_replacement(
 	return rv;
 }
 
+/* kill_block kills a victim k times in a row; see harness.h. */
+int
+kill_block(pid_t *pidp, long k, int64_t bound, bool *cutp, int64_t *out,
+    long *np, char *why, size_t whylen)
+{
+	struct sv_bench_stamp st;
+	int64_t               lat;
+	long                  i;
+	int                   rv;
+
+	for (i = 0; i < k; i++) {
+		if (now_ns() >= bound) {
+			if (cutp != NULL) {
+				*cutp = true;
+			}
+			return 0;
+		}
+		rv = kill_await_replacement(*pidp, 5 * NS_PER_SEC, &st, &lat);
+		if (rv != 1) {
+			snprintf(why, whylen,
+			    "no replacement of the victim within 5 s (%s)",
+			    rv == -2      ? "daemon exited"
+			        : rv == 0 ? "deadline"
+			                  : "kill failed or interrupted");
+			return -1;
+		}
+		*pidp = st.pid;
+		if (out != NULL)
+			out[(*np)++] = lat;
+	}
+	return 0;
+}
+
 /* group_drain scales group to 0 and waits until it lists no worker. */
 int
 group_drain(
