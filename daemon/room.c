@@ -72,6 +72,17 @@ svd_room_read(svd_room *r)
 bool
 svd_room_fits(const svd_room *r, uint64_t workers, char *why, size_t len)
 {
+	/* Each process bound: its value (0 or UINT64_MAX: none), what it
+	 * is, and how to raise it. */
+	const struct {
+		uint64_t    limit;
+		const char *what, *raise;
+	} procs[] = {
+	    {r->pid_max, "pids of kernel.pid_max", ""},
+	    {r->threads_max, "tasks of kernel.threads-max", ""},
+	    {r->nproc, "processes the user may run",
+	        " (raise ulimit -u, LimitNPROC=)"},
+	};
 	uint64_t fds = SVD_FDS_BASE + workers * SVD_FDS_PER_WORKER;
 
 	if (fds > r->nofile) {
@@ -82,29 +93,15 @@ svd_room_fits(const svd_room *r, uint64_t workers, char *why, size_t len)
 		    (unsigned long long) r->nofile);
 		return false;
 	}
-	if (r->pid_max > 0 && workers >= r->pid_max) {
-		snprintf(why, len,
-		    "%llu workers are more than the %llu pids of "
-		    "kernel.pid_max",
-		    (unsigned long long) workers,
-		    (unsigned long long) r->pid_max);
-		return false;
-	}
-	if (r->threads_max > 0 && workers >= r->threads_max) {
-		snprintf(why, len,
-		    "%llu workers are more than the %llu tasks of "
-		    "kernel.threads-max",
-		    (unsigned long long) workers,
-		    (unsigned long long) r->threads_max);
-		return false;
-	}
-	if (workers >= r->nproc) {
-		snprintf(why, len,
-		    "%llu workers are more than the user's process limit of "
-		    "%llu (raise ulimit -u, LimitNPROC=)",
-		    (unsigned long long) workers,
-		    (unsigned long long) r->nproc);
-		return false;
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+		if (procs[i].limit > 0 && workers >= procs[i].limit) {
+			snprintf(why, len,
+			    "%llu workers are more than the %llu %s%s",
+			    (unsigned long long) workers,
+			    (unsigned long long) procs[i].limit, procs[i].what,
+			    procs[i].raise);
+			return false;
+		}
 	}
 	return true;
 }
