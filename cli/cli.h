@@ -134,6 +134,16 @@ int cli_exit_code(sv_err err);
 int cli_connect(const struct cli *cli, sv_client **clientp);
 
 /*
+ * cli_timeout is the timeout to pass to the next call: what is left of
+ * cli->timeout_ms since cli_connect for the first call after it (so that
+ * -t bounds connecting and that call together, also when the socket
+ * appears late and then never answers), the whole cli->timeout_ms for
+ * every later call. A negative cli->timeout_ms (no deadline) is returned
+ * as is; a time already past gives 1 ms (the call then times out).
+ */
+int cli_timeout(const struct cli *cli);
+
+/*
  * cli_group_call runs a command whose only argument is a group: it checks
  * the name (usage error naming cmd), connects, calls call(client, group,
  * timeout) and prints "GROUP: verb" or, with --json, {"group": GROUP}.

@@ -108,7 +108,7 @@ cmd_scale(const struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = sv_client_scale(
-	    client, group, count, cli->timeout_ms, &previous);
+	    client, group, count, cli_timeout(cli), &previous);
 	if (err != SV_OK)
 		rc = cli_error(
 		    client, err, "scale %s to %" PRIu32, group, count);
@@ -133,7 +133,7 @@ cmd_stop(const struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_stop(client, group, cli->timeout_ms, &previous);
+	err = sv_client_stop(client, group, cli_timeout(cli), &previous);
 	if (err != SV_OK)
 		rc = cli_error(client, err, "stop %s", group);
 	else
@@ -167,10 +167,10 @@ cmd_restart(const struct cli *cli, int argc, char **argv)
 		return rc;
 	if (g_opt != NULL)
 		err = sv_client_restart_if(
-		    client, group, ordinal, expected, cli->timeout_ms);
+		    client, group, ordinal, expected, cli_timeout(cli));
 	else
 		err = sv_client_restart(
-		    client, group, ordinal, cli->timeout_ms);
+		    client, group, ordinal, cli_timeout(cli));
 	if (err != SV_OK && g_opt != NULL)
 		rc = cli_error(client, err,
 		    "restart %s/%" PRIu32 " at generation %" PRIu64, group,
@@ -201,7 +201,8 @@ cmd_start(const struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_start_worker(client, group, cli->timeout_ms, &ordinal);
+	err = sv_client_start_worker(
+	    client, group, cli_timeout(cli), &ordinal);
 	if (err != SV_OK)
 		rc = cli_error(client, err, "start %s", group);
 	else if (cli->json)
@@ -230,7 +231,7 @@ cmd_terminate(const struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = sv_client_terminate_worker(
-	    client, group, ordinal, cli->timeout_ms);
+	    client, group, ordinal, cli_timeout(cli));
 	if (err != SV_OK)
 		rc = cli_error(
 		    client, err, "terminate %s/%" PRIu32, group, ordinal);

@@ -249,7 +249,7 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 	sv_drain_report *nr = NULL;
 	sv_err           err;
 
-	drain_supervisor(client, cli->timeout_ms, sup, sizeof sup);
+	drain_supervisor(client, cli_timeout(cli), sup, sizeof sup);
 	for (;;) {
 		size_t n = sv_drain_report_reaped(*rp);
 		if (n != last) {
@@ -273,7 +273,8 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 			    SV_ETIMEDOUT, detail, "%s %" PRIu64, what, id);
 		}
 		nanosleep(&ts, NULL);
-		err = sv_client_drain_report(client, id, cli->timeout_ms, &nr);
+		err = sv_client_drain_report(
+		    client, id, cli_timeout(cli), &nr);
 		if (err == SV_OK) {
 			sv_drain_report_free(*rp);
 			*rp = nr;
@@ -287,7 +288,7 @@ drain_follow(const struct cli *cli, sv_client *client, const char *what,
 			    = down_since != 0 ? down_since : cli_now_ms();
 			continue;
 		}
-		drain_supervisor(client, cli->timeout_ms, now, sizeof now);
+		drain_supervisor(client, cli_timeout(cli), now, sizeof now);
 		if (sup[0] != '\0' && now[0] != '\0'
 		    && strcmp(sup, now) != 0) {
 			if (tty)
@@ -396,7 +397,7 @@ cmd_drain(const struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = sv_client_drain(client, all ? NULL : group, ordinal, deadline,
-	    cli->timeout_ms, &r);
+	    cli_timeout(cli), &r);
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "drain %s", argv[0]);
 		sv_client_close(client);
@@ -485,9 +486,9 @@ cmd_restart_any(const struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
 	err = budgets ? sv_client_rolling_restart_budgets(client, args[0],
-	          ready, surge, unavailable, cli->timeout_ms, &r)
+	          ready, surge, unavailable, cli_timeout(cli), &r)
 	              : sv_client_rolling_restart(
-	                  client, args[0], ready, cli->timeout_ms, &r);
+	                  client, args[0], ready, cli_timeout(cli), &r);
 	if (err == SV_EUNKNOWNMSG && budgets) {
 		rc = cli_error_detail(err,
 		    "this supervisor does not offer "
@@ -525,7 +526,7 @@ cmd_drain_ack(const struct cli *cli, int argc, char **argv)
 		    "--served \"%s\" is not a decimal number", s_opt);
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_drain_ack(client, served, cli->timeout_ms);
+	err = sv_client_drain_ack(client, served, cli_timeout(cli));
 	rc  = err != SV_OK ? cli_error(client, err, "drain-ack") : CLI_EXIT_OK;
 	sv_client_close(client);
 	return rc;
@@ -547,7 +548,7 @@ cmd_drain_extend(const struct cli *cli, int argc, char **argv)
 		    argv[0]);
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_drain_extend(client, ms, cli->timeout_ms);
+	err = sv_client_drain_extend(client, ms, cli_timeout(cli));
 	rc  = err != SV_OK ? cli_error(client, err, "drain-extend")
 	                   : CLI_EXIT_OK;
 	sv_client_close(client);

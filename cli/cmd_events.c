@@ -199,7 +199,7 @@ events_open(const struct cli *cli, const char *prefix, sv_events **evp)
 
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_hello(client, cli->timeout_ms, &h);
+	err = sv_client_hello(client, cli_timeout(cli), &h);
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "events: hello");
 		sv_client_close(client);
@@ -212,7 +212,7 @@ events_open(const struct cli *cli, const char *prefix, sv_events **evp)
 		return cli_error_detail(SV_EUNKNOWNMSG,
 		    "the supervisor publishes no events (protocol 1.0)",
 		    "events");
-	err = sv_events_open(evp, url, prefix, cli->timeout_ms);
+	err = sv_events_open(evp, url, prefix, cli_timeout(cli));
 	if (err != SV_OK)
 		return cli_error_detail(
 		    err, NULL, "events: subscribe to %s", url);

@@ -192,7 +192,7 @@ cmd_groups(const struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_groups(client, group, cli->timeout_ms, &g);
+	err = sv_client_groups(client, group, cli_timeout(cli), &g);
 	if (err != SV_OK) {
 		rc = group != NULL ? cli_error(client, err, "groups %s", group)
 		                   : cli_error(client, err, "groups");

@@ -119,7 +119,7 @@ cmd_hello(const struct cli *cli, int argc, char **argv)
 	(void) argv;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_hello(client, cli->timeout_ms, &h);
+	err = sv_client_hello(client, cli_timeout(cli), &h);
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "hello");
 		sv_client_close(client);

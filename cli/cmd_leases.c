@@ -146,7 +146,7 @@ cmd_leases(const struct cli *cli, int argc, char **argv)
 		return rc;
 	}
 	err = sv_client_lease_list(
-	    client, pool, session, cli->timeout_ms, &list);
+	    client, pool, session, cli_timeout(cli), &list);
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "leases");
 		sv_client_close(client);
@@ -190,7 +190,7 @@ cmd_pools(const struct cli *cli, int argc, char **argv)
 	if ((rc = cli_connect(cli, &client)) != 0) {
 		return rc;
 	}
-	if ((err = sv_client_pools(client, cli->timeout_ms, &p)) != SV_OK) {
+	if ((err = sv_client_pools(client, cli_timeout(cli), &p)) != SV_OK) {
 		rc = cli_error(client, err, "pools");
 		sv_client_close(client);
 		return rc;
@@ -273,7 +273,7 @@ lease_acquire(const struct cli *cli, sv_client *client, int argc, char **argv,
 	}
 	err = sv_client_lease_acquire(client, argv[1],
 	    sv != NULL ? (int64_t) slot : SV_LEASE_ANY_SLOT, wait, session,
-	    cli->timeout_ms, &l);
+	    cli_timeout(cli), &l);
 	if (err != SV_OK) {
 		return cli_error(client, err, "lease acquire %s", argv[1]);
 	}
@@ -299,7 +299,7 @@ lease_claim(const struct cli *cli, sv_client *client, int argc, char **argv,
 		    "lease claim", "usage: lease claim POOL SLOT TOKEN");
 	}
 	err = sv_client_lease_claim(
-	    client, argv[1], slot, token, session, cli->timeout_ms, &l);
+	    client, argv[1], slot, token, session, cli_timeout(cli), &l);
 	if (err != SV_OK) {
 		return cli_error(
 		    client, err, "lease claim %s %s", argv[1], argv[2]);
@@ -325,7 +325,7 @@ lease_by_id(const struct cli *cli, sv_client *client, int argc, char **argv,
 	}
 	if (strcmp(argv[0], "renew") == 0) {
 		err = sv_client_lease_renew(
-		    client, id, session, cli->timeout_ms, &l);
+		    client, id, session, cli_timeout(cli), &l);
 		if (err != SV_OK) {
 			return cli_error(
 			    client, err, "lease renew %s", argv[1]);
@@ -334,7 +334,7 @@ lease_by_id(const struct cli *cli, sv_client *client, int argc, char **argv,
 		sv_lease_free(l);
 		return CLI_EXIT_OK;
 	}
-	err = sv_client_lease_release(client, id, session, cli->timeout_ms);
+	err = sv_client_lease_release(client, id, session, cli_timeout(cli));
 	if (err != SV_OK) {
 		return cli_error(client, err, "lease release %s", argv[1]);
 	}
@@ -409,13 +409,13 @@ cmd_session(const struct cli *cli, int argc, char **argv)
 		return rc;
 	}
 	if (open) {
-		err = sv_client_session_open(client, v, cli->timeout_ms, &id);
+		err = sv_client_session_open(client, v, cli_timeout(cli), &id);
 	} else if (strcmp(argv[0], "renew") == 0) {
 		id  = v;
-		err = sv_client_session_renew(client, v, cli->timeout_ms);
+		err = sv_client_session_renew(client, v, cli_timeout(cli));
 	} else {
 		id  = v;
-		err = sv_client_session_close(client, v, cli->timeout_ms);
+		err = sv_client_session_close(client, v, cli_timeout(cli));
 	}
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "session %s", argv[0]);
@@ -469,7 +469,7 @@ cmd_pool(const struct cli *cli, int argc, char **argv)
 	}
 	err = sv_client_pool_create(client, argv[1], slots, ttl, grace,
 	    cli_opt(cli, "path"), cli_opt(cli, "on-release"),
-	    cli_opt(cli, "kind"), cli->timeout_ms);
+	    cli_opt(cli, "kind"), cli_timeout(cli));
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "pool create %s", argv[1]);
 	} else if (cli->json) {

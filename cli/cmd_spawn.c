@@ -213,7 +213,7 @@ cmd_spawn(const struct cli *cli, int argc, char **argv)
 		sv_groupspec_free(spec);
 		return rc;
 	}
-	err = sv_client_create_group(client, spec, cli->timeout_ms);
+	err = sv_client_create_group(client, spec, cli_timeout(cli));
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "spawn %s", name);
 	} else if (cli->json) {

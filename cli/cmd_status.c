@@ -258,7 +258,7 @@ cmd_status(const struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_list(client, group, cli->timeout_ms, &w);
+	err = sv_client_list(client, group, cli_timeout(cli), &w);
 	if (err != SV_OK) {
 		rc = group != NULL ? cli_error(client, err, "status %s", group)
 		                   : cli_error(client, err, "status");
@@ -266,7 +266,7 @@ cmd_status(const struct cli *cli, int argc, char **argv)
 		return rc;
 	}
 	if (!cli->json) {
-		err = sv_client_groups(client, group, cli->timeout_ms, &g);
+		err = sv_client_groups(client, group, cli_timeout(cli), &g);
 		/* A typed refusal (an older supervisor without ListGroups, or
 		 * GROUP deleted meanwhile) only costs the failed lines. */
 		if (err != SV_OK && cli_exit_code(err) != CLI_EXIT_ANSWER) {
@@ -285,7 +285,7 @@ cmd_status(const struct cli *cli, int argc, char **argv)
 		if (g != NULL)
 			status_failed(g);
 		/* Best effort: a failed Hello only costs this line. */
-		if (sv_client_hello(client, cli->timeout_ms, &h) == SV_OK)
+		if (sv_client_hello(client, cli_timeout(cli), &h) == SV_OK)
 			(void) cli_durability_line(h);
 		sv_hello_free(h);
 	}

@@ -104,7 +104,7 @@ cmd_top(const struct cli *cli, int argc, char **argv)
 		sv_workers *w;
 		uint64_t    now;
 		sv_err      err
-		    = sv_client_list(client, group, cli->timeout_ms, &w);
+		    = sv_client_list(client, group, cli_timeout(cli), &w);
 
 		if (err != SV_OK) {
 			rc = cli_error(client, err, "top");

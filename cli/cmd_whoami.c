@@ -137,7 +137,7 @@ cmd_whoami(const struct cli *cli, int argc, char **argv)
 	(void) argv;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = sv_client_whoami(client, cli->timeout_ms, &id);
+	err = sv_client_whoami(client, cli_timeout(cli), &id);
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "whoami");
 		sv_client_close(client);

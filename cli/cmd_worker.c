@@ -73,8 +73,8 @@ worker_request(const struct cli *cli, int ready, const char *status,
 
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = ready ? sv_client_ready(client, status, cli->timeout_ms)
-	            : sv_client_heartbeat(client, cli->timeout_ms);
+	err = ready ? sv_client_ready(client, status, cli_timeout(cli))
+	            : sv_client_heartbeat(client, cli_timeout(cli));
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "%s", cmd);
 		sv_client_close(client);

@@ -111,6 +111,10 @@ cli_usage_error(const char *what, const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+/* The deadline (cli_now_ms) of the first call after cli_connect; 0 when
+ * that call was made or nothing connected. One command runs per process. */
+static uint64_t first_call_by;
+
 /* cli_connect opens a client on cli->url, reporting a failure itself. */
 int
 cli_connect(const struct cli *cli, sv_client **clientp)
@@ -118,11 +122,28 @@ cli_connect(const struct cli *cli, sv_client **clientp)
 	sv_client *client = NULL;
 	sv_err     err;
 
-	err = sv_client_open(&client, cli->url, cli->timeout_ms);
+	first_call_by = cli->timeout_ms >= 0
+	    ? cli_now_ms() + (uint64_t) cli->timeout_ms
+	    : 0;
+	err           = sv_client_open(&client, cli->url, cli->timeout_ms);
 	if (err != SV_OK)
 		return cli_error(NULL, err, "connect to %s", cli->url);
 	*clientp = client;
 	return CLI_EXIT_OK;
+}
+
+/* cli_timeout: see cli.h. */
+int
+cli_timeout(const struct cli *cli)
+{
+	uint64_t by = first_call_by, now;
+
+	first_call_by = 0;
+	if (cli->timeout_ms < 0 || by == 0) {
+		return cli->timeout_ms;
+	}
+	now = cli_now_ms();
+	return now + 1 >= by ? 1 : (int) (by - now);
 }
 
 /* cli_group_call: the whole of a command about one group (cli.h). */
@@ -138,7 +159,7 @@ cli_group_call(const struct cli *cli, const char *cmd, const char *group,
 		return rc;
 	if ((rc = cli_connect(cli, &client)) != 0)
 		return rc;
-	err = call(client, group, cli->timeout_ms);
+	err = call(client, group, cli_timeout(cli));
 	if (err != SV_OK) {
 		rc = cli_error(client, err, "%s %s", cmd, group);
 	} else if (cli->json) {

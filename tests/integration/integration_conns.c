@@ -18,6 +18,10 @@
  * took twice: the connection and the call each waited the whole timeout).
  * Then SIGCONT, and the daemon answers again.
  *
+ * test_late_listener_deadline: the control socket appears 1 s after
+ * `supervisectl -t 2000 hello` started and never answers; the call must
+ * still end by its -t (it took -t after the socket appeared: 3 s).
+ *
  * Waits: helper processes write one line to a file (renamed into place),
  * awaited with a deadline; supervisectl is awaited on a pidfd.
  */
@@ -158,6 +162,61 @@ test_stopped_daemon_deadline(void **state)
 	sv_hello_free(h);
 }
 
+/* How long after supervisectl starts the late listener appears, and the
+ * -t given: a connect that took its own -t before the call's would end
+ * after LATE_MS + LATE_T_MS. */
+#define LATE_MS   1000
+#define LATE_T_MS 2000
+
+/* A listener that appears LATE_MS after supervisectl started and never
+ * answers: -t bounds connecting and the call together (supervisectl gave
+ * each its own -t: 3,000 ms and more for -t 2000). */
+static void
+test_late_listener_deadline(void **state)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char               path[128], url[160], err[512] = "";
+	int64_t            ms;
+	pid_t              pid;
+	int                rc, st;
+
+	(void) state;
+	snprintf(path, sizeof(path), "%s/late.sock", out_dir);
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/late.sock", out_dir);
+	(void) unlink(path);
+	if ((pid = fork()) == 0) {
+		/* The listener: bound late (the case under test), then
+		 * silent until the test ends it. */
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		it_pause_ms(LATE_MS);
+		if (fd < 0
+		    || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0
+		    || listen(fd, 8) != 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	assert_true(pid > 0);
+	rc = cn_ctl_hello(url, LATE_T_MS, ctl_err, &ms);
+	(void) cn_wait_line(ctl_err, 0, err, sizeof(err));
+	fprintf(stderr,
+	    "[it] late listener, supervisectl -t %d hello: exit %d, "
+	    "%lld ms: %s",
+	    LATE_T_MS, rc, (long long) ms, err);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	(void) unlink(path);
+	assert_int_equal(rc, 111);
+	assert_non_null(strstr(err, sv_strerror(SV_ETIMEDOUT)));
+	assert_true(ms >= LATE_T_MS);
+	if (ms >= LATE_MS + LATE_T_MS - 200)
+		fail_msg(
+		    "supervisectl -t %d took %lld ms: the connect and the "
+		    "call each waited",
+		    LATE_T_MS, (long long) ms);
+}
+
 /* setup_idle starts a daemon whose idle bound is 300 ms. */
 static int
 setup_idle(void **state)
@@ -230,6 +289,7 @@ main(int argc, char **argv)
 	        test_stopped_daemon_deadline, setup_plain, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_idle_closed, setup_idle, it_teardown),
+	    cmocka_unit_test(test_late_listener_deadline),
 	};
 	int rc;
 
