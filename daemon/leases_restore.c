@@ -75,18 +75,19 @@ svd_leases_restore(svd_leases *l, const sv_jstate *prev)
 	for (size_t i = 0; i < prev->nleases; i++) {
 		const sv_jlease *jl = &prev->leases[i];
 		sv_lease_record *r  = &recs[n];
+		uint64_t         dev, ino;
 		snprintf(
 		    r->pool, sizeof(r->pool), "%s", sv_jlease_pool(prev, jl));
 		r->slot  = jl->slot;
 		r->id    = jl->id;
 		r->token = jl->token;
-		if (jl->res_ino != 0) {
+		if (sv_jlease_res(prev, jl, &dev, &ino)) {
 			/* What the predecessor made for this slot: its own,
 			 * so ours to hand over, truncate or remove. */
 			ls_ident *m = ls_made_of(
 			    l, sv_lease_pool_find(l->core, r->pool), jl->slot);
 			if (m != NULL) {
-				*m = (ls_ident) {jl->res_dev, jl->res_ino};
+				*m = (ls_ident) {dev, ino};
 			}
 		}
 		if (jl->session != 0) {

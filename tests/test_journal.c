@@ -470,6 +470,22 @@ test_lease_records(void **state)
 	sv_jstate_free(&st);
 }
 
+/* res_ino is the inode of the resource of the live lease on (pool, slot)
+ * of st, 0 when none is known; *devp gets its device. */
+static uint64_t
+res_ino(const sv_jstate *st, const char *pool, uint32_t slot, uint64_t *devp)
+{
+	const sv_jlease *l   = sv_jstate_lease(st, pool, slot);
+	uint64_t         dev = 0, ino = 0;
+
+	assert_non_null(l);
+	(void) sv_jlease_res(st, l, &dev, &ino);
+	if (devp != NULL) {
+		*devp = dev;
+	}
+	return ino;
+}
+
 /* L records carry the identity (DEV INO) of the slot's resource the
  * supervisor made: written only when known, read with or without it (an
  * older journal has none), kept through a snapshot. */
@@ -477,7 +493,8 @@ static void
 test_lease_resource_identity(void **state)
 {
 	char     *line = NULL, *snap = NULL;
-	size_t    n = 0;
+	size_t    n   = 0;
+	uint64_t  dev = 0;
 	sv_jstate st, st2;
 	char      buf[300], sealed[320], err[200];
 	sv_jrec   r = {.kind = SV_J_LEASE,
@@ -497,8 +514,8 @@ test_lease_resource_identity(void **state)
 	    sv_journal_apply(&st, line, n - 1, err, sizeof(err)), SV_OK);
 	free(line);
 	assert_int_equal(st.nleases, 1);
-	assert_int_equal(st.leases[0].res_dev, 2049);
-	assert_int_equal(st.leases[0].res_ino, 1234567890123ull);
+	assert_int_equal(res_ino(&st, "files", 3, &dev), 1234567890123ull);
+	assert_int_equal(dev, 2049);
 	/* No identity: the record is the old 11-field one. */
 	r.res_dev = r.res_ino = 0;
 	r.ordinal             = 4;
@@ -512,7 +529,7 @@ test_lease_resource_identity(void **state)
 	assert_int_equal(
 	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
 	    SV_OK);
-	assert_int_equal(sv_jstate_lease(&st, "files", 5)->res_ino, 0);
+	assert_int_equal(res_ino(&st, "files", 5, NULL), 0);
 	snprintf(buf, sizeof(buf), "L files 6 15 9 web 0 3 0 0 0 7 0");
 	seal(buf, sealed, sizeof(sealed));
 	assert_int_equal(
@@ -527,13 +544,71 @@ test_lease_resource_identity(void **state)
 	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
 	assert_int_equal(
 	    sv_journal_replay(snap, n, &st2, err, sizeof(err)), SV_OK);
-	assert_int_equal(
-	    sv_jstate_lease(&st2, "files", 3)->res_ino, 1234567890123ull);
-	assert_int_equal(sv_jstate_lease(&st2, "files", 3)->res_dev, 2049);
-	assert_int_equal(sv_jstate_lease(&st2, "files", 5)->res_ino, 0);
+	assert_int_equal(res_ino(&st2, "files", 3, &dev), 1234567890123ull);
+	assert_int_equal(dev, 2049);
+	assert_int_equal(res_ino(&st2, "files", 5, NULL), 0);
 	free(snap);
 	sv_jstate_free(&st);
 	sv_jstate_free(&st2);
+}
+
+/* apply_sealed seals line and applies it to st; returns the result. */
+static sv_err
+apply_sealed(sv_jstate *st, const char *line)
+{
+	char sealed[320], err[200];
+
+	seal(line, sealed, sizeof(sealed));
+	return sv_journal_apply(st, sealed, strlen(sealed), err, sizeof(err));
+}
+
+/* A journaled lease is 64 bytes whether or not its slot has a resource;
+ * the identities sit in a side table whose entries are reused: a lease
+ * replaced on its slot, or ended, gives its entry back, and each live
+ * lease keeps its own identity through the churn. */
+static void
+test_lease_resource_churn(void **state)
+{
+	sv_jstate st;
+	char      line[200];
+	uint64_t  dev = 0;
+
+	(void) state;
+	assert_true(sizeof(sv_jlease) <= 64);
+	assert_int_equal(sv_jstate_init(&st, ""), SV_OK);
+	assert_int_equal(
+	    apply_sealed(&st, "L files 1 21 9 web 0 3 0 0 0 7 100"), SV_OK);
+	assert_int_equal(
+	    apply_sealed(&st, "L files 2 22 9 web 0 3 0 0 0 7 101"), SV_OK);
+	assert_int_equal(
+	    apply_sealed(&st, "L plain 1 23 9 web 0 3 0 0 0"), SV_OK);
+	assert_int_equal(st.nres, 2);
+	/* Replaced on its slot: the new identity, the old entry freed. */
+	assert_int_equal(
+	    apply_sealed(&st, "L files 1 24 9 web 0 3 0 0 0 8 102"), SV_OK);
+	assert_int_equal(res_ino(&st, "files", 1, &dev), 102);
+	assert_int_equal(dev, 8);
+	assert_int_equal(res_ino(&st, "files", 2, NULL), 101);
+	assert_int_equal(res_ino(&st, "plain", 1, NULL), 0);
+	/* Replaced by a lease without one: none known any more. */
+	assert_int_equal(
+	    apply_sealed(&st, "L files 2 25 9 web 0 3 0 0 0"), SV_OK);
+	assert_int_equal(res_ino(&st, "files", 2, NULL), 0);
+	for (int k = 0; k < 100; k++) {
+		snprintf(line, sizeof(line),
+		    "L files 3 %d 9 web 0 3 0 0 0 7 %d", 100 + k, 1000 + k);
+		assert_int_equal(apply_sealed(&st, line), SV_OK);
+		assert_int_equal(res_ino(&st, "files", 3, NULL), 1000 + k);
+		snprintf(line, sizeof(line), "U files 3 %d", 100 + k);
+		assert_int_equal(apply_sealed(&st, line), SV_OK);
+	}
+	assert_null(sv_jstate_lease(&st, "files", 3));
+	assert_int_equal(res_ino(&st, "files", 1, &dev), 102);
+	assert_int_equal(dev, 8);
+	assert_int_equal(st.nleases, 3);
+	/* Entries are reused: never more than live identities plus one. */
+	assert_true(st.nres <= 3);
+	sv_jstate_free(&st);
 }
 
 /* A snapshot replays to the same state, and is smaller than the history. */
@@ -1042,6 +1117,7 @@ main(void)
 	    cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_lease_records),
 	    cmocka_unit_test(test_lease_resource_identity),
+	    cmocka_unit_test(test_lease_resource_churn),
 	    cmocka_unit_test(test_many_leases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,10 +67,13 @@
  *
  * In memory. The daemon keeps an sv_jstate of what it journaled (its
  * mirror, for compaction), so a live lease costs it memory twice, in the
- * lease core and here. Here a lease is an 80-byte record in a dense array
+ * lease core and here. Here a lease is a 64-byte record in a dense array
  * with a hash index by (pool, slot) (4-byte buckets, at most three quarters
  * full); pool and holder group names are stored once each, counted by the
- * leases naming them. Applying an L or U record costs O(1), not a scan.
+ * leases naming them. The identity of a slot's resource (DEV INO) sits in
+ * a side table, 16 bytes an entry, only for the leases that have one: a
+ * lease on a pool without a path pays nothing for it. Applying an L or U
+ * record costs O(1), not a scan.
  */
 #ifndef SV_CORE_JOURNAL_H
 #define SV_CORE_JOURNAL_H
@@ -151,7 +154,9 @@ typedef struct sv_jpool {
  * A lease the previous supervisor had granted and not seen end. Its pool
  * and its holder's group are names shared by many leases, so a lease holds
  * their ids in the state's name table (sv_jlease_pool and sv_jlease_group
- * give the strings back): 80 bytes a lease rather than two names inline.
+ * give the strings back): 64 bytes a lease rather than two names inline.
+ * The identity of the slot's resource, which only leases on pools with a
+ * path have, is an id into the state's resource table (sv_jlease_res).
  */
 typedef struct sv_jlease {
 	uint64_t id;
@@ -164,9 +169,16 @@ typedef struct sv_jlease {
 	uint32_t slot;
 	uint32_t ordinal;
 	uint32_t session_uid;
-	uint64_t res_dev, res_ino; /* the slot's resource the supervisor
-	                            * made; res_ino 0: none known */
+	uint32_t res; /* the slot's resource the supervisor made: entry
+	               * res - 1 of sv_jstate.res; 0: none known */
 } sv_jlease;
+
+/* The identity of a slot's resource (its file or directory): device and
+ * inode. An unused entry has ino 0 and dev the id of the next unused one
+ * (0: the last). */
+typedef struct sv_jres {
+	uint64_t dev, ino;
+} sv_jres;
 
 /* A name of the lease table (pool or holder group): the string and the
  * number of live leases naming it; a name no lease names is freed. */
@@ -195,6 +207,9 @@ typedef struct sv_jstate {
 	uint32_t   nlnames, caplnames;
 	uint32_t   lnames_free; /* free entries among them */
 	sv_idref   lname_index; /* string -> name id (idmap.h) */
+	sv_jres   *res; /* [nres]: resource id k is res[k - 1] */
+	uint32_t   nres, capres;
+	uint32_t   res_free; /* id of the first unused entry; 0: none */
 	bool       torn; /* a torn last line was dropped */
 } sv_jstate;
 
@@ -295,6 +310,11 @@ sv_jgroup *sv_jstate_group(const sv_jstate *st, const char *name);
  */
 const char *sv_jlease_pool(const sv_jstate *st, const sv_jlease *l);
 const char *sv_jlease_group(const sv_jstate *st, const sv_jlease *l);
+
+/* sv_jlease_res tells whether the identity of the resource of lease l's
+ * slot is known and, if so, sets *devp and *inop to it (else to 0). */
+bool sv_jlease_res(
+    const sv_jstate *st, const sv_jlease *l, uint64_t *devp, uint64_t *inop);
 
 /* sv_jstate_lease finds the live lease on slot `slot` of pool `pool`, or
  * NULL; valid until st changes. */

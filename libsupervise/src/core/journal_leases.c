@@ -10,6 +10,10 @@
  * 4-byte buckets are entry numbers (leases[] index + 1, name id). Pool and
  * holder group names are interned: a lease holds ids into lnames, each name
  * counted by the leases that name it and freed with the last of them.
+ * The identity of a slot's resource (DEV INO of an L record) is known only
+ * for pools with a path, so it is not a field of every lease: a lease
+ * holds an id into a side table (res), whose unused entries are chained
+ * for reuse. A lease is 64 bytes; one with a resource 16 more.
  * Runtime pools are few (at most SV_JOURNAL_MAX_POOLS): a plain array.
  */
 #include <stdio.h>
@@ -43,9 +47,72 @@ sv_jlease_group(const sv_jstate *st, const sv_jlease *l)
 	return j_lname(st, l->group);
 }
 
-/* What the lease table saves rests on this (x86-64: 80 bytes, of which
- * 16 are the identity of the slot's resource). */
-_Static_assert(sizeof(sv_jlease) <= 80, "a journaled lease stays compact");
+/* What the lease table saves rests on this (x86-64: 64 bytes; the
+ * identity of the slot's resource is in the side table). */
+_Static_assert(sizeof(sv_jlease) <= 64, "a journaled lease stays compact");
+
+/* sv_jlease_res: see journal.h. */
+bool
+sv_jlease_res(
+    const sv_jstate *st, const sv_jlease *l, uint64_t *devp, uint64_t *inop)
+{
+	if (l->res == 0 || l->res > st->nres || st->res[l->res - 1].ino == 0) {
+		*devp = *inop = 0;
+		return false;
+	}
+	*devp = st->res[l->res - 1].dev;
+	*inop = st->res[l->res - 1].ino;
+	return true;
+}
+
+/* j_res_add enters the identity (dev, ino) of a slot's resource and sets
+ * *idp to its id; ino 0 (none known) takes no entry and sets 0. The table
+ * belongs to st (freed by svj_leases_free). */
+static sv_err
+j_res_add(sv_jstate *st, uint64_t dev, uint64_t ino, uint32_t *idp)
+{
+	uint32_t k;
+
+	*idp = 0;
+	if (ino == 0) {
+		return SV_OK;
+	}
+	if (st->res_free != 0) {
+		k            = st->res_free - 1;
+		st->res_free = (uint32_t) st->res[k].dev;
+	} else {
+		if (st->nres == st->capres) {
+			/* One lease a slot, plus the one replacing it. */
+			uint32_t cap = st->capres == 0 ? 8 : st->capres * 2;
+			sv_jres *r;
+			if (cap > SV_JOURNAL_MAX_LEASES + 1) {
+				cap = SV_JOURNAL_MAX_LEASES + 1;
+			}
+			if (cap == st->nres
+			    || (r = realloc(st->res, cap * sizeof(*r)))
+			        == NULL) {
+				return SV_ENOMEM;
+			}
+			st->res    = r;
+			st->capres = cap;
+		}
+		k = st->nres++;
+	}
+	st->res[k] = (sv_jres) {dev, ino};
+	*idp       = k + 1;
+	return SV_OK;
+}
+
+/* j_res_drop makes resource id id (0 is ignored) unused again. */
+static void
+j_res_drop(sv_jstate *st, uint32_t id)
+{
+	if (id == 0) {
+		return;
+	}
+	st->res[id - 1] = (sv_jres) {st->res_free, 0};
+	st->res_free    = id;
+}
 
 /* j_strhash is the FNV-1a hash of s. */
 static uint32_t
@@ -240,11 +307,13 @@ j_lease_remove(sv_jstate *st, sv_jlease *l)
 	st->nleases--;
 	j_name_unref(st, gone.pool);
 	j_name_unref(st, gone.group);
+	j_res_drop(st, gone.res);
 }
 
-/* j_lease_put enters lease nl (its names already counted for it): it
- * replaces the live lease on its slot, or is added. On failure the
- * names are uncounted again. */
+/* j_lease_put enters lease nl (its names already counted and its
+ * resource entered for it): it replaces the live lease on its slot, or is
+ * added. On failure the names are uncounted and the resource dropped
+ * again. */
 static sv_err
 j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 {
@@ -258,6 +327,7 @@ j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 			/* The same pool: its count moves to the new lease. */
 			j_name_unref(st, l->pool);
 			j_name_unref(st, l->group);
+			j_res_drop(st, l->res);
 			*l = *nl;
 			return SV_OK;
 		}
@@ -289,6 +359,7 @@ j_lease_put(sv_jstate *st, const sv_jlease *nl, char *err, size_t errlen)
 fail:
 	j_name_unref(st, nl->pool);
 	j_name_unref(st, nl->group);
+	j_res_drop(st, nl->res);
 	return rv;
 }
 
@@ -352,14 +423,17 @@ svj_apply_lease(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	nl.session        = ses;
 	nl.session_uid    = (uint32_t) uid;
 	nl.session_ttl_ms = ttl;
-	nl.res_dev        = dev;
-	nl.res_ino        = ino;
+	if ((rv = j_res_add(st, dev, ino, &nl.res)) != SV_OK) {
+		return rv;
+	}
 	if ((rv = j_name_ref(st, name, &nl.pool)) != SV_OK) {
+		j_res_drop(st, nl.res);
 		return rv;
 	}
 	if (group[0] != '\0'
 	    && (rv = j_name_ref(st, group, &nl.group)) != SV_OK) {
 		j_name_unref(st, nl.pool);
+		j_res_drop(st, nl.res);
 		return rv;
 	}
 	return j_lease_put(st, &nl, err, errlen);
@@ -436,7 +510,7 @@ svj_apply_pool(sv_jstate *st, const j_fields *fs, const char *name, char *err,
 }
 
 /* svj_leases_free frees the lease mirror of st: runtime pools, leases,
- * names and their indexes (sv_jstate_free calls it). */
+ * names, resources and the indexes (sv_jstate_free calls it). */
 void
 svj_leases_free(sv_jstate *st)
 {
@@ -449,6 +523,7 @@ svj_leases_free(sv_jstate *st)
 		free(st->lnames[i].s);
 	}
 	free(st->lnames);
+	free(st->res);
 	sv_idref_fini(&st->lease_index);
 	sv_idref_fini(&st->lname_index);
 }

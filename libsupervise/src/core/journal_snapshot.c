@@ -124,6 +124,8 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 	}
 	for (size_t i = 0; i < st->nleases; i++) {
 		const sv_jlease *l = &st->leases[i];
+		uint64_t         dev, ino;
+		(void) sv_jlease_res(st, l, &dev, &ino);
 		j_put(&b,
 		    &(sv_jrec) {.kind   = SV_J_LEASE,
 		        .name           = sv_jlease_pool(st, l),
@@ -136,8 +138,8 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 		        .session        = l->session,
 		        .session_uid    = l->session_uid,
 		        .session_ttl    = l->session_ttl_ms,
-		        .res_dev        = l->res_dev,
-		        .res_ino        = l->res_ino});
+		        .res_dev        = dev,
+		        .res_ino        = ino});
 	}
 	if (b.err != SV_OK) {
 		free(b.p);
