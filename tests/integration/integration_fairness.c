@@ -24,6 +24,11 @@
  *     not do but a daemon that spends its time on the attacker does;
  *   - the attacker kept writing (the daemon kept reading it: a daemon that
  *     stops reading everyone while blocked is caught here too);
+ *   - the slowest Hello during the attack is at most SLOWDOWN_MAX times
+ *     the slowest without it, plus MAX_FLOOR_US: one that waits on the
+ *     attacker (a daemon blocked writing to it) waits far longer than any
+ *     scheduling hiccup the quiet run saw, while the floor absorbs a
+ *     hiccup that comes only during the attack;
  *   - afterwards the daemon is alive and serves a new client.
  *
  * Before measuring, the test waits (deadline) until the attacker has
@@ -54,6 +59,7 @@
 #define HELLOS            100 /* Hellos measured without, then with, the attack */
 #define SLOWDOWN_MAX      10 /* attack median <= this x the quiet median */
 #define MEDIAN_FLOOR_US   50000 /* ... plus this, whatever the machine */
+#define MAX_FLOOR_US      500000 /* attack max <= 10 x quiet max + this */
 #define ATTACK_READY_MS   10000 /* deadline for the attack to be on */
 #define ATTACK_READY_REQS 5000 /* requests written: the attack is on */
 #define ATTACK_FRAME_MAX  256
@@ -252,7 +258,7 @@ test_slow_reader_does_not_stall_others(void **state)
 	it_ctx       *ctx = *state;
 	struct attack a;
 	int64_t       dl, quiet[HELLOS], lat[HELLOS], quiet_med, med, max;
-	int64_t       bound;
+	int64_t       bound, max_bound;
 	unsigned long cut_before;
 	sv_err        e     = SV_OK;
 	int           fails = 0;
@@ -287,17 +293,18 @@ test_slow_reader_does_not_stall_others(void **state)
 		    fails, sv_err_name(e),
 		    sv_client_error_message(ctx->client),
 		    (long long) lat[fails - 1]);
-	med   = median_us(lat, HELLOS);
-	max   = lat[HELLOS - 1];
-	bound = SLOWDOWN_MAX * quiet_med + MEDIAN_FLOOR_US;
+	med       = median_us(lat, HELLOS);
+	max       = lat[HELLOS - 1];
+	bound     = SLOWDOWN_MAX * quiet_med + MEDIAN_FLOOR_US;
+	max_bound = SLOWDOWN_MAX * quiet[HELLOS - 1] + MAX_FLOOR_US;
 	print_message("[fairness] attacker: %lu connections, %lu requests "
 	              "written, cut %lu times (%lu during the Hellos); "
 	              "Hellos without the attack: median %lld us, max %lld "
 	              "us; during it: median %lld us (bound %lld), max %lld "
-	              "us\n",
+	              "us (bound %lld)\n",
 	    a.conns, a.sent, a.cut, a.cut - cut_before, (long long) quiet_med,
 	    (long long) quiet[HELLOS - 1], (long long) med, (long long) bound,
-	    (long long) max);
+	    (long long) max, (long long) max_bound);
 	if (a.sent < ATTACK_READY_REQS)
 		fail_msg("the attacker wrote only %lu requests: the daemon "
 		         "stopped reading them",
@@ -308,6 +315,13 @@ test_slow_reader_does_not_stall_others(void **state)
 		         "daemon serves the attacker before others",
 		    (long long) med, SLOWDOWN_MAX, (long long) quiet_med,
 		    MEDIAN_FLOOR_US);
+	if (max > max_bound)
+		fail_msg(
+		    "during the attack a Hello took %lld us, over %d x "
+		    "the slowest without it (%lld us) + %d us: the daemon "
+		    "waited on the attacker",
+		    (long long) max, SLOWDOWN_MAX,
+		    (long long) quiet[HELLOS - 1], MAX_FLOOR_US);
 	assert_true(it_daemon_alive(ctx));
 	if (it_hello_ok(ctx) != SV_OK)
 		fail_msg("a new client cannot say Hello after the attack");

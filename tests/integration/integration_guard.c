@@ -44,6 +44,7 @@
 #define PRESSURE_MS       3000 /* window held under pressure */
 #define PRESSURE_CPU_MS   300 /* CPU allowed in that window (10 %) */
 #define FATE_MS           20000 /* a connection's fate is known by then */
+#define START_100_MS      60000 /* 100 workers have started by then */
 #define IDLE_MS           10000 /* idle window */
 #define IDLE_MAX_SWITCHES 15 /* context switches allowed in it */
 
@@ -369,12 +370,14 @@ test_fd_exhaustion(void **state)
 		    cpu1 - cpu0, PRESSURE_MS);
 	if (sock_ino(ctx->sock_path) != ino)
 		fail_msg("the listener was recreated under fd pressure");
-	/* One more connection, still at the limit: the daemon accepts it
-	 * with the descriptor it keeps spare and closes it at once, so the
-	 * client hears a hang-up instead of waiting in the backlog until its
-	 * deadline. Shed, not served: the hang-up comes with no header (an
-	 * accepted connection would get one, and be closed only later). */
-	{
+	/* Still at the limit, a connection is accepted with the descriptor
+	 * the daemon keeps spare and closed at once, so the client hears a
+	 * hang-up instead of waiting in the backlog until its deadline. Shed,
+	 * not served: the hang-up comes with no header. A descriptor the
+	 * daemon let go during the window (start-up work ending late on a
+	 * loaded machine) lets one more in: those are held, as above, until
+	 * one is shed. */
+	for (;;) {
 		int       fd = raw_connect(ctx);
 		enum fate f;
 
@@ -383,14 +386,19 @@ test_fd_exhaustion(void **state)
 			    "connect at the fd limit: the backlog is full");
 		(void) !send(fd, sp_req, sizeof(sp_req), MSG_NOSIGNAL);
 		f = await_fate(fd, FATE_MS);
-		close(fd);
 		if (f == FATE_NOTHING)
 			fail_msg("a connection at the fd limit was not hung "
 			         "up in %d ms (left in the backlog?)",
 			    FATE_MS);
-		if (f == FATE_HEADER)
-			fail_msg("a connection at the fd limit was accepted "
-			         "(the daemon's header came) instead of shed");
+		if (f == FATE_HUNG_UP) {
+			close(fd);
+			break;
+		}
+		if (nheld == PRESSURE_MAX)
+			fail_msg("%d connections accepted at a limit of %d "
+			         "descriptors: none was shed",
+			    nheld + 1, open0 + PRESSURE_HEADROOM);
+		held[nheld++] = fd;
 	}
 	for (int i = 0; i < nheld; i++)
 		close(held[i]);
@@ -460,8 +468,11 @@ test_idle_hundred_workers(void **state)
 {
 	it_ctx *ctx = *state;
 
-	if (it_wait_children_match(ctx, IT_CONVERGE_MS) != 0)
-		fail_msg("the 100 workers did not start");
+	/* A deadline for correctness, not speed: 100 spawns on a loaded
+	 * machine take a while. */
+	if (it_wait_children_match(ctx, START_100_MS) != 0)
+		fail_msg(
+		    "the 100 workers did not start in %d ms", START_100_MS);
 	expect_idle(ctx, "100 workers");
 }
 
