@@ -8,17 +8,17 @@
  *   STRATEGY  FAILED
  * where COUNT is "held/max_count" and FAILED, last because it carries free
  * text, is "no" or "yes: REASON"; or, with --json, an array with one
- * object per group holding every field of GroupInfo, purpose included. The
- * table is measured in a first pass, like status, so it needs no
- * allocation. `reset` clears the failed state and restart history of a
- * group and prints "GROUP: reset" ({"group"} in JSON); the workers start
- * asynchronously, so a script that needs them polls `status` or follows
- * `events`.
+ * object per group holding every field of GroupInfo, purpose included.
+ * Every field shown is one line of groups_fields (fields.h), which both
+ * the JSON and the table emitters walk. `reset` clears the failed state and
+ * restart history of a group and prints "GROUP: reset" ({"group"} in JSON);
+ * the workers start asynchronously, so a script that needs them polls `status`
+ * or follows `events`.
  *
- * Layout: groups_cells, groups_table, groups_json, cmd_groups, cmd_reset.
+ * Layout: the getters, groups_fields, cmd_groups, cmd_reset.
  */
 #include "cli.h"
-#include "json.h"
+#include "fields.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -34,149 +34,110 @@ enum {
 	GCOL_BACKOFF,
 	GCOL_RESTART,
 	GCOL_STRATEGY,
-	GCOL_FAILED,
-	GCOL_N
+	GCOL_FAILED
 };
 
-static const char *const groups_headers[GCOL_N]
-    = {"GROUP", "COUNT", "RUNNING", "READY", "STARTING", "STOPPING", "BACKOFF",
-        "RESTART", "STRATEGY", "FAILED"};
+/* Defines a getter NAME of a group's ACCESSOR (a uint32_t). */
+#define GROUPS_NUM(name, accessor)                          \
+	static const char *name(                            \
+	    const void *r, size_t i, char *buf, size_t len) \
+	{                                                   \
+		snprintf(buf, len, "%" PRIu32,              \
+		    accessor((const sv_groups *) r, i));    \
+		return buf;                                 \
+	}
 
-/* The formatted numeric cells of one row. */
-struct groups_row {
-	char num[GCOL_N][24];
+/* Defines a getter NAME of a group's ACCESSOR (a string of the reply). */
+#define GROUPS_STR(name, accessor)                          \
+	static const char *name(                            \
+	    const void *r, size_t i, char *buf, size_t len) \
+	{                                                   \
+		(void) buf;                                 \
+		(void) len;                                 \
+		return accessor((const sv_groups *) r, i);  \
+	}
+
+GROUPS_STR(gr_name, sv_groups_name)
+GROUPS_NUM(gr_count, sv_groups_count_wanted)
+GROUPS_NUM(gr_max_count, sv_groups_max_count)
+GROUPS_NUM(gr_running, sv_groups_running)
+GROUPS_NUM(gr_ready, sv_groups_ready)
+GROUPS_NUM(gr_starting, sv_groups_starting)
+GROUPS_NUM(gr_stopping, sv_groups_stopping)
+GROUPS_NUM(gr_backoff, sv_groups_backoff)
+GROUPS_STR(gr_restart, sv_groups_restart)
+GROUPS_STR(gr_strategy, sv_groups_strategy)
+GROUPS_STR(gr_failure_reason, sv_groups_failure_reason)
+GROUPS_STR(gr_purpose, sv_groups_purpose)
+
+/* gr_failed is "true" or "false" (JSON). */
+static const char *
+gr_failed(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	return sv_groups_failed((const sv_groups *) r, i) ? "true" : "false";
+}
+
+/* cell_count is the COUNT cell: held/max_count. */
+static const char *
+cell_count(const void *r, size_t i, char *buf, size_t len)
+{
+	const sv_groups *g = r;
+
+	snprintf(buf, len, "%" PRIu32 "/%" PRIu32,
+	    sv_groups_count_wanted(g, i), sv_groups_max_count(g, i));
+	return buf;
+}
+
+/* lead_failed is what the FAILED cell starts with: "yes: " before the
+ * reason when the group failed. */
+static const char *
+lead_failed(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	return sv_groups_failed((const sv_groups *) r, i) ? "yes: " : "";
+}
+
+/* cell_failed is the rest of the FAILED cell: the reason, or "no". */
+static const char *
+cell_failed(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	return sv_groups_failed((const sv_groups *) r, i)
+	    ? sv_groups_failure_reason((const sv_groups *) r, i)
+	    : "no";
+}
+
+/* A group's fields: the JSON keys in their order, and the columns. */
+static const struct cli_field groups_fields[] = {
+    {"group", CLI_JSON_STRING, gr_name, GCOL_GROUP, "GROUP", 0, NULL, gr_name},
+    {"count", CLI_JSON_RAW, gr_count, GCOL_COUNT, "COUNT", 1, NULL,
+        cell_count},
+    {"max_count", CLI_JSON_RAW, gr_max_count, -1, NULL, 0, NULL, NULL},
+    {"running", CLI_JSON_RAW, gr_running, GCOL_RUNNING, "RUNNING", 1, NULL,
+        gr_running},
+    {"ready", CLI_JSON_RAW, gr_ready, GCOL_READY, "READY", 1, NULL, gr_ready},
+    {"starting", CLI_JSON_RAW, gr_starting, GCOL_STARTING, "STARTING", 1, NULL,
+        gr_starting},
+    {"stopping", CLI_JSON_RAW, gr_stopping, GCOL_STOPPING, "STOPPING", 1, NULL,
+        gr_stopping},
+    {"backoff", CLI_JSON_RAW, gr_backoff, GCOL_BACKOFF, "BACKOFF", 1, NULL,
+        gr_backoff},
+    {"restart", CLI_JSON_STRING, gr_restart, GCOL_RESTART, "RESTART", 0, NULL,
+        gr_restart},
+    {"strategy", CLI_JSON_STRING, gr_strategy, GCOL_STRATEGY, "STRATEGY", 0,
+        NULL, gr_strategy},
+    {"failed", CLI_JSON_RAW, gr_failed, GCOL_FAILED, "FAILED", 0, lead_failed,
+        cell_failed},
+    {"failure_reason", CLI_JSON_STRING, gr_failure_reason, -1, NULL, 0, NULL,
+        NULL},
+    {"purpose", CLI_JSON_STRING, gr_purpose, -1, NULL, 0, NULL, NULL},
 };
 
-/*
- * groups_cells formats the cells of group i of g into row and points
- * cells[0..GCOL_FAILED) at them (strings of g or of row).
- */
-static void
-groups_cells(const sv_groups *g, size_t i, struct groups_row *row,
-    const char *cells[GCOL_FAILED])
-{
-	snprintf(row->num[GCOL_COUNT], sizeof row->num[0],
-	    "%" PRIu32 "/%" PRIu32, sv_groups_count_wanted(g, i),
-	    sv_groups_max_count(g, i));
-	snprintf(row->num[GCOL_RUNNING], sizeof row->num[0], "%" PRIu32,
-	    sv_groups_running(g, i));
-	snprintf(row->num[GCOL_READY], sizeof row->num[0], "%" PRIu32,
-	    sv_groups_ready(g, i));
-	snprintf(row->num[GCOL_STARTING], sizeof row->num[0], "%" PRIu32,
-	    sv_groups_starting(g, i));
-	snprintf(row->num[GCOL_STOPPING], sizeof row->num[0], "%" PRIu32,
-	    sv_groups_stopping(g, i));
-	snprintf(row->num[GCOL_BACKOFF], sizeof row->num[0], "%" PRIu32,
-	    sv_groups_backoff(g, i));
-	cells[GCOL_GROUP]    = sv_groups_name(g, i);
-	cells[GCOL_COUNT]    = row->num[GCOL_COUNT];
-	cells[GCOL_RUNNING]  = row->num[GCOL_RUNNING];
-	cells[GCOL_READY]    = row->num[GCOL_READY];
-	cells[GCOL_STARTING] = row->num[GCOL_STARTING];
-	cells[GCOL_STOPPING] = row->num[GCOL_STOPPING];
-	cells[GCOL_BACKOFF]  = row->num[GCOL_BACKOFF];
-	cells[GCOL_RESTART]  = sv_groups_restart(g, i);
-	cells[GCOL_STRATEGY] = sv_groups_strategy(g, i);
-}
-
-/* groups_cell prints s padded to width (right-aligned if right) and the
- * two-space column gap; control characters are replaced. */
-static void
-groups_cell(const char *s, size_t width, int right)
-{
-	size_t len = strlen(s);
-	int    pad = (int) (width > len ? width - len : 0);
-
-	if (right)
-		printf("%*s", pad, "");
-	cli_put_clean(stdout, s);
-	if (!right)
-		printf("%*s", pad, "");
-	fputs("  ", stdout);
-}
-
-/* groups_table prints g as an aligned table with a header line. */
-static void
-groups_table(const sv_groups *g)
-{
-	size_t            width[GCOL_N], n = sv_groups_count(g), i, c;
-	struct groups_row row;
-	const char       *cells[GCOL_FAILED];
-
-	for (c = 0; c < GCOL_N; c++)
-		width[c] = strlen(groups_headers[c]);
-	for (i = 0; i < n; i++) {
-		groups_cells(g, i, &row, cells);
-		for (c = 0; c < GCOL_FAILED; c++)
-			if (strlen(cells[c]) > width[c])
-				width[c] = strlen(cells[c]);
-	}
-	for (c = 0; c < GCOL_FAILED; c++)
-		groups_cell(groups_headers[c], width[c],
-		    c != GCOL_GROUP && c != GCOL_RESTART
-		        && c != GCOL_STRATEGY);
-	puts(groups_headers[GCOL_FAILED]);
-	for (i = 0; i < n; i++) {
-		groups_cells(g, i, &row, cells);
-		for (c = 0; c < GCOL_FAILED; c++)
-			groups_cell(cells[c], width[c],
-			    c != GCOL_GROUP && c != GCOL_RESTART
-			        && c != GCOL_STRATEGY);
-		if (sv_groups_failed(g, i)) {
-			fputs("yes: ", stdout);
-			cli_put_clean(stdout, sv_groups_failure_reason(g, i));
-			putchar('\n');
-		} else {
-			puts("no");
-		}
-	}
-}
-
-/* groups_json prints g as a JSON array of objects, one per line. */
-static void
-groups_json(const sv_groups *g)
-{
-	size_t n = sv_groups_count(g), i;
-
-	if (n == 0) {
-		puts("[]");
-		return;
-	}
-	puts("[");
-	for (i = 0; i < n; i++) {
-		int first = 1;
-
-		fputs("  {", stdout);
-		json_key(stdout, &first, "group");
-		json_string(stdout, sv_groups_name(g, i));
-		json_key(stdout, &first, "count");
-		printf("%" PRIu32, sv_groups_count_wanted(g, i));
-		json_key(stdout, &first, "max_count");
-		printf("%" PRIu32, sv_groups_max_count(g, i));
-		json_key(stdout, &first, "running");
-		printf("%" PRIu32, sv_groups_running(g, i));
-		json_key(stdout, &first, "ready");
-		printf("%" PRIu32, sv_groups_ready(g, i));
-		json_key(stdout, &first, "starting");
-		printf("%" PRIu32, sv_groups_starting(g, i));
-		json_key(stdout, &first, "stopping");
-		printf("%" PRIu32, sv_groups_stopping(g, i));
-		json_key(stdout, &first, "backoff");
-		printf("%" PRIu32, sv_groups_backoff(g, i));
-		json_key(stdout, &first, "restart");
-		json_string(stdout, sv_groups_restart(g, i));
-		json_key(stdout, &first, "strategy");
-		json_string(stdout, sv_groups_strategy(g, i));
-		json_key(stdout, &first, "failed");
-		fputs(sv_groups_failed(g, i) ? "true" : "false", stdout);
-		json_key(stdout, &first, "failure_reason");
-		json_string(stdout, sv_groups_failure_reason(g, i));
-		json_key(stdout, &first, "purpose");
-		json_string(stdout, sv_groups_purpose(g, i));
-		fputs(i + 1 < n ? "},\n" : "}\n", stdout);
-	}
-	puts("]");
-}
+#define GROUPS_NFIELDS (sizeof groups_fields / sizeof groups_fields[0])
 
 /* cmd_groups lists every group, or group argv[0]. */
 int
@@ -200,9 +161,11 @@ cmd_groups(const struct cli *cli, int argc, char **argv)
 		return rc;
 	}
 	if (cli->json)
-		groups_json(g);
+		cli_fields_json(
+		    groups_fields, GROUPS_NFIELDS, g, sv_groups_count(g));
 	else
-		groups_table(g);
+		cli_fields_table(
+		    groups_fields, GROUPS_NFIELDS, g, sv_groups_count(g));
 	sv_groups_free(g);
 	sv_client_close(client);
 	return CLI_EXIT_OK;

@@ -3,9 +3,7 @@
  *
  * Design: one ListWorkers call (every group, or GROUP; the library follows
  * the pages) and one ListGroups call for the failed groups, then either a
- * table for people or a JSON array for programs. The table is laid out in
- * two passes over the reply, the first measuring every column, so it needs
- * no allocation however many workers there are. The two free-text columns
+ * table for people or a JSON array for programs. The two free-text columns
  * are cut to CLI_TEXT_COL_MAX bytes: PURPOSE, padded, and STATUS (the
  * worker's status line, "-" when it has none), last and unpadded. A slot
  * without a process (backoff, failed, ...) shows "-" for PID, READY and
@@ -20,26 +18,17 @@
  * A supervisor that does not know ListGroups (protocol 1.0) answers with a
  * typed error: the failed lines are then left out, the table still printed.
  *
- * Layout: status_cells, status_cell, status_table, status_failed,
- * status_json, cmd_status.
+ * Every field shown is one line of status_fields (fields.h), which both
+ * the JSON and the table emitters walk.
+ *
+ * Layout: the getters, status_fields, status_failed, cli_status_show,
+ * cmd_status.
  */
 #include "cli.h"
-#include "json.h"
+#include "fields.h"
 
 #include <inttypes.h>
 #include <string.h>
-
-/* The formatted cells of one row of the table. */
-struct status_row {
-	char        ordinal[16];
-	char        generation[24];
-	char        pid[24];
-	const char *ready;
-	char        uptime[CLI_UPTIME_BUFSZ];
-	char        purpose[CLI_TEXT_COL_MAX + 1];
-	char        activity[CLI_TEXT_COL_MAX + 48];
-	char        status[CLI_TEXT_COL_MAX + 1];
-};
 
 /* Column indexes, in display order. */
 enum {
@@ -52,107 +41,160 @@ enum {
 	COL_UPTIME,
 	COL_PURPOSE,
 	COL_ACTIVITY,
-	COL_STATUS,
-	COL_N
+	COL_STATUS
 };
 
-static const char *const status_headers[COL_N]
-    = {"GROUP", "ORDINAL", "GENERATION", "PID", "STATE", "READY", "UPTIME",
-        "PURPOSE", "ACTIVITY", "STATUS"};
-
-/* status_cells formats the cells of worker i of w into *row. */
-static void
-status_cells(const sv_workers *w, size_t i, struct status_row *row)
-{
-	int64_t     pid    = sv_workers_pid(w, i);
-	const char *status = sv_workers_status_text(w, i);
-
-	snprintf(row->ordinal, sizeof row->ordinal, "%" PRIu32,
-	    sv_workers_ordinal(w, i));
-	snprintf(row->generation, sizeof row->generation, "%" PRIu64,
-	    sv_workers_generation(w, i));
-	if (pid > 0) {
-		snprintf(row->pid, sizeof row->pid, "%" PRId64, pid);
-		cli_fmt_uptime(row->uptime, sizeof row->uptime,
-		    sv_workers_uptime_ms(w, i));
-		row->ready = sv_workers_ready(w, i) ? "yes" : "no";
-	} else {
-		strcpy(row->pid, "-");
-		strcpy(row->uptime, "-");
-		row->ready = "-";
-	}
-	cli_fmt_trunc(row->purpose, sizeof row->purpose,
-	    sv_workers_purpose(w, i), CLI_TEXT_COL_MAX);
-	cli_fmt_trunc(row->status, sizeof row->status,
-	    status[0] != '\0' ? status : "-", CLI_TEXT_COL_MAX);
-	cli_fmt_activity(row->activity, sizeof row->activity, w, i);
-}
-
-/*
- * status_cell prints s padded to width, left- or right-aligned, followed by
- * the two-space column gap. Control characters in s are replaced.
- */
-static void
-status_cell(const char *s, size_t width, int right)
-{
-	size_t len = strlen(s);
-
-	if (right)
-		printf("%*s", (int) (width > len ? width - len : 0), "");
-	cli_put_clean(stdout, s);
-	if (!right)
-		printf("%*s", (int) (width > len ? width - len : 0), "");
-	fputs("  ", stdout);
-}
-
-/* status_table prints w as an aligned table with a header line. */
-static void
-status_table(const sv_workers *w)
-{
-	size_t            width[COL_N], n = sv_workers_count(w), i, c;
-	struct status_row row;
-
-	for (c = 0; c < COL_N; c++)
-		width[c] = strlen(status_headers[c]);
-	for (i = 0; i < n; i++) {
-		const char *cells[COL_STATUS];
-
-		status_cells(w, i, &row);
-		cells[COL_GROUP]    = sv_workers_group(w, i);
-		cells[COL_ORDINAL]  = row.ordinal;
-		cells[COL_GEN]      = row.generation;
-		cells[COL_PID]      = row.pid;
-		cells[COL_STATE]    = sv_state_name(sv_workers_state(w, i));
-		cells[COL_READY]    = row.ready;
-		cells[COL_UPTIME]   = row.uptime;
-		cells[COL_PURPOSE]  = row.purpose;
-		cells[COL_ACTIVITY] = row.activity;
-		for (c = 0; c < COL_STATUS; c++)
-			if (strlen(cells[c]) > width[c])
-				width[c] = strlen(cells[c]);
+/* Defines a getter NAME of a worker's FMT-formatted ACCESSOR (a number). */
+#define STATUS_NUM(name, fmt, accessor)                                      \
+	static const char *name(                                             \
+	    const void *r, size_t i, char *buf, size_t len)                  \
+	{                                                                    \
+		snprintf(                                                    \
+		    buf, len, "%" fmt, accessor((const sv_workers *) r, i)); \
+		return buf;                                                  \
 	}
 
-	for (c = 0; c < COL_STATUS; c++)
-		status_cell(status_headers[c], width[c],
-		    c != COL_GROUP && c != COL_STATE && c != COL_READY
-		        && c != COL_PURPOSE && c != COL_ACTIVITY);
-	puts(status_headers[COL_STATUS]);
-	for (i = 0; i < n; i++) {
-		status_cells(w, i, &row);
-		status_cell(sv_workers_group(w, i), width[COL_GROUP], 0);
-		status_cell(row.ordinal, width[COL_ORDINAL], 1);
-		status_cell(row.generation, width[COL_GEN], 1);
-		status_cell(row.pid, width[COL_PID], 1);
-		status_cell(sv_state_name(sv_workers_state(w, i)),
-		    width[COL_STATE], 0);
-		status_cell(row.ready, width[COL_READY], 0);
-		status_cell(row.uptime, width[COL_UPTIME], 1);
-		status_cell(row.purpose, width[COL_PURPOSE], 0);
-		status_cell(row.activity, width[COL_ACTIVITY], 0);
-		cli_put_clean(stdout, row.status);
-		putchar('\n');
+/* Defines a getter NAME of a worker's ACCESSOR (a string of the reply). */
+#define STATUS_STR(name, accessor)                          \
+	static const char *name(                            \
+	    const void *r, size_t i, char *buf, size_t len) \
+	{                                                   \
+		(void) buf;                                 \
+		(void) len;                                 \
+		return accessor((const sv_workers *) r, i); \
 	}
+
+STATUS_STR(st_group, sv_workers_group)
+STATUS_NUM(st_ordinal, PRIu32, sv_workers_ordinal)
+STATUS_NUM(st_generation, PRIu64, sv_workers_generation)
+STATUS_NUM(st_pid, PRId64, sv_workers_pid)
+STATUS_NUM(st_uptime_ms, PRIu64, sv_workers_uptime_ms)
+STATUS_STR(st_purpose, sv_workers_purpose)
+STATUS_NUM(st_restarts, PRIu64, sv_workers_restarts)
+STATUS_NUM(st_last_exit_code, PRId32, sv_workers_last_exit_code)
+STATUS_NUM(st_last_signal, PRId32, sv_workers_last_signal)
+STATUS_NUM(st_fast_failures, PRIu32, sv_workers_fast_failures)
+STATUS_NUM(st_restart_in_ms, PRIu64, sv_workers_restart_in_ms)
+STATUS_STR(st_status_text, sv_workers_status_text)
+STATUS_NUM(st_activities, PRIu32, sv_workers_activities)
+STATUS_STR(st_activity, sv_workers_activity)
+STATUS_NUM(st_activity_age_ms, PRIu64, sv_workers_activity_age_ms)
+
+/* st_state is the worker's state name. */
+static const char *
+st_state(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	return sv_state_name(sv_workers_state((const sv_workers *) r, i));
 }
+
+/* st_ready is "true" or "false" (JSON). */
+static const char *
+st_ready(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	return sv_workers_ready((const sv_workers *) r, i) ? "true" : "false";
+}
+
+/* st_has_pid tells whether the slot has a process: the PID, READY and
+ * UPTIME cells show "-" when it has not. */
+static int
+st_has_pid(const void *r, size_t i)
+{
+	return sv_workers_pid((const sv_workers *) r, i) > 0;
+}
+
+/* cell_pid is the PID cell. */
+static const char *
+cell_pid(const void *r, size_t i, char *buf, size_t len)
+{
+	return st_has_pid(r, i) ? st_pid(r, i, buf, len) : "-";
+}
+
+/* cell_ready is the READY cell: yes, no or -. */
+static const char *
+cell_ready(const void *r, size_t i, char *buf, size_t len)
+{
+	(void) buf;
+	(void) len;
+	if (!st_has_pid(r, i))
+		return "-";
+	return sv_workers_ready((const sv_workers *) r, i) ? "yes" : "no";
+}
+
+/* cell_uptime is the UPTIME cell, for people ("5m02s"). */
+static const char *
+cell_uptime(const void *r, size_t i, char *buf, size_t len)
+{
+	if (!st_has_pid(r, i))
+		return "-";
+	cli_fmt_uptime(
+	    buf, len, sv_workers_uptime_ms((const sv_workers *) r, i));
+	return buf;
+}
+
+/* cell_purpose is the PURPOSE cell, cut to CLI_TEXT_COL_MAX bytes. */
+static const char *
+cell_purpose(const void *r, size_t i, char *buf, size_t len)
+{
+	cli_fmt_trunc(buf, len, sv_workers_purpose((const sv_workers *) r, i),
+	    CLI_TEXT_COL_MAX);
+	return buf;
+}
+
+/* cell_activity is the ACTIVITY cell (cli_fmt_activity). */
+static const char *
+cell_activity(const void *r, size_t i, char *buf, size_t len)
+{
+	cli_fmt_activity(buf, len, (const sv_workers *) r, i);
+	return buf;
+}
+
+/* cell_status is the STATUS cell: the status line cut to
+ * CLI_TEXT_COL_MAX bytes, "-" when there is none. */
+static const char *
+cell_status(const void *r, size_t i, char *buf, size_t len)
+{
+	const char *s = sv_workers_status_text((const sv_workers *) r, i);
+
+	cli_fmt_trunc(buf, len, s[0] != '\0' ? s : "-", CLI_TEXT_COL_MAX);
+	return buf;
+}
+
+/* A worker's fields: the JSON keys in their order, and the columns. */
+static const struct cli_field status_fields[] = {
+    {"group", CLI_JSON_STRING, st_group, COL_GROUP, "GROUP", 0, NULL,
+        st_group},
+    {"ordinal", CLI_JSON_RAW, st_ordinal, COL_ORDINAL, "ORDINAL", 1, NULL,
+        st_ordinal},
+    {"generation", CLI_JSON_RAW, st_generation, COL_GEN, "GENERATION", 1, NULL,
+        st_generation},
+    {"pid", CLI_JSON_RAW, st_pid, COL_PID, "PID", 1, NULL, cell_pid},
+    {"state", CLI_JSON_STRING, st_state, COL_STATE, "STATE", 0, NULL,
+        st_state},
+    {"uptime_ms", CLI_JSON_RAW, st_uptime_ms, COL_UPTIME, "UPTIME", 1, NULL,
+        cell_uptime},
+    {"purpose", CLI_JSON_STRING, st_purpose, COL_PURPOSE, "PURPOSE", 0, NULL,
+        cell_purpose},
+    {"restarts", CLI_JSON_RAW, st_restarts, -1, NULL, 0, NULL, NULL},
+    {"last_exit_code", CLI_JSON_RAW, st_last_exit_code, -1, NULL, 0, NULL,
+        NULL},
+    {"last_signal", CLI_JSON_RAW, st_last_signal, -1, NULL, 0, NULL, NULL},
+    {"ready", CLI_JSON_RAW, st_ready, COL_READY, "READY", 0, NULL, cell_ready},
+    {"fast_failures", CLI_JSON_RAW, st_fast_failures, -1, NULL, 0, NULL, NULL},
+    {"restart_in_ms", CLI_JSON_RAW, st_restart_in_ms, -1, NULL, 0, NULL, NULL},
+    {"status_text", CLI_JSON_STRING, st_status_text, COL_STATUS, "STATUS", 0,
+        NULL, cell_status},
+    {"activities", CLI_JSON_RAW, st_activities, -1, NULL, 0, NULL, NULL},
+    {"activity", CLI_JSON_STRING, st_activity, COL_ACTIVITY, "ACTIVITY", 0,
+        NULL, cell_activity},
+    {"activity_age_ms", CLI_JSON_RAW, st_activity_age_ms, -1, NULL, 0, NULL,
+        NULL},
+};
+
+#define STATUS_NFIELDS (sizeof status_fields / sizeof status_fields[0])
 
 /*
  * status_failed prints, for each failed group of g,
@@ -179,68 +221,16 @@ status_failed(const sv_groups *g)
 	}
 }
 
-/* status_json prints w as a JSON array of objects, one per line. */
-static void
-status_json(const sv_workers *w)
-{
-	size_t n = sv_workers_count(w), i;
-
-	if (n == 0) {
-		puts("[]");
-		return;
-	}
-	puts("[");
-	for (i = 0; i < n; i++) {
-		int first = 1;
-
-		fputs("  {", stdout);
-		json_key(stdout, &first, "group");
-		json_string(stdout, sv_workers_group(w, i));
-		json_key(stdout, &first, "ordinal");
-		printf("%" PRIu32, sv_workers_ordinal(w, i));
-		json_key(stdout, &first, "generation");
-		printf("%" PRIu64, sv_workers_generation(w, i));
-		json_key(stdout, &first, "pid");
-		printf("%" PRId64, sv_workers_pid(w, i));
-		json_key(stdout, &first, "state");
-		json_string(stdout, sv_state_name(sv_workers_state(w, i)));
-		json_key(stdout, &first, "uptime_ms");
-		printf("%" PRIu64, sv_workers_uptime_ms(w, i));
-		json_key(stdout, &first, "purpose");
-		json_string(stdout, sv_workers_purpose(w, i));
-		json_key(stdout, &first, "restarts");
-		printf("%" PRIu64, sv_workers_restarts(w, i));
-		json_key(stdout, &first, "last_exit_code");
-		printf("%" PRId32, sv_workers_last_exit_code(w, i));
-		json_key(stdout, &first, "last_signal");
-		printf("%" PRId32, sv_workers_last_signal(w, i));
-		json_key(stdout, &first, "ready");
-		fputs(sv_workers_ready(w, i) ? "true" : "false", stdout);
-		json_key(stdout, &first, "fast_failures");
-		printf("%" PRIu32, sv_workers_fast_failures(w, i));
-		json_key(stdout, &first, "restart_in_ms");
-		printf("%" PRIu64, sv_workers_restart_in_ms(w, i));
-		json_key(stdout, &first, "status_text");
-		json_string(stdout, sv_workers_status_text(w, i));
-		json_key(stdout, &first, "activities");
-		printf("%" PRIu32, sv_workers_activities(w, i));
-		json_key(stdout, &first, "activity");
-		json_string(stdout, sv_workers_activity(w, i));
-		json_key(stdout, &first, "activity_age_ms");
-		printf("%" PRIu64, sv_workers_activity_age_ms(w, i));
-		fputs(i + 1 < n ? "},\n" : "}\n", stdout);
-	}
-	puts("]");
-}
-
 /* cli_status_show prints w as status does (also for top, cmd_top.c). */
 void
 cli_status_show(const struct cli *cli, const sv_workers *w)
 {
 	if (cli->json)
-		status_json(w);
+		cli_fields_json(
+		    status_fields, STATUS_NFIELDS, w, sv_workers_count(w));
 	else
-		status_table(w);
+		cli_fields_table(
+		    status_fields, STATUS_NFIELDS, w, sv_workers_count(w));
 }
 
 /* cmd_status lists the workers of every group, or of argv[0]. */
@@ -277,11 +267,11 @@ cmd_status(const struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (cli->json) {
-		status_json(w);
+		cli_status_show(cli, w);
 	} else {
 		sv_hello *h = NULL;
 
-		status_table(w);
+		cli_status_show(cli, w);
 		if (g != NULL)
 			status_failed(g);
 		/* Best effort: a failed Hello only costs this line. */

@@ -7,17 +7,35 @@
  * 4-byte request id with the high bit set, a packed Hello Envelope) and
  * pipelines Hello requests as fast as the socket takes them, never reading
  * a reply. (Should the daemon close the connection, it reconnects at once,
- * so the attack lasts for the whole measurement.) Meanwhile the test's own
- * client (the public client API) sends 100 Hellos one after another, and
- * each must succeed within 50 ms (CLOCK_MONOTONIC around each call). Then
- * the daemon must still be alive and serve a new client.
+ * so the attack lasts for the whole measurement.)
+ *
+ * What is asserted, and why not a fixed latency: the property is that the
+ * attacker cannot make the daemon serve it instead of others, not that a
+ * Hello takes less than some number of milliseconds (a speed target, which
+ * belongs in bench/; on a loaded machine any fixed bound fails now and
+ * then). So the test's own client (the public client API) first sends
+ * HELLOS Hellos with no attack, then HELLOS during the attack, and:
+ *   - every Hello during the attack succeeds within the client's deadline
+ *     (IT_CALL_MS): a daemon that waits on the attacker stalls them;
+ *   - the median Hello during the attack is at most SLOWDOWN_MAX times
+ *     the median without it, plus MEDIAN_FLOOR_US: the machine's own
+ *     speed and load cancel out (both are measured in the same run), and a
+ *     median moves only if most Hellos wait, which scheduling hiccups do
+ *     not do but a daemon that spends its time on the attacker does;
+ *   - the attacker kept writing (the daemon kept reading it: a daemon that
+ *     stops reading everyone while blocked is caught here too);
+ *   - the slowest Hello during the attack is at most SLOWDOWN_MAX times
+ *     the slowest without it, plus MAX_FLOOR_US: one that waits on the
+ *     attacker (a daemon blocked writing to it) waits far longer than any
+ *     scheduling hiccup the quiet run saw, while the floor absorbs a
+ *     hiccup that comes only during the attack;
+ *   - afterwards the daemon is alive and serves a new client.
  *
  * Before measuring, the test waits (deadline) until the attacker has
  * written ATTACK_READY_REQS requests, far more than the socket buffers hold
  * replies for (a Hello reply is about 100 bytes, a UNIX stream buffers
  * about 200 KiB), so the daemon's writes to it are blocked. Every wait is
- * bounded;
- * the attacker's writes are non-blocking and its polls have short
+ * bounded; the attacker's writes are non-blocking and its polls have short
  * timeouts, so it stops promptly.
  */
 #ifndef _GNU_SOURCE
@@ -38,8 +56,10 @@
 
 #include "supervise/v1/supervise.pb-c.h"
 
-#define HELLOS            100 /* Hellos measured during the attack */
-#define HELLO_MAX_US      50000 /* each one's limit */
+#define HELLOS            100 /* Hellos measured without, then with, the attack */
+#define SLOWDOWN_MAX      10 /* attack median <= this x the quiet median */
+#define MEDIAN_FLOOR_US   50000 /* ... plus this, whatever the machine */
+#define MAX_FLOOR_US      500000 /* attack max <= 10 x quiet max + this */
 #define ATTACK_READY_MS   10000 /* deadline for the attack to be on */
 #define ATTACK_READY_REQS 5000 /* requests written: the attack is on */
 #define ATTACK_FRAME_MAX  256
@@ -189,15 +209,65 @@ setup_g1(void **state)
 	return it_setup_groups(state, g, 1);
 }
 
-/* A slow-reading pipeliner cannot delay another client's Hellos. */
+/* Orders n latencies (insertion sort: n is HELLOS) and returns the
+ * median. */
+static int64_t
+median_us(int64_t *lat, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int64_t v = lat[i];
+		int     j = i;
+
+		for (; j > 0 && lat[j - 1] > v; j--)
+			lat[j] = lat[j - 1];
+		lat[j] = v;
+	}
+	return lat[n / 2];
+}
+
+/*
+ * Runs HELLOS Hellos one after another on the test's client, each timed
+ * (CLOCK_MONOTONIC around the call) into lat[]. Returns the number of the
+ * first one that failed (1-based), 0 when all succeeded; *errp gets its
+ * error.
+ */
+static int
+hellos(it_ctx *ctx, int64_t lat[HELLOS], sv_err *errp)
+{
+	for (int i = 0; i < HELLOS; i++) {
+		sv_hello *h = NULL;
+		int64_t   t = now_us();
+		sv_err    e = sv_client_hello(ctx->client, IT_CALL_MS, &h);
+
+		lat[i] = now_us() - t;
+		sv_hello_free(h);
+		if (e != SV_OK) {
+			*errp = e;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* A slow-reading pipeliner cannot make the daemon serve it instead of
+ * another client: the other's Hellos all succeed, and their median is not
+ * moved by more than the machine's own variation allows. */
 static void
 test_slow_reader_does_not_stall_others(void **state)
 {
 	it_ctx       *ctx = *state;
 	struct attack a;
-	int64_t       dl, lat[HELLOS], max = 0, sum = 0;
+	int64_t       dl, quiet[HELLOS], lat[HELLOS], quiet_med, med, max;
+	int64_t       bound, max_bound;
 	unsigned long cut_before;
-	int           slow = 0;
+	sv_err        e     = SV_OK;
+	int           fails = 0;
+
+	/* The same client, the same machine, no attack: the reference. */
+	if ((fails = hellos(ctx, quiet, &e)) != 0)
+		fail_msg(
+		    "Hello %d without an attack: %s", fails, sv_err_name(e));
+	quiet_med = median_us(quiet, HELLOS);
 
 	memset(&a, 0, sizeof(a));
 	snprintf(a.path, sizeof(a.path), "%s", ctx->sock_path);
@@ -215,41 +285,43 @@ test_slow_reader_does_not_stall_others(void **state)
 	}
 	cut_before = __atomic_load_n(&a.cut, __ATOMIC_RELAXED);
 
-	for (int i = 0; i < HELLOS; i++) {
-		sv_hello *h = NULL;
-		int64_t   t = now_us();
-		sv_err    e = sv_client_hello(ctx->client, IT_CALL_MS, &h);
-
-		lat[i] = now_us() - t;
-		sv_hello_free(h);
-		if (e != SV_OK) {
-			__atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
-			pthread_join(a.thr, NULL);
-			fail_msg("Hello %d during the attack: %s (%s) after "
-			         "%lld us",
-			    i + 1, sv_err_name(e),
-			    sv_client_error_message(ctx->client),
-			    (long long) lat[i]);
-		}
-		max = lat[i] > max ? lat[i] : max;
-		sum += lat[i];
-		slow += lat[i] >= HELLO_MAX_US;
-	}
+	fails = hellos(ctx, lat, &e);
 	__atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(a.thr, NULL);
+	if (fails != 0)
+		fail_msg("Hello %d during the attack: %s (%s) after %lld us",
+		    fails, sv_err_name(e),
+		    sv_client_error_message(ctx->client),
+		    (long long) lat[fails - 1]);
+	med       = median_us(lat, HELLOS);
+	max       = lat[HELLOS - 1];
+	bound     = SLOWDOWN_MAX * quiet_med + MEDIAN_FLOOR_US;
+	max_bound = SLOWDOWN_MAX * quiet[HELLOS - 1] + MAX_FLOOR_US;
 	print_message("[fairness] attacker: %lu connections, %lu requests "
 	              "written, cut %lu times (%lu during the Hellos); "
-	              "Hellos: %d, mean %lld us, max %lld us, %d >= %d us\n",
-	    a.conns, a.sent, a.cut, a.cut - cut_before, HELLOS,
-	    (long long) (sum / HELLOS), (long long) max, slow, HELLO_MAX_US);
+	              "Hellos without the attack: median %lld us, max %lld "
+	              "us; during it: median %lld us (bound %lld), max %lld "
+	              "us (bound %lld)\n",
+	    a.conns, a.sent, a.cut, a.cut - cut_before, (long long) quiet_med,
+	    (long long) quiet[HELLOS - 1], (long long) med, (long long) bound,
+	    (long long) max, (long long) max_bound);
 	if (a.sent < ATTACK_READY_REQS)
 		fail_msg("the attacker wrote only %lu requests: the daemon "
 		         "stopped reading them",
 		    a.sent);
-	if (max >= HELLO_MAX_US)
-		fail_msg("%d of %d Hellos took 50 ms or more during the "
-		         "attack (max %lld us)",
-		    slow, HELLOS, (long long) max);
+	if (med > bound)
+		fail_msg("during the attack the median Hello took %lld us, "
+		         "over %d x the %lld us without it + %d us: the "
+		         "daemon serves the attacker before others",
+		    (long long) med, SLOWDOWN_MAX, (long long) quiet_med,
+		    MEDIAN_FLOOR_US);
+	if (max > max_bound)
+		fail_msg(
+		    "during the attack a Hello took %lld us, over %d x "
+		    "the slowest without it (%lld us) + %d us: the daemon "
+		    "waited on the attacker",
+		    (long long) max, SLOWDOWN_MAX,
+		    (long long) quiet[HELLOS - 1], MAX_FLOOR_US);
 	assert_true(it_daemon_alive(ctx));
 	if (it_hello_ok(ctx) != SV_OK)
 		fail_msg("a new client cannot say Hello after the attack");

@@ -43,6 +43,8 @@
 #define PRESSURE_MAX      64 /* connections tried to exhaust it */
 #define PRESSURE_MS       3000 /* window held under pressure */
 #define PRESSURE_CPU_MS   300 /* CPU allowed in that window (10 %) */
+#define FATE_MS           20000 /* a connection's fate is known by then */
+#define START_100_MS      60000 /* 100 workers have started by then */
 #define IDLE_MS           10000 /* idle window */
 #define IDLE_MAX_SWITCHES 15 /* context switches allowed in it */
 
@@ -221,25 +223,33 @@ read_header(int fd, int ms)
 	return hdr[5] == 0x31;
 }
 
-/* Tells whether the daemon hangs up fd (end of stream) within ms. */
-static bool
-hung_up_within(int fd, int ms)
+/* What became of a connection: the daemon's header came (it was
+ * accepted), it was hung up without one (shed), or neither by the
+ * deadline. */
+enum fate { FATE_HEADER, FATE_HUNG_UP, FATE_NOTHING };
+
+/* Waits up to ms for fd's fate. A deadline here is about correctness (a
+ * connection left in the backlog), not speed: it is generous. */
+static enum fate
+await_fate(int fd, int ms)
 {
 	int64_t dl = it_now_ms() + ms;
-	uint8_t b[16];
+	uint8_t hdr[8];
+	size_t  got = 0;
 
-	for (;;) {
+	while (got < sizeof(hdr)) {
 		struct pollfd pf   = {.fd = fd, .events = POLLIN};
 		int64_t       left = dl - it_now_ms();
 		ssize_t       n;
 
 		if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
-			return false;
-		n = recv(fd, b, sizeof(b), 0);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return true;
-		/* Bytes (a header) or EAGAIN/EINTR: wait on. */
+			return FATE_NOTHING;
+		n = recv(fd, hdr + got, sizeof(hdr) - got, 0);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return FATE_HUNG_UP;
+		got += n > 0 ? (size_t) n : 0;
 	}
+	return FATE_HEADER;
 }
 
 /* cmocka setup: one worker. */
@@ -318,16 +328,32 @@ test_fd_exhaustion(void **state)
 	rl.rlim_cur = rl.rlim_max = (rlim_t) (open0 + PRESSURE_HEADROOM);
 	if (prlimit(ctx->daemon, RLIMIT_NOFILE, &rl, NULL) != 0)
 		fail_msg("prlimit: %s", strerror(errno));
-	/* Handshaken connections until the daemon cannot accept one more. */
+	/* Handshaken connections until the daemon cannot accept one more:
+	 * each is either accepted (the daemon's header comes) or, out of
+	 * descriptors, shed (hung up with no header). Which one is waited
+	 * for, not guessed from how long the header takes: on a loaded
+	 * machine a header may take longer than any short wait, and an
+	 * accepted connection taken for a shed one left the daemon short of
+	 * its limit (then the one below was accepted, and hung up only at the
+	 * handshake bound). */
 	while (nheld < PRESSURE_MAX && !exhausted) {
-		int fd = raw_connect(ctx);
-		if (fd < 0) {
-			exhausted = true; /* backlog full */
-			break;
-		}
-		held[nheld++] = fd;
+		int       fd = raw_connect(ctx);
+		enum fate f;
+
+		if (fd < 0)
+			fail_msg("connect %d under fd pressure: the backlog "
+			         "is full (connections left in it?)",
+			    nheld + 1);
 		(void) !send(fd, sp_req, sizeof(sp_req), MSG_NOSIGNAL);
-		exhausted = !read_header(fd, 300);
+		if ((f = await_fate(fd, FATE_MS)) == FATE_NOTHING)
+			fail_msg("connection %d under fd pressure: neither "
+			         "accepted nor hung up in %d ms",
+			    nheld + 1, FATE_MS);
+		exhausted = f == FATE_HUNG_UP;
+		if (exhausted)
+			close(fd);
+		else
+			held[nheld++] = fd;
 	}
 	if (!exhausted)
 		fail_msg("%d connections did not exhaust %d descriptors",
@@ -344,21 +370,35 @@ test_fd_exhaustion(void **state)
 		    cpu1 - cpu0, PRESSURE_MS);
 	if (sock_ino(ctx->sock_path) != ino)
 		fail_msg("the listener was recreated under fd pressure");
-	/* One more connection, still at the limit: the daemon accepts it
-	 * with the descriptor it keeps spare and closes it at once, so the
-	 * client hears a hang-up instead of waiting in the backlog until its
-	 * deadline. */
-	{
-		int fd = raw_connect(ctx);
+	/* Still at the limit, a connection is accepted with the descriptor
+	 * the daemon keeps spare and closed at once, so the client hears a
+	 * hang-up instead of waiting in the backlog until its deadline. Shed,
+	 * not served: the hang-up comes with no header. A descriptor the
+	 * daemon let go during the window (start-up work ending late on a
+	 * loaded machine) lets one more in: those are held, as above, until
+	 * one is shed. */
+	for (;;) {
+		int       fd = raw_connect(ctx);
+		enum fate f;
 
 		if (fd < 0)
 			fail_msg(
 			    "connect at the fd limit: the backlog is full");
-		if (!hung_up_within(fd, 2000))
-			fail_msg(
-			    "a connection at the fd limit was not hung up "
-			    "within 2 s (left in the backlog?)");
-		close(fd);
+		(void) !send(fd, sp_req, sizeof(sp_req), MSG_NOSIGNAL);
+		f = await_fate(fd, FATE_MS);
+		if (f == FATE_NOTHING)
+			fail_msg("a connection at the fd limit was not hung "
+			         "up in %d ms (left in the backlog?)",
+			    FATE_MS);
+		if (f == FATE_HUNG_UP) {
+			close(fd);
+			break;
+		}
+		if (nheld == PRESSURE_MAX)
+			fail_msg("%d connections accepted at a limit of %d "
+			         "descriptors: none was shed",
+			    nheld + 1, open0 + PRESSURE_HEADROOM);
+		held[nheld++] = fd;
 	}
 	for (int i = 0; i < nheld; i++)
 		close(held[i]);
@@ -428,8 +468,11 @@ test_idle_hundred_workers(void **state)
 {
 	it_ctx *ctx = *state;
 
-	if (it_wait_children_match(ctx, IT_CONVERGE_MS) != 0)
-		fail_msg("the 100 workers did not start");
+	/* A deadline for correctness, not speed: 100 spawns on a loaded
+	 * machine take a while. */
+	if (it_wait_children_match(ctx, START_100_MS) != 0)
+		fail_msg(
+		    "the 100 workers did not start in %d ms", START_100_MS);
 	expect_idle(ctx, "100 workers");
 }
 

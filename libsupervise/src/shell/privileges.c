@@ -44,6 +44,75 @@ creds_number(const char *s, unsigned long *out)
 	return true;
 }
 
+/* One lookup in the user or group database: calls the reentrant getter
+ * with buf of len bytes, copies what it found into the caller's fields
+ * (buf dies after the call), sets *found, returns the getter's error. */
+typedef int (*creds_get_fn)(void *arg, char *buf, size_t len, bool *found);
+
+/* creds_lookup runs get with a buffer that grows (to CREDS_MAX_BUF) while
+ * the database says ERANGE; the buffer is its own and freed here. Returns 0
+ * when an entry was found, 1 when there is no such entry, -1 when the
+ * database failed (errno set). */
+static int
+creds_lookup(creds_get_fn get, void *arg)
+{
+	size_t len   = 4096;
+	char  *buf   = NULL;
+	bool   found = false;
+	int    rv;
+
+	for (;;) {
+		char *nb = realloc(buf, len);
+		if (nb == NULL) {
+			free(buf);
+			errno = ENOMEM;
+			return -1;
+		}
+		buf = nb;
+		rv  = get(arg, buf, len, &found);
+		if (rv != ERANGE || len >= CREDS_MAX_BUF) {
+			break;
+		}
+		len *= 2;
+	}
+	free(buf);
+	if (rv != 0 && rv != ENOENT && rv != ESRCH) {
+		errno = rv;
+		return -1;
+	}
+	return found ? 0 : 1;
+}
+
+/* What creds_passwd asks and gets back. */
+struct creds_pw_q {
+	const char *user; /* by name when byname */
+	bool        byname;
+	uid_t       id; /* by uid otherwise */
+	uid_t      *uid;
+	gid_t      *gid;
+	char       *name;
+	size_t      namelen;
+};
+
+/* creds_pw_get is creds_passwd's creds_get_fn. */
+static int
+creds_pw_get(void *arg, char *buf, size_t len, bool *found)
+{
+	struct creds_pw_q *q = arg;
+	struct passwd      pw, *res = NULL;
+	int                rv;
+
+	rv     = q->byname ? getpwnam_r(q->user, &pw, buf, len, &res)
+	                   : getpwuid_r(q->id, &pw, buf, len, &res);
+	*found = res != NULL;
+	if (rv == 0 && res != NULL) {
+		*q->uid = pw.pw_uid;
+		*q->gid = pw.pw_gid;
+		snprintf(q->name, q->namelen, "%s", pw.pw_name);
+	}
+	return rv;
+}
+
 /* creds_passwd looks user up by name (byname) or by uid. Returns 0 and
  * fills *uid, *gid and name (of size namelen), 1 when there is no such
  * entry, -1 when the database failed (errno set). */
@@ -51,71 +120,40 @@ static int
 creds_passwd(const char *user, bool byname, uid_t id, uid_t *uid, gid_t *gid,
     char *name, size_t namelen)
 {
-	struct passwd pw, *res = NULL;
-	size_t        len = 4096;
-	char         *buf = NULL;
-	int           rv;
+	struct creds_pw_q q = {user, byname, id, uid, gid, name, namelen};
 
-	for (;;) {
-		char *nb = realloc(buf, len);
-		if (nb == NULL) {
-			free(buf);
-			errno = ENOMEM;
-			return -1;
-		}
-		buf = nb;
-		rv  = byname ? getpwnam_r(user, &pw, buf, len, &res)
-		             : getpwuid_r(id, &pw, buf, len, &res);
-		if (rv != ERANGE || len >= CREDS_MAX_BUF) {
-			break;
-		}
-		len *= 2;
-	}
+	return creds_lookup(creds_pw_get, &q);
+}
+
+/* What creds_group asks and gets back. */
+struct creds_gr_q {
+	const char *group;
+	gid_t      *gid;
+};
+
+/* creds_gr_get is creds_group's creds_get_fn. */
+static int
+creds_gr_get(void *arg, char *buf, size_t len, bool *found)
+{
+	struct creds_gr_q *q = arg;
+	struct group       gr, *res = NULL;
+	int                rv;
+
+	rv     = getgrnam_r(q->group, &gr, buf, len, &res);
+	*found = res != NULL;
 	if (rv == 0 && res != NULL) {
-		*uid = pw.pw_uid;
-		*gid = pw.pw_gid;
-		snprintf(name, namelen, "%s", pw.pw_name);
+		*q->gid = gr.gr_gid;
 	}
-	free(buf);
-	if (rv != 0 && rv != ENOENT && rv != ESRCH) {
-		errno = rv;
-		return -1;
-	}
-	return res != NULL ? 0 : 1;
+	return rv;
 }
 
 /* creds_group looks a group name up. Returns as creds_passwd. */
 static int
 creds_group(const char *group, gid_t *gid)
 {
-	struct group gr, *res = NULL;
-	size_t       len = 4096;
-	char        *buf = NULL;
-	int          rv;
+	struct creds_gr_q q = {group, gid};
 
-	for (;;) {
-		char *nb = realloc(buf, len);
-		if (nb == NULL) {
-			free(buf);
-			errno = ENOMEM;
-			return -1;
-		}
-		buf = nb;
-		rv  = getgrnam_r(group, &gr, buf, len, &res);
-		if (rv != ERANGE || len >= CREDS_MAX_BUF) {
-			break;
-		}
-		len *= 2;
-	}
-	if (rv == 0 && res != NULL) {
-		*gid = gr.gr_gid;
-	}
-	free(buf);
-	if (rv != 0 && rv != ENOENT && rv != ESRCH) {
-		errno = rv;
-		return -1;
-	}
-	return res != NULL ? 0 : 1;
+	return creds_lookup(creds_gr_get, &q);
 }
 
 sv_err
