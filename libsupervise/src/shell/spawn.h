@@ -34,7 +34,12 @@
  * daemon dies, whose SIGHUP would kill a stopped worker), and stdin from
  * /dev/null. Every fd of the daemon is close-on-exec, so the
  * child inherits only stdin/stdout/stderr, plus the descriptors of
- * pass_fds placed at 3, 4, .... Each child is tracked by a
+ * pass_fds placed at 3, 4, .... The clone child starts on the daemon's
+ * descriptor table (CLONE_FILES) and first makes a table of its own with
+ * only the descriptors below the highest one it needs (close_range with
+ * CLOSE_RANGE_UNSHARE; unshare(CLONE_FILES) before Linux 5.9): a spawn
+ * does not copy, and exec does not close, one descriptor per running
+ * worker (that made a scale-up of n workers O(n^2)). Each child is tracked by a
  * pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
  * which reaps exactly that child and is immune to pid reuse.
  */
