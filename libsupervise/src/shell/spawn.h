@@ -39,8 +39,8 @@
  * only the descriptors below the highest one it needs (close_range with
  * CLOSE_RANGE_UNSHARE; unshare(CLONE_FILES) before Linux 5.9): a spawn
  * does not copy, and exec does not close, one descriptor per running
- * worker (that made a scale-up of n workers O(n^2)). Each child is tracked by a
- * pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
+ * worker (that made a scale-up of n workers O(n^2)). Each child is tracked by
+ * a pidfd: exits are noticed by polling it and reaped with waitid(P_PIDFD),
  * which reaps exactly that child and is immune to pid reuse.
  */
 #ifndef SV_SHELL_SPAWN_H
