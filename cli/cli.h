@@ -153,6 +153,16 @@ int cli_group_call(const struct cli *cli, const char *cmd, const char *group,
     sv_err (*call)(sv_client *, const char *, int), const char *verb);
 
 /*
+ * cli_query runs a command that connects, asks one thing and prints the
+ * answer: it connects, calls run(cli, client), which makes the call and on
+ * SV_OK prints the answer (text, or JSON with --json) and frees it, and on
+ * an error returns it having printed nothing; the error line then names
+ * what. Returns the exit code; any failure has printed its one error line.
+ */
+int cli_query(const struct cli *cli, const char *what,
+    sv_err (*run)(const struct cli *, sv_client *));
+
+/*
  * cli_check_group returns CLI_EXIT_OK when s is a valid group name
  * ([A-Za-z0-9_.-], 1..CLI_GROUP_MAX characters); otherwise it prints a usage
  * error naming cmd and returns CLI_EXIT_USAGE.

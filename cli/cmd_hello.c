@@ -11,7 +11,7 @@
  * read-only state directory), one more line says so, with the reason and
  * since when; `status` prints the same line (cli_durability_line).
  *
- * Layout: cli_durability_line, hello_text, hello_json, cmd_hello.
+ * Layout: cli_durability_line, hello_text, hello_json, hello_run, cmd_hello.
  */
 #include "cli.h"
 #include "json.h"
@@ -106,30 +106,25 @@ hello_json(const sv_hello *h)
 	puts("}");
 }
 
+/* hello_run exchanges Hello on client and prints the reply (cli_query). */
+static sv_err
+hello_run(const struct cli *cli, sv_client *client)
+{
+	sv_hello *h;
+	sv_err    err = sv_client_hello(client, cli_timeout(cli), &h);
+
+	if (err == SV_OK) {
+		(cli->json ? hello_json : hello_text)(h);
+		sv_hello_free(h);
+	}
+	return err;
+}
+
 /* cmd_hello exchanges Hello with the supervisor and prints the reply. */
 int
 cmd_hello(const struct cli *cli, int argc, char **argv)
 {
-	sv_client *client;
-	sv_hello  *h;
-	sv_err     err;
-	int        rc;
-
 	(void) argc;
 	(void) argv;
-	if ((rc = cli_connect(cli, &client)) != 0)
-		return rc;
-	err = sv_client_hello(client, cli_timeout(cli), &h);
-	if (err != SV_OK) {
-		rc = cli_error(client, err, "hello");
-		sv_client_close(client);
-		return rc;
-	}
-	if (cli->json)
-		hello_json(h);
-	else
-		hello_text(h);
-	sv_hello_free(h);
-	sv_client_close(client);
-	return CLI_EXIT_OK;
+	return cli_query(cli, "hello", hello_run);
 }

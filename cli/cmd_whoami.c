@@ -9,7 +9,7 @@
  * joined by " > "; a top-level worker's parent is "none" (null in JSON).
  *
  * Layout: whoami_frame_text, whoami_text, whoami_frame_json, whoami_json,
- * cmd_whoami.
+ * whoami_run, cmd_whoami.
  */
 #include "cli.h"
 #include "json.h"
@@ -124,30 +124,25 @@ whoami_json(const sv_identity *id)
 	puts("}");
 }
 
+/* whoami_run asks WhoAmI on client and prints the answer (cli_query). */
+static sv_err
+whoami_run(const struct cli *cli, sv_client *client)
+{
+	sv_identity *id;
+	sv_err       err = sv_client_whoami(client, cli_timeout(cli), &id);
+
+	if (err == SV_OK) {
+		(cli->json ? whoami_json : whoami_text)(id);
+		sv_identity_free(id);
+	}
+	return err;
+}
+
 /* cmd_whoami asks the supervisor who the calling process is. */
 int
 cmd_whoami(const struct cli *cli, int argc, char **argv)
 {
-	sv_client   *client;
-	sv_identity *id;
-	sv_err       err;
-	int          rc;
-
 	(void) argc;
 	(void) argv;
-	if ((rc = cli_connect(cli, &client)) != 0)
-		return rc;
-	err = sv_client_whoami(client, cli_timeout(cli), &id);
-	if (err != SV_OK) {
-		rc = cli_error(client, err, "whoami");
-		sv_client_close(client);
-		return rc;
-	}
-	if (cli->json)
-		whoami_json(id);
-	else
-		whoami_text(id);
-	sv_identity_free(id);
-	sv_client_close(client);
-	return CLI_EXIT_OK;
+	return cli_query(cli, "whoami", whoami_run);
 }

@@ -11,8 +11,8 @@
  * usage error (exit 100).
  *
  * Layout: error reporting (cli_exit_code, cli_error, cli_error_detail,
- * cli_usage_error, cli_connect, cli_group_call), argument checking (cli_opt,
- * cli_check_group, cli_parse_u32, cli_parse_u64), text formatting
+ * cli_usage_error, cli_connect, cli_query, cli_group_call), argument checking
+ * (cli_opt, cli_check_group, cli_parse_u32, cli_parse_u64), text formatting
  * (cli_fmt_uptime, cli_fmt_time, cli_fmt_trunc, cli_put_clean,
  * cli_kind_name).
  */
@@ -144,6 +144,23 @@ cli_timeout(const struct cli *cli)
 	}
 	now = cli_now_ms();
 	return now + 1 >= by ? 1 : (int) (by - now);
+}
+
+/* cli_query: the whole of a command that asks one thing (cli.h). */
+int
+cli_query(const struct cli *cli, const char *what,
+    sv_err (*run)(const struct cli *, sv_client *))
+{
+	sv_client *client = NULL;
+	sv_err     err;
+	int        rc;
+
+	if ((rc = cli_connect(cli, &client)) != 0)
+		return rc;
+	err = run(cli, client);
+	rc  = err != SV_OK ? cli_error(client, err, "%s", what) : CLI_EXIT_OK;
+	sv_client_close(client);
+	return rc;
 }
 
 /* cli_group_call: the whole of a command about one group (cli.h). */

@@ -1,8 +1,9 @@
 /*
  * req_common.c — what every request handler shares: error messages, the
  * caller checks of the request table (who may call: anyone, a worker, an
- * administrator), group lookup, core errors turned into replies, and
- * the check that growth fits in what the machine allows.
+ * administrator), group lookup, core errors turned into replies, the Ack
+ * that ends an accepted request, and the check that growth fits in what
+ * the machine allows.
  */
 #include "room.h"
 #include "sup_internal.h"
@@ -97,6 +98,17 @@ req_group(req_ctx *c, const char *name, const sv_cgroup **gp)
 	if ((*gp = sv_core_group_named(c->s->core, name)) == NULL) {
 		return req_err(c, SV_ENOTFOUND, "no group named \"%s\"", name);
 	}
+	return SV_OK;
+}
+
+/* req_ack ends a request the core has accepted: it carries out the
+ * effects the core queued and answers Ack. */
+sv_err
+req_ack(req_ctx *c)
+{
+	sup_drain_effects(c->s);
+	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
+	c->rep.ack       = &c->out.ack;
 	return SV_OK;
 }
 

@@ -160,10 +160,7 @@ req_drain_worker(req_ctx *c, bool ack)
 		return req_err(c, err, "%s[%" PRIu32 "] is not draining",
 		    g->name, s->ordinal);
 	}
-	sup_drain_effects(c->s);
-	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
-	c->rep.ack       = &c->out.ack;
-	return SV_OK;
+	return req_ack(c);
 }
 
 /* req_drain_extend answers DrainExtend: the draining worker asks for more

@@ -183,8 +183,7 @@ req_whoami(req_ctx *c)
 static sv_err
 req_ready_heartbeat(req_ctx *c, bool ready)
 {
-	Supervise__V1__Ack *ack = &c->out.ack;
-	const sv_cgroup    *g   = NULL;
+	const sv_cgroup    *g = NULL;
 	sv_seat_view        sv;
 	const sv_seat_view *s = &sv;
 	const sv_proc_view *p = NULL;
@@ -227,13 +226,8 @@ req_ready_heartbeat(req_ctx *c, bool ready)
 	if (err != SV_OK) {
 		return req_err(c, err, "worker is not running");
 	}
-	sup_drain_effects(c->s);
-	c->rep.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
-	c->rep.ack       = ack;
-	return SV_OK;
+	return req_ack(c);
 }
-
-/* worker_state maps a seat state to the protocol's. */
 
 /* req_ready answers Ready: the calling worker is ready. */
 sv_err

@@ -243,6 +243,7 @@ sv_err req_core_err(
     req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal);
 sv_err req_room(
     req_ctx *c, const char *name, const sv_cgroup *g, uint32_t count);
+sv_err req_ack(req_ctx *c);
 
 /* req_identity.c */
 long   proc_ppid(long pid);

@@ -90,10 +90,7 @@ lsv_op_restart(lua_State *L, lsv_ctx *x)
 		    x->u->c, group, ordinal, (uint64_t) expected, timeout);
 	else
 		err = sv_client_restart(x->u->c, group, ordinal, timeout);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "restart");
-	lua_pushboolean(L, 1);
-	return 1;
+	return lsv_done(L, x, err, "restart");
 }
 
 /*
@@ -109,10 +106,8 @@ lsv_op_reset(lua_State *L, lsv_ctx *x)
 
 	if (!lsv_ready(L, x, "reset", &timeout))
 		return 2;
-	if ((err = sv_client_reset(x->u->c, group, timeout)) != SV_OK)
-		return lsv_call_fail(L, x->u, err, "reset");
-	lua_pushboolean(L, 1);
-	return 1;
+	err = sv_client_reset(x->u->c, group, timeout);
+	return lsv_done(L, x, err, "reset");
 }
 
 /* lsv_push_groups pushes an array of group tables; frees nothing. */

@@ -127,6 +127,34 @@ lsv_call_fail(lua_State *L, lsv_client *u, sv_err err, const char *op)
 	return lsv_fail(L, err, op, sv_client_error_message(u->c));
 }
 
+/* lsv_done ends a request whose answer is true: pushes true on SV_OK,
+ * otherwise nil, err (lsv_call_fail). Returns the number pushed. */
+int
+lsv_done(lua_State *L, lsv_ctx *x, sv_err err, const char *op)
+{
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* lsv_u64_request runs op(v [, timeout]) -> true: v the integer argument
+ * at x->a, checked by rule, then call(client, v, timeout). */
+int
+lsv_u64_request(lua_State *L, lsv_ctx *x, const char *op,
+    sv_err (*call)(sv_client *, uint64_t, int), const lsv_u64_rule *rule)
+{
+	uint64_t v       = lsv_opt_u64(L, x->a);
+	int      timeout = lsv_opt_timeout(L, x->a + 1);
+
+	luaL_argcheck(L, v >= rule->lo && v <= rule->hi, x->a, rule->msg);
+	if (rule->worker && lsv_not_worker(L, x, op))
+		return 2;
+	if (!lsv_ready(L, x, op, &timeout))
+		return 2;
+	return lsv_done(L, x, call(x->u->c, v, timeout), op);
+}
+
 /*
  * lsv_ready makes x->u an open client: for a module-level call it opens the
  * default client if needed, with *timeout_ms, and takes the time that took

@@ -113,37 +113,16 @@ lsv_op_drain_report(lua_State *L, lsv_ctx *x)
 	return 1;
 }
 
-/* lsv_drain_self sends DrainExtend (ack = 0) or DrainAck (1) for this
- * worker with the integer argument (more_ms or served). */
-static int
-lsv_drain_self(lua_State *L, lsv_ctx *x, int ack)
-{
-	const char *op      = ack ? "drain_ack" : "drain_extend";
-	uint64_t    v       = lsv_opt_u64(L, x->a);
-	int         timeout = lsv_opt_timeout(L, x->a + 1);
-	sv_err      err;
-
-	if (!ack)
-		luaL_argcheck(L, v > 0 && v <= 86400000, x->a,
-		    "more_ms must be 1..86400000");
-	if (lsv_not_worker(L, x, op))
-		return 2;
-	if (!lsv_ready(L, x, op, &timeout))
-		return 2;
-	err = ack ? sv_client_drain_ack(x->u->c, v, timeout)
-	          : sv_client_drain_extend(x->u->c, v, timeout);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, op);
-	lua_pushboolean(L, 1);
-	return 1;
-}
-
 /* drain_extend(more_ms [, timeout]) -> true: this draining worker asks for
  * its deadline to be now + more_ms. ENOTFOUND when it is not draining. */
 static int
 lsv_op_drain_extend(lua_State *L, lsv_ctx *x)
 {
-	return lsv_drain_self(L, x, 0);
+	static const lsv_u64_rule more_ms
+	    = {1, 86400000, "more_ms must be 1..86400000", 1};
+
+	return lsv_u64_request(
+	    L, x, "drain_extend", sv_client_drain_extend, &more_ms);
 }
 
 /* drain_ack([served [, timeout]]) -> true: this worker has drained (it
@@ -151,7 +130,10 @@ lsv_op_drain_extend(lua_State *L, lsv_ctx *x)
 static int
 lsv_op_drain_ack(lua_State *L, lsv_ctx *x)
 {
-	return lsv_drain_self(L, x, 1);
+	static const lsv_u64_rule served = {0, UINT64_MAX, "", 1};
+
+	return lsv_u64_request(
+	    L, x, "drain_ack", sv_client_drain_ack, &served);
 }
 
 /* draining([timeout]) -> draining (boolean), deadline_in_ms: WhoAmI's

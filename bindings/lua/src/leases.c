@@ -136,10 +136,7 @@ lsv_op_lease_release(lua_State *L, lsv_ctx *x)
 	if (!lsv_ready(L, x, "lease_release", &timeout))
 		return 2;
 	err = sv_client_lease_release(x->u->c, id, session, timeout);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "lease_release");
-	lua_pushboolean(L, 1);
-	return 1;
+	return lsv_done(L, x, err, "lease_release");
 }
 
 /* leases([pool [, session [, timeout]]]) -> array of leases: an
@@ -192,38 +189,24 @@ lsv_op_session_open(lua_State *L, lsv_ctx *x)
 	return 1;
 }
 
-/* lsv_session_call runs renew (which = 0) or close (1) of a session. */
-static int
-lsv_session_call(lua_State *L, lsv_ctx *x, int which)
-{
-	const char *op      = which ? "session_close" : "session_renew";
-	uint64_t    id      = lsv_opt_u64(L, x->a);
-	int         timeout = lsv_opt_timeout(L, x->a + 1);
-	sv_err      err;
-
-	luaL_argcheck(L, id > 0, x->a, "a session id is required");
-	if (!lsv_ready(L, x, op, &timeout))
-		return 2;
-	err = which ? sv_client_session_close(x->u->c, id, timeout)
-	            : sv_client_session_renew(x->u->c, id, timeout);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, op);
-	lua_pushboolean(L, 1);
-	return 1;
-}
+/* A session id argument: any but 0; a session needs no worker. */
+static const lsv_u64_rule lsv_session_id
+    = {1, UINT64_MAX, "a session id is required", 0};
 
 /* session_renew(id [, timeout]) -> true; ENOTFOUND once expired. */
 static int
 lsv_op_session_renew(lua_State *L, lsv_ctx *x)
 {
-	return lsv_session_call(L, x, 0);
+	return lsv_u64_request(
+	    L, x, "session_renew", sv_client_session_renew, &lsv_session_id);
 }
 
 /* session_close(id [, timeout]) -> true, ending its leases. */
 static int
 lsv_op_session_close(lua_State *L, lsv_ctx *x)
 {
-	return lsv_session_call(L, x, 1);
+	return lsv_u64_request(
+	    L, x, "session_close", sv_client_session_close, &lsv_session_id);
 }
 
 /* lsv_leases_init creates the metatable "supervise.Lease" (its methods

@@ -70,6 +70,17 @@ typedef struct lsv_ctx {
 
 typedef int (*lsv_op)(lua_State *L, lsv_ctx *x);
 
+/*
+ * The rule of a request whose one argument is an integer (lsv_u64_request):
+ * the argument must lie in lo..hi (else the Lua argument error msg), and
+ * worker set makes it a worker's own request (lsv_not_worker).
+ */
+typedef struct lsv_u64_rule {
+	uint64_t    lo, hi;
+	const char *msg;
+	int         worker;
+} lsv_u64_rule;
+
 /* One request: its Lua name and its operation. */
 typedef struct lsv_request {
 	const char *name;
@@ -136,6 +147,9 @@ int         lsv_closed(lua_State *L, const char *op);
 int         lsv_open_into(lua_State *L, const char *url, int timeout_ms);
 int         lsv_client_close(lua_State *L);
 int lsv_call_fail(lua_State *L, lsv_client *u, sv_err err, const char *op);
+int lsv_done(lua_State *L, lsv_ctx *x, sv_err err, const char *op);
+int lsv_u64_request(lua_State *L, lsv_ctx *x, const char *op,
+    sv_err (*call)(sv_client *, uint64_t, int), const lsv_u64_rule *rule);
 int lsv_ready(lua_State *L, lsv_ctx *x, const char *op, int *timeout_ms);
 int lsv_not_worker(lua_State *L, lsv_ctx *x, const char *op);
 int lsv_method_client(const lsv_ctx *x);

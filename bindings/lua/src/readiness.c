@@ -24,10 +24,8 @@ lsv_send_ready(
 		return 2;
 	if (!lsv_ready(L, x, op, &timeout))
 		return 2;
-	if ((err = sv_client_ready(x->u->c, status, timeout)) != SV_OK)
-		return lsv_call_fail(L, x->u, err, op);
-	lua_pushboolean(L, 1);
-	return 1;
+	err = sv_client_ready(x->u->c, status, timeout);
+	return lsv_done(L, x, err, op);
 }
 
 /*
@@ -70,10 +68,8 @@ lsv_op_heartbeat(lua_State *L, lsv_ctx *x)
 		return 2;
 	if (!lsv_ready(L, x, "heartbeat", &timeout))
 		return 2;
-	if ((err = sv_client_heartbeat(x->u->c, timeout)) != SV_OK)
-		return lsv_call_fail(L, x->u, err, "heartbeat");
-	lua_pushboolean(L, 1);
-	return 1;
+	err = sv_client_heartbeat(x->u->c, timeout);
+	return lsv_done(L, x, err, "heartbeat");
 }
 
 static const lsv_request lsv_readiness_requests[] = {

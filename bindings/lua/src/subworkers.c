@@ -253,10 +253,8 @@ lsv_subw_drop(lua_State *L, lsv_ctx *x, const char *slot, const char *op)
 		return 2;
 	lua_pushnil(L);
 	lsv_subw_set(L, slot);
-	if ((err = lsv_subw_release(g, x->u->c, timeout)) != SV_OK)
-		return lsv_call_fail(L, x->u, err, op);
-	lua_pushboolean(L, 1);
-	return 1;
+	err = lsv_subw_release(g, x->u->c, timeout);
+	return lsv_done(L, x, err, op);
 }
 
 /* release_thread([timeout]) -> true: gives this state's thread number back

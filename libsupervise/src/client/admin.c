@@ -48,9 +48,6 @@ sv_client_scale(sv_client *client, const char *group, uint32_t count,
 	Supervise__V1__ScaleGroup s   = SUPERVISE__V1__SCALE_GROUP__INIT;
 	sv_err                    err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -69,9 +66,6 @@ sv_client_stop(
 	Supervise__V1__StopGroup s   = SUPERVISE__V1__STOP_GROUP__INIT;
 	sv_err                   err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -90,9 +84,6 @@ cl_restart(sv_client *client, const char *group, uint32_t ordinal, bool cas,
 	Supervise__V1__RestartWorker r   = SUPERVISE__V1__RESTART_WORKER__INIT;
 	sv_err                       err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -129,9 +120,6 @@ sv_client_reset(sv_client *client, const char *group, int timeout_ms)
 	Supervise__V1__ResetGroup r   = SUPERVISE__V1__RESET_GROUP__INIT;
 	sv_err                    err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -147,11 +135,10 @@ sv_client_groups(
 {
 	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ListGroups l   = SUPERVISE__V1__LIST_GROUPS__INIT;
-	svw_env                  *rep = NULL;
-	sv_groups                *g;
+	void                     *g   = NULL;
 	sv_err                    err;
 
-	if (client == NULL || groupsp == NULL) {
+	if (groupsp == NULL) {
 		return SV_EINVAL;
 	}
 	if ((err = svc_check_group(client, group, 1)) != SV_OK) {
@@ -160,17 +147,11 @@ sv_client_groups(
 	l.group         = group != NULL ? (char *) group : "";
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS;
 	req.list_groups = &l;
-	err             = svc_call(client, &req, timeout_ms, &rep);
-	if (err != SV_OK) {
-		return err;
+	err = svc_call_kept(client, &req, timeout_ms, sizeof(sv_groups), &g);
+	if (err == SV_OK) {
+		*groupsp = g;
 	}
-	if ((g = malloc(sizeof(*g))) == NULL) {
-		svw_free(rep);
-		return SV_ENOMEM;
-	}
-	g->env   = rep;
-	*groupsp = g;
-	return SV_OK;
+	return err;
 }
 
 size_t
@@ -236,9 +217,6 @@ sv_client_start_worker(
 	svw_env                   *rep = NULL;
 	sv_err                     err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -266,9 +244,6 @@ sv_client_terminate_worker(
 	    = SUPERVISE__V1__TERMINATE_WORKER__INIT;
 	sv_err err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
@@ -288,9 +263,6 @@ sv_client_delete_group(sv_client *client, const char *group, int timeout_ms)
 	Supervise__V1__DeleteGroup d   = SUPERVISE__V1__DELETE_GROUP__INIT;
 	sv_err                     err;
 
-	if (client == NULL) {
-		return SV_EINVAL;
-	}
 	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}

@@ -380,10 +380,38 @@ svc_send(sv_client *c, svw_env *req, int timeout_ms)
 	return err;
 }
 
-/* svc_check_group validates a group name argument (client_call.h). */
+/* svc_call_kept sends req and moves the reply into a new handle
+ * (client_call.h). */
+sv_err
+svc_call_kept(
+    sv_client *c, svw_env *req, int timeout_ms, size_t size, void **handlep)
+{
+	svw_env  *rep = NULL;
+	svw_env **h;
+	sv_err    err = cl_call(c, req, timeout_ms, &rep);
+
+	if (err != SV_OK) {
+		return err;
+	}
+	/* The handle's first member is the reply: a pointer to the struct,
+	 * converted, points to that member (C11 6.7.2.1). */
+	if ((h = calloc(1, size)) == NULL) {
+		svw_free(rep);
+		return svc_fail(c, SV_ENOMEM, "out of memory");
+	}
+	*h       = rep;
+	*handlep = h;
+	return SV_OK;
+}
+
+/* svc_check_group validates the client and a group name argument
+ * (client_call.h). */
 sv_err
 svc_check_group(sv_client *c, const char *group, int optional)
 {
+	if (c == NULL) {
+		return SV_EINVAL;
+	}
 	if (optional && (group == NULL || group[0] == '\0')) {
 		return SV_OK;
 	}
@@ -402,8 +430,7 @@ sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
 {
 	svw_env              req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__Hello h   = SUPERVISE__V1__HELLO__INIT;
-	svw_env             *rep = NULL;
-	sv_hello            *out;
+	void                *out = NULL;
 	sv_err               err;
 
 	if (client == NULL || hellop == NULL) {
@@ -414,17 +441,11 @@ sv_client_hello(sv_client *client, int timeout_ms, sv_hello **hellop)
 	h.max_version = SV_PROTOCOL_VERSION;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
 	req.hello     = &h;
-	err           = cl_call(client, &req, timeout_ms, &rep);
-	if (err != SV_OK) {
-		return err;
+	err = svc_call_kept(client, &req, timeout_ms, sizeof(sv_hello), &out);
+	if (err == SV_OK) {
+		*hellop = out;
 	}
-	if ((out = malloc(sizeof(*out))) == NULL) {
-		svw_free(rep);
-		return SV_ENOMEM;
-	}
-	out->env = rep;
-	*hellop  = out;
-	return SV_OK;
+	return err;
 }
 
 /*

@@ -31,6 +31,17 @@ sv_err svc_call(sv_client *c, svw_env *req, int timeout_ms, svw_env **replyp);
 sv_err svc_send(sv_client *c, svw_env *req, int timeout_ms);
 
 /*
+ * svc_call_kept is svc_call for a request whose reply the caller keeps in
+ * a handle: a struct of size bytes whose first member is the reply (a
+ * svw_env *), such as struct sv_hello. On SV_OK *handlep is a new handle
+ * (zeroed but for that member) holding the reply; the caller owns it and
+ * frees it with svw_free of its first member, then free(). Errors: those
+ * of svc_call, and SV_ENOMEM (the reply is freed; nothing is kept).
+ */
+sv_err svc_call_kept(
+    sv_client *c, svw_env *req, int timeout_ms, size_t size, void **handlep);
+
+/*
  * svc_fail keeps detail as c's error message and returns err. It takes c's
  * lock (so sv_client_error_detail never sees a torn message): call it
  * outside svc_call, never from within.
@@ -38,9 +49,10 @@ sv_err svc_send(sv_client *c, svw_env *req, int timeout_ms);
 sv_err svc_fail(sv_client *c, sv_err err, const char *detail);
 
 /*
- * svc_check_group checks a group name argument (1..64 characters of
- * [A-Za-z0-9_.-]); with optional set, NULL and "" pass too (every group).
- * Errors: SV_EINVAL, with the rule kept as c's error message.
+ * svc_check_group checks the client and a group name argument (1..64
+ * characters of [A-Za-z0-9_.-]); with optional set, NULL and "" pass too
+ * (every group). Errors: SV_EINVAL for a NULL c; SV_EINVAL for a bad name,
+ * with the rule kept as c's error message.
  */
 sv_err svc_check_group(sv_client *c, const char *group, int optional);
 

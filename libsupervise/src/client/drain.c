@@ -28,32 +28,15 @@ static sv_err
 dc_report(
     sv_client *client, svw_env *req, int timeout_ms, sv_drain_report **reportp)
 {
-	svw_env         *rep = NULL;
-	sv_drain_report *r;
-	sv_err           err;
+	void  *r = NULL;
+	sv_err err;
 
-	err = svc_call(client, req, timeout_ms, &rep);
-	if (err != SV_OK) {
-		return err;
+	err = svc_call_kept(
+	    client, req, timeout_ms, sizeof(sv_drain_report), &r);
+	if (err == SV_OK) {
+		*reportp = r;
 	}
-	if ((r = malloc(sizeof(*r))) == NULL) {
-		svw_free(rep);
-		return SV_ENOMEM;
-	}
-	r->env   = rep;
-	*reportp = r;
-	return SV_OK;
-}
-
-/* dc_name checks a group name argument. */
-static sv_err
-dc_name(sv_client *client, const char *group)
-{
-	if (svw_check_name(group) != SV_OK) {
-		return svc_fail(client, SV_EINVAL,
-		    "group name must be 1..64 characters of [A-Za-z0-9_.-]");
-	}
-	return SV_OK;
+	return err;
 }
 
 sv_err
@@ -68,7 +51,8 @@ sv_client_drain(sv_client *client, const char *group, int64_t ordinal,
 	    || (group == NULL && ordinal >= 0)) {
 		return SV_EINVAL;
 	}
-	if (group != NULL && (err = dc_name(client, group)) != SV_OK) {
+	if (group != NULL
+	    && (err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
 	d.group           = group != NULL ? (char *) group : "";
@@ -110,7 +94,7 @@ dc_roll(sv_client *client, const char *group, uint64_t ready_timeout_ms,
 	if (client == NULL || reportp == NULL || group == NULL) {
 		return SV_EINVAL;
 	}
-	if ((err = dc_name(client, group)) != SV_OK) {
+	if ((err = svc_check_group(client, group, 0)) != SV_OK) {
 		return err;
 	}
 	r.group             = (char *) group;
@@ -189,8 +173,6 @@ sv_client_drain_extend(sv_client *client, uint64_t more_ms, int timeout_ms)
 {
 	svw_env                    req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__DrainExtend x   = SUPERVISE__V1__DRAIN_EXTEND__INIT;
-	svw_env                   *rep = NULL;
-	sv_err                     err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -198,9 +180,7 @@ sv_client_drain_extend(sv_client *client, uint64_t more_ms, int timeout_ms)
 	x.more_ms        = more_ms;
 	req.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_EXTEND;
 	req.drain_extend = &x;
-	err              = svc_call(client, &req, timeout_ms, &rep);
-	svw_free(rep);
-	return err;
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -208,8 +188,6 @@ sv_client_drain_ack(sv_client *client, uint64_t served, int timeout_ms)
 {
 	svw_env                 req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__DrainAck a   = SUPERVISE__V1__DRAIN_ACK__INIT;
-	svw_env                *rep = NULL;
-	sv_err                  err;
 
 	if (client == NULL) {
 		return SV_EINVAL;
@@ -217,9 +195,7 @@ sv_client_drain_ack(sv_client *client, uint64_t served, int timeout_ms)
 	a.served      = served;
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_DRAIN_ACK;
 	req.drain_ack = &a;
-	err           = svc_call(client, &req, timeout_ms, &rep);
-	svw_free(rep);
-	return err;
+	return svc_send(client, &req, timeout_ms);
 }
 
 /* dc_body returns the DrainReport of a handle, or NULL. */

@@ -29,8 +29,7 @@ sv_client_whoami(sv_client *client, int timeout_ms, sv_identity **identityp)
 {
 	svw_env               req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__WhoAmI w   = SUPERVISE__V1__WHO_AM_I__INIT;
-	svw_env              *rep = NULL;
-	sv_identity          *out;
+	void                 *out = NULL;
 	sv_err                err;
 
 	if (client == NULL || identityp == NULL) {
@@ -38,17 +37,12 @@ sv_client_whoami(sv_client *client, int timeout_ms, sv_identity **identityp)
 	}
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_WHOAMI;
 	req.whoami    = &w;
-	err           = svc_call(client, &req, timeout_ms, &rep);
-	if (err != SV_OK) {
-		return err;
+	err           = svc_call_kept(
+	              client, &req, timeout_ms, sizeof(sv_identity), &out);
+	if (err == SV_OK) {
+		*identityp = out;
 	}
-	if ((out = malloc(sizeof(*out))) == NULL) {
-		svw_free(rep);
-		return SV_ENOMEM;
-	}
-	out->env   = rep;
-	*identityp = out;
-	return SV_OK;
+	return err;
 }
 
 /*

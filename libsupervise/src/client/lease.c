@@ -168,8 +168,6 @@ sv_client_lease_release(
 {
 	svw_env                     req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ReleaseLease r   = SUPERVISE__V1__RELEASE_LEASE__INIT;
-	svw_env                    *rep = NULL;
-	sv_err                      err;
 
 	if (client == NULL || id == 0) {
 		return SV_EINVAL;
@@ -178,11 +176,7 @@ sv_client_lease_release(
 	r.session         = session;
 	req.body_case     = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_LEASE;
 	req.release_lease = &r;
-	err               = svc_call(client, &req, timeout_ms, &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -212,9 +206,9 @@ sv_err
 sv_client_lease_list(sv_client *client, const char *pool, uint64_t session,
     int timeout_ms, sv_leases **listp)
 {
-	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
-	Supervise__V1__ListLeases r   = SUPERVISE__V1__LIST_LEASES__INIT;
-	svw_env                  *rep = NULL;
+	svw_env                   req  = SUPERVISE__V1__ENVELOPE__INIT;
+	Supervise__V1__ListLeases r    = SUPERVISE__V1__LIST_LEASES__INIT;
+	void                     *kept = NULL;
 	sv_leases                *out;
 	sv_err                    err;
 
@@ -229,22 +223,19 @@ sv_client_lease_list(sv_client *client, const char *pool, uint64_t session,
 	r.session       = session;
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_LEASES;
 	req.list_leases = &r;
-	err             = svc_call(client, &req, timeout_ms, &rep);
+	err             = svc_call_kept(
+	                client, &req, timeout_ms, sizeof(sv_leases), &kept);
 	if (err != SV_OK) {
 		return err;
 	}
-	if ((out = calloc(1, sizeof(*out))) == NULL
-	    || (out->items = calloc(
-	            rep->lease_list->n_leases + 1, sizeof(*out->items)))
-	        == NULL) {
-		free(out);
-		svw_free(rep);
+	out    = kept;
+	out->n = out->env->lease_list->n_leases;
+	if ((out->items = calloc(out->n + 1, sizeof(*out->items))) == NULL) {
+		sv_leases_free(out);
 		return svc_fail(client, SV_ENOMEM, "out of memory");
 	}
-	out->env = rep;
-	out->n   = rep->lease_list->n_leases;
 	for (size_t i = 0; i < out->n; i++) {
-		lc_view(&out->items[i], rep->lease_list->leases[i]);
+		lc_view(&out->items[i], out->env->lease_list->leases[i]);
 	}
 	*listp = out;
 	return SV_OK;
@@ -386,7 +377,6 @@ sv_client_pool_create(sv_client *client, const char *name, uint32_t slots,
 {
 	svw_env                   req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__CreatePool c   = SUPERVISE__V1__CREATE_POOL__INIT;
-	svw_env                  *rep = NULL;
 	sv_err                    err;
 
 	if (client == NULL || slots == 0) {
@@ -404,11 +394,7 @@ sv_client_pool_create(sv_client *client, const char *name, uint32_t slots,
 	c.kind          = kind != NULL ? (char *) kind : "file";
 	req.body_case   = SUPERVISE__V1__ENVELOPE__BODY_CREATE_POOL;
 	req.create_pool = &c;
-	err             = svc_call(client, &req, timeout_ms, &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return svc_send(client, &req, timeout_ms);
 }
 
 sv_err
@@ -416,8 +402,7 @@ sv_client_pools(sv_client *client, int timeout_ms, sv_pools **poolsp)
 {
 	svw_env                  req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ListPools l   = SUPERVISE__V1__LIST_POOLS__INIT;
-	svw_env                 *rep = NULL;
-	sv_pools                *out;
+	void                    *out = NULL;
 	sv_err                   err;
 
 	if (client == NULL || poolsp == NULL) {
@@ -425,17 +410,11 @@ sv_client_pools(sv_client *client, int timeout_ms, sv_pools **poolsp)
 	}
 	req.body_case  = SUPERVISE__V1__ENVELOPE__BODY_LIST_POOLS;
 	req.list_pools = &l;
-	err            = svc_call(client, &req, timeout_ms, &rep);
-	if (err != SV_OK) {
-		return err;
+	err = svc_call_kept(client, &req, timeout_ms, sizeof(sv_pools), &out);
+	if (err == SV_OK) {
+		*poolsp = out;
 	}
-	if ((out = malloc(sizeof(*out))) == NULL) {
-		svw_free(rep);
-		return svc_fail(client, SV_ENOMEM, "out of memory");
-	}
-	out->env = rep;
-	*poolsp  = out;
-	return SV_OK;
+	return err;
 }
 
 size_t

@@ -97,9 +97,7 @@ sv_client_subworker_release(
 	svw_env                         req = SUPERVISE__V1__ENVELOPE__INIT;
 	Supervise__V1__ReleaseSubWorker r
 	    = SUPERVISE__V1__RELEASE_SUB_WORKER__INIT;
-	svw_env *rep = NULL;
-	sv_kind  kind;
-	sv_err   err;
+	sv_kind kind;
 
 	if (client == NULL || identity == NULL) {
 		return SV_EINVAL;
@@ -114,9 +112,5 @@ sv_client_subworker_release(
 	r.generation  = sv_identity_generation(identity);
 	req.body_case = SUPERVISE__V1__ENVELOPE__BODY_RELEASE_SUB_WORKER;
 	req.release_sub_worker = &r;
-	err                    = svc_call(client, &req, timeout_ms, &rep);
-	if (err == SV_OK) {
-		svw_free(rep);
-	}
-	return err;
+	return svc_send(client, &req, timeout_ms);
 }
