@@ -740,17 +740,19 @@ it_proc_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Scans /proc for the children of ppid. */
+/* Scans /proc for the children of ppid; fails the test when there are more
+ * than max (a cut set would compare wrongly: /proc lists by pid, and pids
+ * wrap at pid_max, so the first max are not the oldest). */
 size_t
 it_children(pid_t ppid, struct it_proc *out, size_t max)
 {
 	DIR           *d;
 	struct dirent *de;
-	size_t         n = 0;
+	size_t         n = 0, found = 0;
 
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
-	while ((de = readdir(d)) != NULL && n < max) {
+	while ((de = readdir(d)) != NULL) {
 		char *end;
 		long  pid = strtol(de->d_name, &end, 10);
 		pid_t pp  = 0;
@@ -762,11 +764,18 @@ it_children(pid_t ppid, struct it_proc *out, size_t max)
 			continue;
 		if (pp != ppid)
 			continue;
+		found++;
+		if (n == max)
+			continue;
 		out[n].pid   = (pid_t) pid;
 		out[n].state = st;
 		n++;
 	}
 	closedir(d);
+	if (found > max)
+		fail_msg("process %ld has %zu children, more than the %zu a "
+		         "scan holds (IT_MAX_PROCS)",
+		    (long) ppid, found, max);
 	qsort(out, n, sizeof(out[0]), it_proc_cmp);
 	return n;
 }
@@ -814,14 +823,20 @@ it_list(
 		return -1;
 	}
 	n = sv_workers_count(w);
-	for (i = 0; i < n && i < max; i++) {
+	if (n > max) {
+		it_log("sv_client_list(%s): %zu entries, room for %zu",
+		    group ? group : "*", n, max);
+		sv_workers_free(w);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
 		if (ords != NULL)
 			ords[i] = sv_workers_ordinal(w, i);
 		if (pids != NULL)
 			pids[i] = (pid_t) sv_workers_pid(w, i);
 	}
 	sv_workers_free(w);
-	return (int) (n < max ? n : max);
+	return (int) n;
 }
 
 /* qsort comparator of pid_t. */
@@ -842,28 +857,66 @@ it_u32_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Formats pids[0..n-1] as "a,b,c" into buf. */
-static const char *
-it_fmt_pids(char *buf, size_t size, const pid_t *pids, size_t n)
+/* Prints the daemon's own status of every seat (one line each, whether
+ * its pid is a live child, in live[0..nlive-1]) and every live child that
+ * no seat names: the evidence that tells a daemon that stopped short from
+ * a harness that counted wrongly. */
+static void
+it_log_seats(it_ctx *ctx, const pid_t *live, size_t nlive)
 {
-	size_t i, off = 0;
+	sv_workers *w = NULL;
+	size_t      i, j, n;
+	sv_err      e;
 
-	buf[0] = '\0';
-	for (i = 0; i < n && off < size; i++)
-		off += (size_t) snprintf(buf + off, size - off, "%s%ld",
-		    i ? "," : "", (long) pids[i]);
-	return buf;
+	e = sv_client_list(ctx->client, NULL, IT_CALL_MS, &w);
+	if (e != SV_OK) {
+		it_log("seats: sv_client_list: %s: %s", sv_err_name(e),
+		    sv_client_error_message(ctx->client));
+		return;
+	}
+	n = sv_workers_count(w);
+	it_log("the daemon lists %zu seats; %zu live children", n, nlive);
+	for (i = 0; i < n; i++) {
+		pid_t pid   = (pid_t) sv_workers_pid(w, i);
+		bool  child = false;
+
+		for (j = 0; j < nlive; j++)
+			child |= live[j] == pid;
+		it_log("seat %s[%" PRIu32 "] gen %" PRIu64 " pid %ld %s "
+		       "restarts %" PRIu64 " fast_failures %" PRIu32
+		       " restart_in %" PRIu64 " ms exit %d signal %d "
+		       "(%s)%s",
+		    sv_workers_group(w, i), sv_workers_ordinal(w, i),
+		    sv_workers_generation(w, i), (long) pid,
+		    sv_state_name(sv_workers_state(w, i)),
+		    sv_workers_restarts(w, i), sv_workers_fast_failures(w, i),
+		    sv_workers_restart_in_ms(w, i),
+		    (int) sv_workers_last_exit_code(w, i),
+		    (int) sv_workers_last_signal(w, i),
+		    sv_workers_status_text(w, i),
+		    pid <= 0    ? ""
+		        : child ? " live child"
+		                : " NOT a live child");
+	}
+	for (j = 0; j < nlive; j++) {
+		bool listed = false;
+
+		for (i = 0; i < n; i++)
+			listed |= (pid_t) sv_workers_pid(w, i) == live[j];
+		if (!listed)
+			it_log("live child %ld is in no seat", (long) live[j]);
+	}
+	sv_workers_free(w);
 }
 
-/* Polls until live children == listed pids. */
+/* Polls until live children == listed pids (and there are want of them). */
 int
-it_wait_children_match(it_ctx *ctx, int deadline_ms)
+it_wait_workers(it_ctx *ctx, int want, int deadline_ms)
 {
 	int64_t        deadline = it_now_ms() + deadline_ms;
 	struct it_proc kids[IT_MAX_PROCS];
-	pid_t          live[IT_MAX_PROCS], listed[IT_MAX_PROCS];
+	pid_t          live[IT_MAX_PROCS], listed[IT_MAX_PROCS] = {0};
 	size_t         nlive, nlisted;
-	char           a[512], b[512];
 
 	for (;;) {
 		size_t i, n = it_children(ctx->daemon, kids, IT_MAX_PROCS);
@@ -881,16 +934,29 @@ it_wait_children_match(it_ctx *ctx, int deadline_ms)
 				listed[nlisted++] = raw[i];
 		qsort(listed, nlisted, sizeof(pid_t), it_pid_cmp);
 		if (nlive == nlisted
-		    && memcmp(live, listed, nlive * sizeof(pid_t)) == 0)
+		    && memcmp(live, listed, nlive * sizeof(pid_t)) == 0
+		    && (want < 0
+		        || ((size_t) m == (size_t) want
+		            && nlisted == (size_t) want)))
 			return 0;
 		if (it_now_ms() >= deadline)
 			break;
 		nng_msleep(10); /* bounded convergence poll */
 	}
-	it_log("live children of %ld {%s} != listed pids {%s}",
-	    (long) ctx->daemon, it_fmt_pids(a, sizeof(a), live, nlive),
-	    it_fmt_pids(b, sizeof(b), listed, nlisted));
+	if (want >= 0)
+		it_log("wanted %d running workers, each a live child of %ld",
+		    want, (long) ctx->daemon);
+	it_log("live children of %ld: %zu; listed pids: %zu",
+	    (long) ctx->daemon, nlive, nlisted);
+	it_log_seats(ctx, live, nlive);
 	return -1;
+}
+
+/* Polls until live children == listed pids. */
+int
+it_wait_children_match(it_ctx *ctx, int deadline_ms)
+{
+	return it_wait_workers(ctx, -1, deadline_ms);
 }
 
 /* Polls until a group lists exactly the wanted ordinals. */

@@ -67,8 +67,14 @@
 			    sv_err_name(it_e_));                              \
 	} while (0)
 
-/* Maximum number of pids a process-table scan returns. */
-#define IT_MAX_PROCS 64
+/*
+ * Room for pids in a process-table scan or a list (it_children, it_list):
+ * more than any test starts. A scan or list that finds more fails instead
+ * of returning a cut set (/proc lists by pid, and pids wrap at pid_max, so
+ * a cut would not keep the oldest processes and two cut sets of the same
+ * processes could differ).
+ */
+#define IT_MAX_PROCS 256
 
 /* One worker group of the generated config. */
 struct it_group {
@@ -261,7 +267,8 @@ int it_proc_stat(
 
 /*
  * it_children lists the processes whose parent is ppid (zombies included),
- * sorted by pid. Returns the count (at most max).
+ * sorted by pid. Returns the count; fails the test when ppid has more than
+ * max children.
  */
 size_t it_children(pid_t ppid, struct it_proc *out, size_t max);
 
@@ -274,8 +281,8 @@ int it_wait_no_zombie(pid_t ppid, int deadline_ms);
 /*
  * it_list lists group (NULL: every group) through ctx->client and stores,
  * in list order, each entry's ordinal in ords[i] and pid in pids[i] (either
- * may be NULL). Returns the number of entries (at most max), or -1 on a
- * client error, which is printed.
+ * may be NULL). Returns the number of entries, or -1 on a client error or
+ * when there are more than max entries (printed either way).
  */
 int it_list(
     it_ctx *ctx, const char *group, uint32_t *ords, pid_t *pids, size_t max);
@@ -283,10 +290,18 @@ int it_list(
 /*
  * it_wait_children_match polls until the set of live children of the
  * daemon equals the set of pids in the daemon's own list of every group,
- * or deadline_ms passes. Returns 0 on agreement, -1 on timeout (both sets
- * are printed).
+ * or deadline_ms passes. Returns 0 on agreement, -1 on a client error or
+ * on timeout (then the seats are printed, as by it_wait_workers).
  */
 int it_wait_children_match(it_ctx *ctx, int deadline_ms);
+
+/*
+ * it_wait_workers is it_wait_children_match that also waits for the list
+ * to hold exactly want entries, each with a pid (want < 0: any number).
+ * On timeout it prints the daemon's status of every seat, whether each
+ * seat's pid is a live child, and every live child in no seat.
+ */
+int it_wait_workers(it_ctx *ctx, int want, int deadline_ms);
 
 /*
  * it_wait_ordinals polls the list of group until its ordinals are exactly
