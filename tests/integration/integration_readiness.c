@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/supplemental/util/platform.h>
@@ -282,6 +283,32 @@ ev_ms(const fx *f, size_t from, size_t to)
 	    - (int64_t) sv_event_time_unix_ms(f->log[from]);
 }
 
+/*
+ * wall_ms is CLOCK_REALTIME in ms, the clock of the events' stamps. An
+ * event is stamped when the supervisor publishes it, which may be well
+ * after what it reports happened on a loaded machine (after the spawn, the
+ * journal record and the log line): the gap between two stamps can be
+ * shorter than the gap between the two happenings. A lower bound is
+ * therefore checked from a time taken before the request that led to both
+ * (ev_since), never between two stamps.
+ */
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ev_since is the time from t (wall_ms, truncated as the stamps are) to
+ * the stamp of logged event i. */
+static int64_t
+ev_since(const fx *f, size_t i, int64_t t)
+{
+	return (int64_t) sv_event_time_unix_ms(f->log[i]) - t;
+}
+
 /* sync_events makes sure the subscription is live: a no-op scale of group
  * to count is asked until its GroupScaled event arrives. Everything read
  * so far is dropped from the log. */
@@ -481,15 +508,21 @@ test_sequential_start(void **state)
 	struct wstat w;
 	size_t       started[3], ready[3];
 	uint32_t     nready, nstarting;
+	int64_t      t0;
 
 	sync_events(f, "seq", 0);
+	t0 = wall_ms();
 	scale(f, "seq", 3);
 	for (int k = 0; k < 3; k++) {
 		started[k] = ev_find(f, 0, "seq", k, K_STARTED);
 		ready[k]   = ev_find(f, started[k], "seq", k, K_READY);
-		/* The worker waits 200 ms from its own start, which follows
-		 * the STARTED stamp closely; allow for the clock's grain. */
-		assert_true(ev_ms(f, started[k], ready[k]) >= 150);
+		/* Each worker waits 200 ms from its own start, and starts
+		 * after the previous one is ready: READY k comes no sooner
+		 * than 200 * (k + 1) ms after the request (less 1 for the
+		 * stamps' grain). */
+		if (ev_since(f, ready[k], t0) < 200 * (k + 1) - 1)
+			fail_msg("seq[%d] READY %lld ms after the request", k,
+			    (long long) ev_since(f, ready[k], t0));
 	}
 	for (int k = 0; k < 2; k++) {
 		if (started[k + 1] < ready[k])
@@ -605,18 +638,21 @@ test_start_timeout_kill(void **state)
 	size_t       s0, u0, st0, x0, r0, s1, u1, gf;
 	sv_groups   *g = NULL;
 	struct wstat w;
+	int64_t      t0;
 
 	sync_events(f, "slow", 0);
+	t0 = wall_ms();
 	scale(f, "slow", 1);
 	s0 = ev_find(f, 0, "slow", 0, K_STARTED);
 	u0 = ev_find(f, s0, "slow", 0, K_UNRESP);
 	ev_expect(f, u0, "phase", "start");
 	ev_expect(f, u0, "action", "kill");
 	assert_int_equal(sv_event_pid(f->log[u0]), sv_event_pid(f->log[s0]));
-	if (ev_ms(f, s0, u0) < 290) {
-		fail_msg("UNRESPONSIVE stamped %" PRId64 " ms after STARTED "
-		         "(started %" PRIu64 ", unresponsive %" PRIu64 ")",
-		    ev_ms(f, s0, u0), sv_event_time_unix_ms(f->log[s0]),
+	if (ev_since(f, u0, t0) < 299) {
+		fail_msg("UNRESPONSIVE stamped %" PRId64 " ms after the "
+		         "request (started %" PRIu64 ", unresponsive %" PRIu64
+		         ")",
+		    ev_since(f, u0, t0), sv_event_time_unix_ms(f->log[s0]),
 		    sv_event_time_unix_ms(f->log[u0]));
 	}
 	assert_int_equal(ev_scan(f, s0, u0, "slow", 0, K_READY), -1);
@@ -629,7 +665,12 @@ test_start_timeout_kill(void **state)
 	assert_int_equal(ev_num(f, r0, "delay_ms"), 200);
 	assert_int_equal(ev_num(f, r0, "attempt"), 1);
 	s1 = ev_find(f, r0, "slow", 0, K_STARTED);
-	assert_true(ev_ms(f, x0, s1) >= 150);
+	/* The start timeout (300) and the backoff delay (200) both lie
+	 * between the request and the next start. */
+	if (ev_since(f, s1, t0) < 499)
+		fail_msg("the next generation started %lld ms after the "
+		         "request: no backoff",
+		    (long long) ev_since(f, s1, t0));
 	assert_int_equal(sv_event_generation(f->log[s1]),
 	    sv_event_generation(f->log[s0]) + 1);
 	assert_true(sv_event_pid(f->log[s1]) != sv_event_pid(f->log[s0]));
@@ -672,15 +713,21 @@ test_start_timeout_abandon(void **state)
 	fx          *f = *state;
 	size_t       s[2], u[2];
 	struct wstat w;
+	int64_t      t0;
 
 	sync_events(f, "ab", 0);
+	t0 = wall_ms();
 	scale(f, "ab", 2);
 	for (int k = 0; k < 2; k++) {
 		s[k] = ev_find(f, 0, "ab", k, K_STARTED);
 		u[k] = ev_find(f, s[k], "ab", k, K_UNRESP);
 		ev_expect(f, u[k], "phase", "start");
 		ev_expect(f, u[k], "action", "abandon");
-		assert_true(ev_ms(f, s[k], u[k]) >= 290);
+		/* Ordinal k starts once k - 1 is abandoned: its timeout
+		 * ends no sooner than 300 * (k + 1) ms after the request. */
+		if (ev_since(f, u[k], t0) < 300 * (k + 1) - 1)
+			fail_msg("ab[%d] abandoned %lld ms after the request",
+			    k, (long long) ev_since(f, u[k], t0));
 	}
 	if (s[1] < u[0])
 		fail_msg("ab[1] started before ab[0]'s start was abandoned");
