@@ -347,6 +347,16 @@ module Supervise
       value
     end
 
+    # u64_request checks value as an unsigned 64-bit argument (what names it
+    # in the ArgumentError), then runs the request the block makes from the
+    # C handle, that value and the milliseconds left (see #call); returns
+    # nil. For the requests whose one argument is such an integer.
+    def u64_request(value, what, timeout)
+      value = u64(value, what)
+      call(timeout) { |c, ms| yield(c, value, ms) }
+      nil
+    end
+
     def u32(value, what)
       raise ArgumentError, "#{what} must be an Integer in 0..#{2**32 - 1}" unless value.is_a?(Integer) && value.between?(0, 2**32 - 1)
 
