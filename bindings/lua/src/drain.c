@@ -62,6 +62,22 @@ lsv_push_report(lua_State *L, const sv_drain_report *r)
 }
 
 /*
+ * lsv_report_answer ends a request whose answer is the drain report r: on
+ * SV_OK pushes it (lsv_push_report) and frees r, otherwise pushes nil, err
+ * (lsv_call_fail; r was not set). Returns the number pushed.
+ */
+static int
+lsv_report_answer(
+    lua_State *L, lsv_ctx *x, sv_err err, const char *op, sv_drain_report *r)
+{
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lsv_push_report(L, r);
+	sv_drain_report_free(r);
+	return 1;
+}
+
+/*
  * drain([group [, ordinal [, deadline_ms [, timeout]]]]) -> the drain's
  * first report (administration): every worker (group nil), every worker of
  * group (ordinal nil) or one; deadline_ms 0 or nil: the group's
@@ -74,7 +90,7 @@ lsv_op_drain(lua_State *L, lsv_ctx *x)
 	int64_t          ordinal = -1;
 	uint64_t         dl      = lsv_opt_u64(L, x->a + 2);
 	int              timeout = lsv_opt_timeout(L, x->a + 3);
-	sv_drain_report *r;
+	sv_drain_report *r       = NULL;
 	sv_err           err;
 
 	if (!lua_isnoneornil(L, x->a + 1))
@@ -86,11 +102,7 @@ lsv_op_drain(lua_State *L, lsv_ctx *x)
 	if (!lsv_ready(L, x, "drain", &timeout))
 		return 2;
 	err = sv_client_drain(x->u->c, group, ordinal, dl, timeout, &r);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "drain");
-	lsv_push_report(L, r);
-	sv_drain_report_free(r);
-	return 1;
+	return lsv_report_answer(L, x, err, "drain", r);
 }
 
 /* drain_report(id [, timeout]) -> the drain's current report. */
@@ -99,18 +111,14 @@ lsv_op_drain_report(lua_State *L, lsv_ctx *x)
 {
 	uint64_t         id      = lsv_opt_u64(L, x->a);
 	int              timeout = lsv_opt_timeout(L, x->a + 1);
-	sv_drain_report *r;
+	sv_drain_report *r       = NULL;
 	sv_err           err;
 
 	luaL_argcheck(L, id > 0, x->a, "a drain id is required");
 	if (!lsv_ready(L, x, "drain_report", &timeout))
 		return 2;
 	err = sv_client_drain_report(x->u->c, id, timeout, &r);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "drain_report");
-	lsv_push_report(L, r);
-	sv_drain_report_free(r);
-	return 1;
+	return lsv_report_answer(L, x, err, "drain_report", r);
 }
 
 /* drain_extend(more_ms [, timeout]) -> true: this draining worker asks for

@@ -56,6 +56,40 @@ lsv_push_lease(
 }
 
 /*
+ * lsv_lease_answer ends a request whose answer is the lease l: on SV_OK
+ * pushes it (lsv_push_lease with session and client_idx) and frees l,
+ * otherwise pushes nil, err (lsv_call_fail; l was not set). Returns the
+ * number pushed.
+ */
+static int
+lsv_lease_answer(lua_State *L, lsv_ctx *x, sv_err err, const char *op,
+    sv_lease *l, uint64_t session, int client_idx)
+{
+	if (err != SV_OK)
+		return lsv_call_fail(L, x->u, err, op);
+	lsv_push_lease(L, l, session, client_idx);
+	sv_lease_free(l);
+	return 1;
+}
+
+/*
+ * lsv_lease_id_args reads the arguments (id [, session [, timeout]]) of
+ * op, a request about one lease, into *id, *session and *timeout (raising
+ * on a bad one or a missing id), then readies the client (lsv_ready).
+ * Returns 1, or 0 with nil, err pushed.
+ */
+static int
+lsv_lease_id_args(lua_State *L, lsv_ctx *x, const char *op, uint64_t *id,
+    uint64_t *session, int *timeout)
+{
+	*id      = lsv_opt_u64(L, x->a);
+	*session = lsv_opt_u64(L, x->a + 1);
+	*timeout = lsv_opt_timeout(L, x->a + 2);
+	luaL_argcheck(L, *id > 0, x->a, "a lease id is required");
+	return lsv_ready(L, x, op, timeout);
+}
+
+/*
  * lease_acquire(pool [, {slot =, wait =, session =} [, timeout]]) -> lease:
  * a lease on pool, on slot (nil: the lowest free one), waiting up to wait
  * ms (default 0) for one to be freed; session: a session id for a holder
@@ -73,7 +107,7 @@ lsv_op_lease_acquire(lua_State *L, lsv_ctx *x)
 	uint64_t    session = 0;
 	int         timeout = lsv_opt_timeout(L, x->a + 2);
 	int         client  = lsv_method_client(x);
-	sv_lease   *l;
+	sv_lease   *l       = NULL;
 	sv_err      err;
 
 	if (!lua_isnoneornil(L, x->a + 1)) {
@@ -92,11 +126,8 @@ lsv_op_lease_acquire(lua_State *L, lsv_ctx *x)
 		return 2;
 	err = sv_client_lease_acquire(
 	    x->u->c, pool, slot, wait, session, timeout, &l);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "lease_acquire");
-	lsv_push_lease(L, l, session, client);
-	sv_lease_free(l);
-	return 1;
+	return lsv_lease_answer(
+	    L, x, err, "lease_acquire", l, session, client);
 }
 
 /* lease_renew(id [, session [, timeout]]) -> the renewed lease. Errors:
@@ -104,22 +135,16 @@ lsv_op_lease_acquire(lua_State *L, lsv_ctx *x)
 static int
 lsv_op_lease_renew(lua_State *L, lsv_ctx *x)
 {
-	uint64_t  id      = lsv_opt_u64(L, x->a);
-	uint64_t  session = lsv_opt_u64(L, x->a + 1);
-	int       timeout = lsv_opt_timeout(L, x->a + 2);
-	int       client  = lsv_method_client(x);
-	sv_lease *l;
+	int       client = lsv_method_client(x);
+	uint64_t  id, session;
+	int       timeout;
+	sv_lease *l = NULL;
 	sv_err    err;
 
-	luaL_argcheck(L, id > 0, x->a, "a lease id is required");
-	if (!lsv_ready(L, x, "lease_renew", &timeout))
+	if (!lsv_lease_id_args(L, x, "lease_renew", &id, &session, &timeout))
 		return 2;
 	err = sv_client_lease_renew(x->u->c, id, session, timeout, &l);
-	if (err != SV_OK)
-		return lsv_call_fail(L, x->u, err, "lease_renew");
-	lsv_push_lease(L, l, session, client);
-	sv_lease_free(l);
-	return 1;
+	return lsv_lease_answer(L, x, err, "lease_renew", l, session, client);
 }
 
 /* lease_release(id [, session [, timeout]]) -> true (also for a lease that
@@ -127,13 +152,11 @@ lsv_op_lease_renew(lua_State *L, lsv_ctx *x)
 static int
 lsv_op_lease_release(lua_State *L, lsv_ctx *x)
 {
-	uint64_t id      = lsv_opt_u64(L, x->a);
-	uint64_t session = lsv_opt_u64(L, x->a + 1);
-	int      timeout = lsv_opt_timeout(L, x->a + 2);
+	uint64_t id, session;
+	int      timeout;
 	sv_err   err;
 
-	luaL_argcheck(L, id > 0, x->a, "a lease id is required");
-	if (!lsv_ready(L, x, "lease_release", &timeout))
+	if (!lsv_lease_id_args(L, x, "lease_release", &id, &session, &timeout))
 		return 2;
 	err = sv_client_lease_release(x->u->c, id, session, timeout);
 	return lsv_done(L, x, err, "lease_release");

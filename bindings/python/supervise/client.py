@@ -263,6 +263,30 @@ class Client:
                 raise error_for(err, _lib.text(
                     cdll.sv_client_error_message(handle)))
 
+    def _call_out(self, timeout, start, copy, free):
+        """Runs a request whose answer the C library allocates.
+
+        start(cdll, handle, ms, outp) is the request of _call with outp, a
+        pointer to a void * the library sets on success. Then copy(cdll,
+        obj) turns that object into Python values, which are returned, and
+        free(cdll, obj) frees it (also when copy raises): the object never
+        outlives this call.
+        """
+        result = []
+
+        def request(cdll, handle, ms):
+            out = ctypes.c_void_p()
+            err = start(cdll, handle, ms, ctypes.byref(out))
+            if err == 0:
+                try:
+                    result.append(copy(cdll, out.value))
+                finally:
+                    free(cdll, out.value)
+            return err
+
+        self._call(timeout, request)
+        return result[0]
+
     def open(self, timeout=_UNSET):
         """Connects now (a no-op when this process is connected already).
 
@@ -290,20 +314,9 @@ class Client:
     def hello(self, timeout=_UNSET):
         """Exchanges Hello: protocol version, server name, supervisor id,
         features, events URL, the journal's durability. Returns a Hello."""
-        result = []
-
-        def request(cdll, handle, ms):
-            out = ctypes.c_void_p()
-            err = cdll.sv_client_hello(handle, ms, ctypes.byref(out))
-            if err == 0:
-                try:
-                    result.append(hello_of(cdll, out.value))
-                finally:
-                    cdll.sv_hello_free(out.value)
-            return err
-
-        self._call(timeout, request)
-        return result[0]
+        return self._call_out(
+            timeout, lambda cdll, h, ms, out: cdll.sv_client_hello(h, ms, out),
+            hello_of, lambda cdll, obj: cdll.sv_hello_free(obj))
 
     def whoami(self, timeout=_UNSET):
         """Asks the supervisor which worker this process is (live).
@@ -355,39 +368,18 @@ class Client:
 
     def _whoami_handle(self, timeout=_UNSET):
         """whoami through an sv_identity handle (any size of answer)."""
-        result = []
-
-        def request(cdll, handle, ms):
-            out = ctypes.c_void_p()
-            err = cdll.sv_client_whoami(handle, ms, ctypes.byref(out))
-            if err == 0:
-                try:
-                    result.append(Identity._from_handle(cdll, out.value))
-                finally:
-                    cdll.sv_identity_free(out.value)
-            return err
-
-        self._call(timeout, request)
-        return result[0]
+        return self._call_out(
+            timeout, lambda cdll, h, ms, out: cdll.sv_client_whoami(h, ms, out),
+            Identity._from_handle,
+            lambda cdll, obj: cdll.sv_identity_free(obj))
 
     def _workers(self, timeout, start):
         """Runs a list/status request and copies the sv_workers out."""
-        result = []
-
-        def request(cdll, handle, ms):
-            out = ctypes.c_void_p()
-            err = start(cdll, handle, ms, ctypes.byref(out))
-            if err == 0:
-                try:
-                    w = out.value
-                    for i in range(min(cdll.sv_workers_count(w), 65536)):
-                        result.append(worker_of(cdll, w, i))
-                finally:
-                    cdll.sv_workers_free(out.value)
-            return err
-
-        self._call(timeout, request)
-        return result
+        return self._call_out(
+            timeout, start,
+            lambda cdll, w: [worker_of(cdll, w, i) for i in
+                             range(min(cdll.sv_workers_count(w), 65536))],
+            lambda cdll, w: cdll.sv_workers_free(w))
 
     def list(self, group=None, timeout=_UNSET):
         """Lists the workers of group, or of every group when None.
@@ -468,22 +460,12 @@ class Client:
         """Lists the groups (only group when given) as GroupInfo, in the
         order of the config file. Raises NotFound for an unknown group."""
         raw = None if group is None else _name_arg(group)
-        result = []
-
-        def request(cdll, handle, ms):
-            out = ctypes.c_void_p()
-            err = cdll.sv_client_groups(handle, raw, ms, ctypes.byref(out))
-            if err == 0:
-                try:
-                    g = out.value
-                    for i in range(min(cdll.sv_groups_count(g), 65536)):
-                        result.append(group_of(cdll, g, i))
-                finally:
-                    cdll.sv_groups_free(out.value)
-            return err
-
-        self._call(timeout, request)
-        return result
+        return self._call_out(
+            timeout,
+            lambda cdll, h, ms, out: cdll.sv_client_groups(h, raw, ms, out),
+            lambda cdll, g: [group_of(cdll, g, i) for i in
+                             range(min(cdll.sv_groups_count(g), 65536))],
+            lambda cdll, g: cdll.sv_groups_free(g))
 
     # ---- a worker about itself ---------------------------------------------
 

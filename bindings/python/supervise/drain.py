@@ -31,7 +31,6 @@ Design:
   returns ``DrainReport`` values: one ``DrainedWorker`` row per process.
 """
 
-import ctypes
 import os
 import time
 from typing import NamedTuple, Tuple
@@ -145,20 +144,9 @@ def _report(cdll, r):
 
 
 def _report_call(client, timeout, start):
-    result = []
-
-    def request(cdll, handle, ms):
-        out = ctypes.c_void_p()
-        err = start(cdll, handle, ms, ctypes.byref(out))
-        if err == 0:
-            try:
-                result.append(_report(cdll, out.value))
-            finally:
-                cdll.sv_drain_report_free(out.value)
-        return err
-
-    client._call(timeout, request)
-    return result[0]
+    """Runs a request that answers an sv_drain_report; a DrainReport."""
+    return client._call_out(timeout, start, _report,
+                            lambda cdll, r: cdll.sv_drain_report_free(r))
 
 
 def drain(client, group=None, ordinal=None, deadline=0, timeout=_UNSET):

@@ -224,20 +224,11 @@ def _copy(cdll, client, session, handle):
 
 def _one(client, session, timeout, start):
     """Runs a request that answers one sv_lease; returns the Lease."""
-    result = []
-
-    def request(cdll, handle, ms):
-        out = ctypes.c_void_p()
-        err = start(cdll, handle, ms, ctypes.byref(out))
-        if err == 0 and out.value:
-            try:
-                result.append(_copy(cdll, client, session, out.value))
-            finally:
-                cdll.sv_lease_free(out.value)
-        return err
-
-    client._call(timeout, request)
-    return result[0] if result else None
+    return client._call_out(
+        timeout, start,
+        lambda cdll, lease: _copy(cdll, client, session, lease) if lease
+        else None,
+        lambda cdll, lease: cdll.sv_lease_free(lease))
 
 
 def acquire(client, pool, slot=None, wait=0, session=None, timeout=_UNSET):
@@ -286,24 +277,14 @@ def listing(client, pool=None, session=None, timeout=_UNSET):
     """Client.leases: see there."""
     raw = _pool_arg(pool, optional=True)
     sid = _session_arg(session)
-    result = []
-
-    def request(cdll, handle, ms):
-        out = ctypes.c_void_p()
-        err = cdll.sv_client_lease_list(handle, raw, sid, ms,
-                                        ctypes.byref(out))
-        if err == 0:
-            try:
-                n = min(cdll.sv_leases_count(out.value), 65536)
-                for i in range(n):
-                    result.append(_copy(cdll, client, sid,
-                                        cdll.sv_leases_at(out.value, i)))
-            finally:
-                cdll.sv_leases_free(out.value)
-        return err
-
-    client._call(timeout, request)
-    return result
+    return client._call_out(
+        timeout,
+        lambda cdll, h, ms, out: cdll.sv_client_lease_list(h, raw, sid, ms,
+                                                           out),
+        lambda cdll, ls: [_copy(cdll, client, sid, cdll.sv_leases_at(ls, i))
+                          for i in range(min(cdll.sv_leases_count(ls),
+                                             65536))],
+        lambda cdll, ls: cdll.sv_leases_free(ls))
 
 
 def open_session(client, ttl, timeout=_UNSET):
@@ -319,31 +300,24 @@ def open_session(client, ttl, timeout=_UNSET):
     return Session(client, out.value, ttl)
 
 
+def _pool(cdll, p, i):
+    """Pool i of the sv_pools p, copied out."""
+    text = _lib.text
+    return Pool(name=text(cdll.sv_pools_name(p, i)),
+                slots=cdll.sv_pools_slots(p, i),
+                held=cdll.sv_pools_held(p, i),
+                ttl_ms=cdll.sv_pools_ttl_ms(p, i),
+                grace_ms=cdll.sv_pools_grace_ms(p, i),
+                path=text(cdll.sv_pools_path(p, i)) or "",
+                on_release=text(cdll.sv_pools_on_release(p, i)),
+                kind=text(cdll.sv_pools_kind(p, i)))
+
+
 def pools(client, timeout=_UNSET):
     """Client.pools: see there."""
-    text = _lib.text
-    result = []
-
-    def request(cdll, handle, ms):
-        out = ctypes.c_void_p()
-        err = cdll.sv_client_pools(handle, ms, ctypes.byref(out))
-        if err == 0:
-            try:
-                p = out.value
-                for i in range(min(cdll.sv_pools_count(p), 65536)):
-                    result.append(Pool(
-                        name=text(cdll.sv_pools_name(p, i)),
-                        slots=cdll.sv_pools_slots(p, i),
-                        held=cdll.sv_pools_held(p, i),
-                        ttl_ms=cdll.sv_pools_ttl_ms(p, i),
-                        grace_ms=cdll.sv_pools_grace_ms(p, i),
-                        path=text(cdll.sv_pools_path(p, i)) or "",
-                        on_release=text(cdll.sv_pools_on_release(p, i)),
-                        kind=text(cdll.sv_pools_kind(p, i))))
-            finally:
-                cdll.sv_pools_free(out.value)
-        return err
-
-    client._call(timeout, request)
-    return result
+    return client._call_out(
+        timeout, lambda cdll, h, ms, out: cdll.sv_client_pools(h, ms, out),
+        lambda cdll, p: [_pool(cdll, p, i) for i in
+                         range(min(cdll.sv_pools_count(p), 65536))],
+        lambda cdll, p: cdll.sv_pools_free(p))
 

@@ -36,15 +36,12 @@ import json
 import os
 import select
 import shlex
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
-import traceback
 
 from . import expr, fake
+from .casectx import CaseContext, file_tail
 from .expr import CaseError, CheckFailed
 
 TOLERANCE_MS = 500  # how far past its deadline a call may return (scaled)
@@ -123,32 +120,15 @@ class Adapter:
         self.log.close()
 
     def stderr_tail(self, path, n=400):
-        try:
-            with open(path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
+        return file_tail(path, n)
 
 
-class ClientContext:
+class ClientContext(CaseContext):
     def __init__(self, opts, schema, case):
-        self.opts = opts
-        self.schema = schema
-        self.case = case
-        self.verbose = opts.verbose
-        self.vars = {}
-        self.notes = []
-        self.dir = tempfile.mkdtemp(prefix="svc-", dir="/tmp")
+        super().__init__(opts, schema, case)
         self.url = "ipc://%s/control.sock" % self.dir
         self.fake = None
         self.adapter = None
-
-    def log(self, msg):
-        sys.stdout.write("# %s\n" % msg.replace("\n", "\n# "))
-        sys.stdout.flush()
-
-    def eval(self, x):
-        return expr.evaluate(x, self.vars)
 
     def scaled(self, ms):
         return float(ms) * self.opts.multiplier / 1000.0
@@ -170,8 +150,7 @@ class ClientContext:
             self.adapter.stop(self.notes)
         if self.fake is not None:
             self.fake.close()
-        if not self.opts.keep:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        self.remove_dir()
 
 
 def _check_requests(ctx, s, reqs, rule):
@@ -254,11 +233,11 @@ def run_client_case(opts, schema, case):
     """Returns (status, rule, message, notes) like runner.run_case."""
     from . import steps as sup_steps  # let / assert
     ctx = ClientContext(opts, schema, case)
-    try:
-        ctx.start()
+
+    def body():
         missing = sorted((set(case["features"]) | _needed_ops(case)) - ctx.adapter.features)
         if missing:
-            return "skip", None, "adapter lacks: %s" % " ".join(missing), ctx.notes
+            return "skip", None, "adapter lacks: %s" % " ".join(missing)
         for i, s in enumerate(case["steps"]):
             do = s.get("do")
             if do == "call":
@@ -267,12 +246,6 @@ def run_client_case(opts, schema, case):
                 sup_steps.STEPS[do](ctx, s)
             else:
                 raise CaseError("step %d: %r is not a client-role step" % (i + 1, do))
-        return "pass", None, "", ctx.notes
-    except CheckFailed as e:
-        return "fail", e.rule or "(unnamed)", str(e), ctx.notes
-    except CaseError as e:
-        return "fail", "(case error)", str(e), ctx.notes
-    except Exception as e:  # a runner bug must not hide as a pass
-        return "fail", "(runner error)", "%s\n%s" % (e, traceback.format_exc()), ctx.notes
-    finally:
-        ctx.stop()
+        return "pass", None, ""
+
+    return ctx.run(body)

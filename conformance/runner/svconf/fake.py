@@ -45,34 +45,11 @@ from google.protobuf import json_format
 
 from . import expr, sp
 from .expr import CaseError
+from .rawfield import raw_field, varint
 
 SUPERVISOR_ID = "fake-supervisor-1"
 FEATURES = ["identity", "admin.list", "admin.status", "admin.scale", "admin.stop",
             "admin.restart", "admin.restart.expected_generation", "ready", "heartbeat"]
-
-
-def varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def raw_field(f):
-    """Encodes {"number": N, "varint": V} or {"number": N, "hex"|"size"}."""
-    num = int(f["number"])
-    if "varint" in f:
-        return varint(num << 3 | 0) + varint(int(f["varint"]))
-    data = bytes.fromhex(f.get("hex", ""))
-    if "size" in f:
-        data = bytes([int(f.get("fill", 0))]) * int(f["size"])
-    return varint(num << 3 | 2) + varint(len(data)) + data
 
 
 def _worker(group, ordinal, generation=3, state=1):

@@ -22,15 +22,13 @@ import glob
 import json
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
-from . import agents, client_role, config, expr, sp, steps
+from . import agents, client_role, config, sp, steps
+from .casectx import CaseContext, file_tail
 from .expr import CaseError, CheckFailed
 
 CASE_KEYS = {"id", "title", "role", "level", "rules", "features", "timeout_ms",
@@ -50,35 +48,22 @@ class Options:
     fail_on_skip = False  # a skipped case fails the run (reference runs)
 
 
-class Context:
+class Context(CaseContext):
     """State of one case run."""
 
     def __init__(self, opts, schema, case):
-        self.opts = opts
-        self.schema = schema
-        self.case = case
-        self.verbose = opts.verbose
-        self.vars = {}
+        super().__init__(opts, schema, case)
         self.agents = {}
         self.subs = {}
         self.conns = {}
         self.proc = None
         self.pool = None
         self.rid = 1000
-        self.notes = []
-        self.dir = tempfile.mkdtemp(prefix="svc-", dir="/tmp")
         self.socket_dir = os.path.join(self.dir, "s")
 
     # helpers used by steps
-    def log(self, msg):
-        sys.stdout.write("# %s\n" % msg.replace("\n", "\n# "))
-        sys.stdout.flush()
-
     def deadline(self, ms):
         return time.monotonic() + float(self.eval(ms)) * self.opts.multiplier / 1000.0
-
-    def eval(self, x):
-        return expr.evaluate(x, self.vars)
 
     def next_request_id(self):
         self.rid += 1
@@ -150,13 +135,16 @@ class Context:
             time.sleep(0.02)  # the socket appears asynchronously; bounded
         raise CheckFailed("(harness)", "supervisor never answered Hello: %s" % last)
 
+    def failed_notes(self):
+        """A copy of the notes, with the supervisor's log tail when
+        verbose (the teardown's notes are not added to it)."""
+        notes = list(self.notes)
+        if self.opts.verbose:
+            notes.append("supervisor log: " + self.log_tail(400))
+        return notes
+
     def log_tail(self, n=800):
-        try:
-            with open(self.log_path, "rb") as f:
-                data = f.read()[-n:]
-            return data.decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
+        return file_tail(self.log_path, n)
 
     def stop(self):
         for sub in self.subs.values():
@@ -174,8 +162,7 @@ class Context:
                 self.proc.wait(timeout=5)
         if self.pool is not None:
             self.pool.close()
-        if not self.opts.keep:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        self.remove_dir()
 
 
 def load_cases(case_dir):
@@ -226,25 +213,16 @@ def load_xfail(path):
 def run_case(opts, schema, case):
     """Returns (status, rule, message, notes): status pass|fail|skip."""
     ctx = Context(opts, schema, case)
-    try:
-        ctx.start()
+
+    def body():
         feats = set(ctx.vars["hello"]["features"])
         missing = [f for f in case["features"] if f not in feats]
         if missing:
-            return "skip", None, "features not offered: %s" % " ".join(missing), ctx.notes
+            return "skip", None, "features not offered: %s" % " ".join(missing)
         ctx.run_steps(case["steps"])
-        return "pass", None, "", ctx.notes
-    except CheckFailed as e:
-        notes = list(ctx.notes)
-        if opts.verbose:
-            notes.append("supervisor log: " + ctx.log_tail(400))
-        return "fail", e.rule or "(unnamed)", str(e), notes
-    except CaseError as e:
-        return "fail", "(case error)", str(e), ctx.notes
-    except Exception as e:  # a runner bug must not hide as a pass
-        return "fail", "(runner error)", "%s\n%s" % (e, traceback.format_exc()), ctx.notes
-    finally:
-        ctx.stop()
+        return "pass", None, ""
+
+    return ctx.run(body)
 
 
 def main_loop(opts, schema, cases, xfail, all_ids, out=sys.stdout):

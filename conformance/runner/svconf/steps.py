@@ -31,6 +31,7 @@ from google.protobuf import json_format
 from . import expr, sp
 from .agents import AgentGone
 from .expr import CaseError, CheckFailed
+from .rawfield import raw_field, varint
 
 STEPS = {}
 DEFAULT_RULE = "REQ-1"
@@ -48,30 +49,6 @@ def _rule(s, default=DEFAULT_RULE):
 
 
 # ---- encoding helpers -----------------------------------------------------
-
-def varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def unknown_field(f):
-    """Encodes {"number": N, "varint": V} or {"number": N, "hex": H}."""
-    num = int(f["number"])
-    if "varint" in f:
-        return varint(num << 3 | 0) + varint(int(f["varint"]))
-    data = bytes.fromhex(f.get("hex", ""))
-    if "size" in f:
-        data = bytes([int(f.get("fill", 0))]) * int(f["size"])
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
 
 def build_envelope(ctx, s):
     """The request bytes of a step: "body", "version", "request_id",
@@ -97,14 +74,14 @@ def build_envelope(ctx, s):
     if extra and kind:
         # a v1.x sender: fields this schema does not know, inside the body
         inner = getattr(env, kind).SerializeToString()
-        inner += b"".join(unknown_field(ctx.eval(f)) for f in extra)
+        inner += b"".join(raw_field(ctx.eval(f)) for f in extra)
         num = env.DESCRIPTOR.fields_by_name[kind].number
         env.ClearField(kind)
         data = env.SerializeToString() + varint(num << 3 | 2) + varint(len(inner)) + inner
     else:
         data = env.SerializeToString()
     for f in s.get("unknown_fields", []):
-        data += unknown_field(ctx.eval(f))
+        data += raw_field(ctx.eval(f))
     return data
 
 

@@ -39,39 +39,27 @@ module Supervise
 
     # The C handle and the pid of the process that opened it. Shared with
     # the finalizer, which must not reference the Client itself.
-    class Handle
-      attr_accessor :address, :pid
+    class Handle < NativeHandle
+      attr_accessor :pid
 
-      # release closes the C handle if this process opened it, and forgets
-      # it either way.
-      def release
-        addr = @address
-        @address = nil
-        Native.sv_client_close(FFI::Pointer.new(addr)) if addr && @pid == Process.pid
+      # owned? is true in the process that opened the handle: only that one
+      # closes it.
+      def owned?
+        @pid == Process.pid
       end
 
-      # finalizer returns the proc ObjectSpace runs when the client is
-      # collected (or at exit).
-      def self.finalizer(handle)
-        proc { handle.release }
+      # close_native closes the C client.
+      def close_native(ptr)
+        Native.sv_client_close(ptr)
       end
     end
 
+    # open creates a client (see #initialize). With a block, it yields the
+    # client, closes it when the block ends (even by an exception) and
+    # returns the block's value; without, it returns the client.
+    extend BlockOpen
+
     class << self
-      # open creates a client (see #initialize). With a block, it yields the
-      # client, closes it when the block ends (even by an exception) and
-      # returns the block's value; without, it returns the client.
-      def open(url = nil, **opts)
-        client = new(url, **opts)
-        return client unless block_given?
-
-        begin
-          yield client
-        ensure
-          client.close
-        end
-      end
-
       # resolve_url picks the URL: url when given and non-empty, else
       # $SUPERVISE_URL, else the default socket (sv_default_url), like
       # supervisectl. Raises ArgumentError for a URL over MAX_URL bytes.
@@ -357,6 +345,16 @@ module Supervise
       raise ArgumentError, "#{what} must be an Integer in 0..#{2**64 - 1}" unless value.is_a?(Integer) && value.between?(0, 2**64 - 1)
 
       value
+    end
+
+    # u64_request checks value as an unsigned 64-bit argument (what names it
+    # in the ArgumentError), then runs the request the block makes from the
+    # C handle, that value and the milliseconds left (see #call); returns
+    # nil. For the requests whose one argument is such an integer.
+    def u64_request(value, what, timeout)
+      value = u64(value, what)
+      call(timeout) { |c, ms| yield(c, value, ms) }
+      nil
     end
 
     def u32(value, what)

@@ -97,9 +97,7 @@ module Supervise
     # drain_ack: this worker has drained (it exits next), having served
     # served work items. Errors as #drain_extend.
     def drain_ack(served = 0, timeout: @timeout)
-      served = u64(served, "served")
-      call(timeout) { |c, ms| Native.sv_client_drain_ack(c, served, ms) }
-      nil
+      u64_request(served, "served", timeout) { |c, n, ms| Native.sv_client_drain_ack(c, n, ms) }
     end
 
     # drain_state asks WhoAmI whether this process is draining: returns

@@ -56,34 +56,16 @@ module Supervise
 
     # The C handle, shared with the finalizer (which must not reference the
     # reader itself).
-    class Handle
-      attr_accessor :address
-
-      def release
-        addr = @address
-        @address = nil
-        Native.sv_events_close(FFI::Pointer.new(addr)) if addr
-      end
-
-      def self.finalizer(handle)
-        proc { handle.release }
+    class Handle < NativeHandle
+      # close_native closes the C reader.
+      def close_native(ptr)
+        Native.sv_events_close(ptr)
       end
     end
 
-    class << self
-      # open creates a reader (see #initialize). With a block, it yields the
-      # reader, closes it when the block ends and returns the block's value.
-      def open(**opts)
-        reader = new(**opts)
-        return reader unless block_given?
-
-        begin
-          yield reader
-        ensure
-          reader.close
-        end
-      end
-    end
+    # open creates a reader (see #initialize). With a block, it yields the
+    # reader, closes it when the block ends and returns the block's value.
+    extend BlockOpen
 
     attr_reader :prefix, :url
     # Seconds #each waits for each event (nil: forever).

@@ -164,15 +164,11 @@ module Supervise
 
     # session_renew / session_close: see Session.
     def session_renew(id, timeout: @timeout)
-      id = u64(id, "session")
-      call(timeout) { |c, ms| Native.sv_client_session_renew(c, id, ms) }
-      nil
+      u64_request(id, "session", timeout) { |c, sid, ms| Native.sv_client_session_renew(c, sid, ms) }
     end
 
     def session_close(id, timeout: @timeout)
-      id = u64(id, "session")
-      call(timeout) { |c, ms| Native.sv_client_session_close(c, id, ms) }
-      nil
+      u64_request(id, "session", timeout) { |c, sid, ms| Native.sv_client_session_close(c, sid, ms) }
     end
 
     private
