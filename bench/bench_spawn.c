@@ -6,7 +6,7 @@
  * Design: a round pairs a raw measurement with a supervised one, and the
  * rounds alternate so that both sides see the same machine conditions.
  * In both, a helper thread starts the N stamp workers while the main
- * thread drains their datagrams (collect_stamps), because the datagram
+ * thread drains their datagrams (rx_collect), because the datagram
  * queue is short and a worker blocks in sendto until it is drained; that
  * delays the report, never the timestamp the measurement uses.
  *   - raw: the thread posix_spawns N workers back to back. Time = latest
@@ -106,39 +106,6 @@ scale_thread(void *arg)
 /* ------------------------------------------------------------------ */
 
 /*
- * collect_stamps drains stamps until n distinct ordinals in [0, n) are
- * seen (seen[] keeps them, pids[] their pids), the deadline passes, or
- * *failed says the thread starting the workers gave up. Returns how many
- * were new and the latest stamp time in *tmaxp.
- */
-static long
-collect_stamps(unsigned char *seen, pid_t *pids, long n, int64_t deadline,
-    int64_t *tmaxp, atomic_bool *failed)
-{
-	struct sv_bench_stamp st;
-	long                  got = 0;
-	int                   rv;
-
-	while (got < n) {
-		rv = rx_stamp(&st, slice_deadline(deadline));
-		if (rv == 1) {
-			if (st.ordinal >= 0 && st.ordinal < n
-			    && !seen[st.ordinal]) {
-				seen[st.ordinal] = 1;
-				pids[st.ordinal] = st.pid;
-				got++;
-				if (st.t_ns > *tmaxp)
-					*tmaxp = st.t_ns;
-			}
-			continue;
-		}
-		if (rv < 0 || now_ns() >= deadline || atomic_load(failed))
-			break;
-	}
-	return got;
-}
-
-/*
  * start_and_collect runs fn(job) on a helper thread that starts n workers,
  * collects their stamps meanwhile (deadline: 30 s + 20 ms per worker) and
  * joins the thread. seen[] and pids[] are cleared first. Returns how many
@@ -149,9 +116,10 @@ static long
 start_and_collect(void *(*fn)(void *), void *job, atomic_bool *failed, long n,
     unsigned char *seen, pid_t *pids, int64_t *tmaxp, char *why, size_t whylen)
 {
-	int64_t   deadline;
-	pthread_t th;
-	long      got;
+	struct stamp_set set = {.seen = seen, .pids = pids, .size = n};
+	int64_t          deadline;
+	pthread_t        th;
+	long             got;
 
 	memset(seen, 0, (size_t) n);
 	memset(pids, 0, sizeof(pid_t) * (size_t) n);
@@ -162,7 +130,7 @@ start_and_collect(void *(*fn)(void *), void *job, atomic_bool *failed, long n,
 		return -1;
 	}
 	deadline = now_ns() + 30 * NS_PER_SEC + n * 20 * NS_PER_MS;
-	got      = collect_stamps(seen, pids, n, deadline, tmaxp, failed);
+	got      = rx_collect(&set, n, deadline, tmaxp, failed);
 	pthread_join(th, NULL);
 	return got;
 }

@@ -33,6 +33,7 @@
 #endif
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -227,6 +228,28 @@ void rx_flush(void);
  * daemon exited.
  */
 int rx_stamp(struct sv_bench_stamp *st, int64_t deadline);
+
+/*
+ * The workers rx_collect counts, told apart by a key of their stamps: the
+ * ordinal, or (by_pid) the pid. A stamp is new when its key is in
+ * [0, size) (a pid: above 0) and seen[key] is still 0; rx_collect then sets
+ * seen[key] and, when pids is not NULL, pids[key] to the stamp's pid.
+ */
+struct stamp_set {
+	unsigned char *seen; /* a byte per key, size bytes */
+	pid_t         *pids; /* NULL, or a pid per key, size of them */
+	long           size;
+	bool           by_pid;
+};
+
+/*
+ * rx_collect waits for stamps, in slices of rx_stamp, until n new ones (see
+ * struct stamp_set) came, the deadline passed, rx_stamp failed, or *stop
+ * (NULL: none; looked at between slices) was set. Returns how many were
+ * new; *tmaxp is raised to the latest stamp time among them.
+ */
+long rx_collect(const struct stamp_set *s, long n, int64_t deadline,
+    int64_t *tmaxp, atomic_bool *stop);
 
 /* ---- Temporary directory and daemon control ---- */
 
