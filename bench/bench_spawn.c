@@ -199,32 +199,6 @@ out:
 /* ------------------------------------------------------------------ */
 
 /*
- * wait_gone waits until none of the n pids (0 = unused) is a child of the
- * daemon any more (reaped, or the pid reused by someone else).
- */
-static bool
-wait_gone(const pid_t *pids, long n, int64_t deadline)
-{
-	long i = 0;
-
-	while (i < n) {
-		long ppid;
-		char state;
-
-		if (pids[i] > 0 && proc_stat_ppid(pids[i], &state, &ppid) == 0
-		    && ppid == g_daemon_pid) {
-			if (now_ns() >= deadline || g_interrupted
-			    || !daemon_alive())
-				return false;
-			sleep_ms(2);
-			continue;
-		}
-		i++;
-	}
-	return true;
-}
-
-/*
  * stop_group stops every worker of the group (sv_client_stop) and waits
  * until the daemon has reaped the first n pids of x->pids. Returns 0 or -1.
  */
@@ -238,7 +212,7 @@ stop_group(struct spawn_ctx *x, long n, char *why, size_t whylen)
 		    sv_strerror(err), sv_client_error_message(x->c));
 		return -1;
 	}
-	if (!wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC)) {
+	if (daemon_wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC) >= 0) {
 		snprintf(why, whylen,
 		    "workers still there 30 s after "
 		    "sv_client_stop");

@@ -346,6 +346,14 @@ int kill_block(pid_t *pidp, long k, int64_t bound, bool *cutp, int64_t *out,
 int group_drain(sv_client *c, const char *group, long timeout_ms, char *why,
     size_t whylen);
 
+/*
+ * daemon_wait_gone waits until none of the n pids (0: unused) is a child
+ * of our daemon any more (reaped, or the pid reused by another process).
+ * Returns -1 once so; else the index of a pid still there when the
+ * deadline passed, sv-bench was interrupted or the daemon exited.
+ */
+long daemon_wait_gone(const pid_t *pids, long n, int64_t deadline);
+
 /* proc_status_kb reads "KEY:  N kB" of /proc/PID/status; -1 if none. */
 long proc_status_kb(pid_t pid, const char *key);
 
