@@ -33,20 +33,14 @@
 
 #include "supervise/activity.h"
 
+#include "bench_worker.h"
+
 #define MAX_RUNS 64
 
 static int  runs  = 21;
 static long pairs = 200000;
 
 static _Atomic uint64_t base_word;
-
-static uint64_t
-ns_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void
 base_enter(uint64_t v)
@@ -80,24 +74,24 @@ typedef enum mode { M_BASE, M_CLOCK, M_ENTER, M_NESTED, M_DISABLED } mode;
 static double
 one_run(sv_activity_region *r, mode m)
 {
-	uint64_t t0, t1;
+	int64_t t0, t1;
 
 	if (m == M_NESTED && sv_activity_enter(r, "request") != SV_OK) {
 		return -1;
 	}
-	t0 = ns_now();
+	t0 = bw_now_ns();
 	for (long i = 0; i < pairs; i++) {
 		if (m == M_BASE) {
 			base_enter((uint64_t) i);
 			base_leave((uint64_t) i + 1);
 		} else if (m == M_CLOCK) {
-			base_enter(ns_now());
+			base_enter((uint64_t) bw_now_ns());
 		} else if (sv_activity_enter(r, "db query") != SV_OK
 		    || sv_activity_leave(r) != SV_OK) {
 			return -1;
 		}
 	}
-	t1 = ns_now();
+	t1 = bw_now_ns();
 	if (m == M_NESTED && sv_activity_leave(r) != SV_OK) {
 		return -1;
 	}

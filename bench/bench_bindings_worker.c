@@ -43,6 +43,8 @@
 
 #include "supervise/client.h"
 
+#include "bench_worker.h"
+
 #define MAX_SAMPLES     100000
 #define MAX_BATCH       10000
 #define MAX_LINE        160
@@ -61,15 +63,6 @@ struct env_identity {
 
 /* Keeps the compiler from dropping the timed reads. */
 static volatile uint64_t sink;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 /*
  * env_u64 parses variable name as a decimal number <= max into *out.
@@ -122,14 +115,14 @@ time_live(sv_client *c, uint64_t *t, long n)
 {
 	for (long i = 0; i < n; i++) {
 		sv_identity *id;
-		uint64_t     t0 = now_ns();
+		int64_t      t0 = bw_now_ns();
 		sv_err       err;
 
 		if ((err = sv_client_whoami(c, CALL_TIMEOUT_MS, &id)) != SV_OK)
 			return err;
 		sink += sv_identity_ordinal(id);
 		sv_identity_free(id);
-		t[i] = now_ns() - t0;
+		t[i] = (uint64_t) (bw_now_ns() - t0);
 	}
 	return SV_OK;
 }
@@ -139,7 +132,7 @@ static int
 time_env(uint64_t *t, long n, long k)
 {
 	for (long i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		int64_t t0 = bw_now_ns();
 
 		for (long j = 0; j < k; j++) {
 			struct env_identity id;
@@ -148,7 +141,7 @@ time_env(uint64_t *t, long n, long k)
 				return -1;
 			sink += id.ordinal + id.generation;
 		}
-		t[i] = now_ns() - t0;
+		t[i] = (uint64_t) (bw_now_ns() - t0);
 	}
 	return 0;
 }
@@ -160,14 +153,14 @@ time_act(sv_activity_region *r, uint64_t *t, long n, long k)
 	sv_err err;
 
 	for (long i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		int64_t t0 = bw_now_ns();
 
 		for (long j = 0; j < k; j++) {
 			if ((err = sv_activity_enter(r, "bench")) != SV_OK
 			    || (err = sv_activity_leave(r)) != SV_OK)
 				return err;
 		}
-		t[i] = now_ns() - t0;
+		t[i] = (uint64_t) (bw_now_ns() - t0);
 	}
 	return SV_OK;
 }
@@ -188,7 +181,7 @@ time_lease(
 	sv_err          err;
 
 	for (long i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		int64_t t0 = bw_now_ns();
 
 		for (long j = 0; j < k; j++) {
 			sv_lease *l;
@@ -214,7 +207,7 @@ time_lease(
 			last_slot  = slot;
 			last_token = token;
 		}
-		t[i] = now_ns() - t0;
+		t[i] = (uint64_t) (bw_now_ns() - t0);
 	}
 	return SV_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * bench_leases.c — measurement 8 of sv-bench (issue 7): leases. This file
  * runs its two halves, the throughput runs (leases_throughput.c) and the
- * memory of 10,000 leases (leases_memory.c), measures the raw ping-pong
- * ceiling printed beside them, and writes the rows and details.
+ * memory of 10,000 leases (leases_memory.c), starts the daemon of each
+ * (one idle group), measures the raw ping-pong ceiling printed beside
+ * them, and writes the rows and details.
  *
  * Design: the raw ping-pong is the ceiling of any one-at-a-time
  * request/reply client on the machine (two processes, a socketpair,
@@ -57,6 +58,28 @@ ls_raw_pairs(long pairs)
 	close(sv[0]);
 	(void) waitpid(pid, NULL, 0);
 	return ok && t1 > t0 ? (double) pairs * 1e9 / (double) (t1 - t0) : 0;
+}
+
+/* ls_daemon_start starts the daemon of a half; see leases_bench.h. */
+int
+ls_daemon_start(struct daemon *d, const char *name, const char *purpose,
+    char *why, size_t whylen)
+{
+	const char      *argv[] = {SV_BENCH_STAMP_PATH, NULL};
+	struct group_cfg g      = {.name = "idle",
+	         .argv                   = argv,
+	         .count                  = 0,
+	         .min_uptime_ms          = -1,
+	         .purpose                = purpose,
+	         .env                    = g_sock_env};
+
+	if (daemon_start(d, name, &g, why, whylen) != 0)
+		return -1;
+	if (daemon_wait_ready(d, 10000, why, whylen) != 0) {
+		daemon_stop(d, 10000, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 /* leases_run runs scenario 8; see scenarios.h. */

@@ -156,36 +156,6 @@ machine_room(long n, long *nofilep, char *why, size_t whylen)
 /* ------------------------------------------------------------------ */
 
 /*
- * collect waits until n distinct pids have stamped (seen: a byte per pid,
- * npids bytes) or the deadline passes. Returns how many did, with the
- * latest stamp time in *tmaxp.
- */
-static long
-collect(
-    long n, unsigned char *seen, long npids, int64_t deadline, int64_t *tmaxp)
-{
-	struct sv_bench_stamp st;
-	long                  got = 0;
-	int                   rv;
-
-	while (got < n) {
-		rv = rx_stamp(&st, slice_deadline(deadline));
-		if (rv == 1) {
-			if (st.pid > 0 && st.pid < npids && !seen[st.pid]) {
-				seen[st.pid] = 1;
-				got++;
-				if (st.t_ns > *tmaxp)
-					*tmaxp = st.t_ns;
-			}
-			continue;
-		}
-		if (rv < 0 || now_ns() >= deadline)
-			break;
-	}
-	return got;
-}
-
-/*
  * status_all times SCALE_STATUS_CALLS ListWorkers calls of every group
  * (median into *nsp) and checks that each lists n running workers.
  * Returns 0, or -1 with why.
@@ -233,8 +203,9 @@ scale_up(sv_client *c, const struct group_cfg *g, size_t ng,
     struct scale_step *st, unsigned char *seen, long npids, char *why,
     size_t whylen)
 {
-	int64_t t0, tmax = 0;
-	long    left = st->workers, got, limit_ms;
+	struct stamp_set set = {.seen = seen, .size = npids, .by_pid = true};
+	int64_t          t0, tmax = 0;
+	long             left = st->workers, got, limit_ms;
 
 	rx_flush();
 	memset(seen, 0, (size_t) npids);
@@ -256,8 +227,8 @@ scale_up(sv_client *c, const struct group_cfg *g, size_t ng,
 	/* As the spawn scenario: 30 s + 20 ms a worker (230 s for 10,000),
 	 * so a slow machine still gives a time rather than none. */
 	limit_ms = 30000 + 20 * st->workers;
-	got      = collect(
-	         st->workers, seen, npids, t0 + limit_ms * NS_PER_MS, &tmax);
+	got      = rx_collect(
+	         &set, st->workers, t0 + limit_ms * NS_PER_MS, &tmax, NULL);
 	if (got < st->workers) {
 		snprintf(why, whylen, "%ld of %ld workers stamped in %ld s",
 		    got, st->workers, limit_ms / 1000);

@@ -6,7 +6,7 @@
  * Design: a round pairs a raw measurement with a supervised one, and the
  * rounds alternate so that both sides see the same machine conditions.
  * In both, a helper thread starts the N stamp workers while the main
- * thread drains their datagrams (collect_stamps), because the datagram
+ * thread drains their datagrams (rx_collect), because the datagram
  * queue is short and a worker blocks in sendto until it is drained; that
  * delays the report, never the timestamp the measurement uses.
  *   - raw: the thread posix_spawns N workers back to back. Time = latest
@@ -106,39 +106,6 @@ scale_thread(void *arg)
 /* ------------------------------------------------------------------ */
 
 /*
- * collect_stamps drains stamps until n distinct ordinals in [0, n) are
- * seen (seen[] keeps them, pids[] their pids), the deadline passes, or
- * *failed says the thread starting the workers gave up. Returns how many
- * were new and the latest stamp time in *tmaxp.
- */
-static long
-collect_stamps(unsigned char *seen, pid_t *pids, long n, int64_t deadline,
-    int64_t *tmaxp, atomic_bool *failed)
-{
-	struct sv_bench_stamp st;
-	long                  got = 0;
-	int                   rv;
-
-	while (got < n) {
-		rv = rx_stamp(&st, slice_deadline(deadline));
-		if (rv == 1) {
-			if (st.ordinal >= 0 && st.ordinal < n
-			    && !seen[st.ordinal]) {
-				seen[st.ordinal] = 1;
-				pids[st.ordinal] = st.pid;
-				got++;
-				if (st.t_ns > *tmaxp)
-					*tmaxp = st.t_ns;
-			}
-			continue;
-		}
-		if (rv < 0 || now_ns() >= deadline || atomic_load(failed))
-			break;
-	}
-	return got;
-}
-
-/*
  * start_and_collect runs fn(job) on a helper thread that starts n workers,
  * collects their stamps meanwhile (deadline: 30 s + 20 ms per worker) and
  * joins the thread. seen[] and pids[] are cleared first. Returns how many
@@ -149,9 +116,10 @@ static long
 start_and_collect(void *(*fn)(void *), void *job, atomic_bool *failed, long n,
     unsigned char *seen, pid_t *pids, int64_t *tmaxp, char *why, size_t whylen)
 {
-	int64_t   deadline;
-	pthread_t th;
-	long      got;
+	struct stamp_set set = {.seen = seen, .pids = pids, .size = n};
+	int64_t          deadline;
+	pthread_t        th;
+	long             got;
 
 	memset(seen, 0, (size_t) n);
 	memset(pids, 0, sizeof(pid_t) * (size_t) n);
@@ -162,7 +130,7 @@ start_and_collect(void *(*fn)(void *), void *job, atomic_bool *failed, long n,
 		return -1;
 	}
 	deadline = now_ns() + 30 * NS_PER_SEC + n * 20 * NS_PER_MS;
-	got      = collect_stamps(seen, pids, n, deadline, tmaxp, failed);
+	got      = rx_collect(&set, n, deadline, tmaxp, failed);
 	pthread_join(th, NULL);
 	return got;
 }
@@ -231,32 +199,6 @@ out:
 /* ------------------------------------------------------------------ */
 
 /*
- * wait_gone waits until none of the n pids (0 = unused) is a child of the
- * daemon any more (reaped, or the pid reused by someone else).
- */
-static bool
-wait_gone(const pid_t *pids, long n, int64_t deadline)
-{
-	long i = 0;
-
-	while (i < n) {
-		long ppid;
-		char state;
-
-		if (pids[i] > 0 && proc_stat_ppid(pids[i], &state, &ppid) == 0
-		    && ppid == g_daemon_pid) {
-			if (now_ns() >= deadline || g_interrupted
-			    || !daemon_alive())
-				return false;
-			sleep_ms(2);
-			continue;
-		}
-		i++;
-	}
-	return true;
-}
-
-/*
  * stop_group stops every worker of the group (sv_client_stop) and waits
  * until the daemon has reaped the first n pids of x->pids. Returns 0 or -1.
  */
@@ -270,7 +212,7 @@ stop_group(struct spawn_ctx *x, long n, char *why, size_t whylen)
 		    sv_strerror(err), sv_client_error_message(x->c));
 		return -1;
 	}
-	if (!wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC)) {
+	if (daemon_wait_gone(x->pids, n, now_ns() + 30 * NS_PER_SEC) >= 0) {
 		snprintf(why, whylen,
 		    "workers still there 30 s after "
 		    "sv_client_stop");

@@ -284,28 +284,15 @@ static int
 idle_down(sv_client *c, const pid_t *pids, long n, char *why, size_t whylen)
 {
 	int64_t deadline = now_ns() + 30 * NS_PER_SEC;
-	long    i        = 0;
+	long    i;
 
 	if (group_drain(c, "idle", 30000, why, whylen) != 0)
 		return -1;
-	while (i < n) {
-		long ppid;
-		char state;
-
-		if (pids[i] > 0 && proc_stat_ppid(pids[i], &state, &ppid) == 0
-		    && ppid == g_daemon_pid) {
-			if (now_ns() >= deadline || g_interrupted
-			    || !daemon_alive()) {
-				snprintf(why, whylen,
-				    "idle worker %d still there 30 s after "
-				    "scale 0",
-				    (int) pids[i]);
-				return -1;
-			}
-			sleep_ms(2);
-			continue;
-		}
-		i++;
+	if ((i = daemon_wait_gone(pids, n, deadline)) >= 0) {
+		snprintf(why, whylen,
+		    "idle worker %d still there 30 s after scale 0",
+		    (int) pids[i]);
+		return -1;
 	}
 	return 0;
 }

@@ -30,8 +30,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,48 +41,13 @@
 #include <supervise/client.h>
 
 #include "bench_wire.h"
+#include "bench_worker.h"
 #include "drain_wire.h"
 
 #define DW_CALL_MS       5000 /* deadline of each client call */
 #define DW_SLICE_MS      50 /* longest event wait between signal checks */
 #define DW_CONFIRM_MS    2000 /* wait for the own status_text event */
 #define DW_AFTER_TERM_MS 200 /* a notice may trail its drain signal */
-
-/* dw_now reads CLOCK_MONOTONIC in nanoseconds. */
-static int64_t
-dw_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* dw_env_ll returns the environment variable name as a number, or dflt. */
-static long long
-dw_env_ll(const char *name, long long dflt)
-{
-	const char *s = getenv(name);
-	char       *end;
-	long long   v;
-
-	if (s == NULL || *s == '\0')
-		return dflt;
-	errno = 0;
-	v     = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return dflt;
-	return v;
-}
-
-/* dw_ordinal is $SUPERVISE_ORDINAL as an int32, -1 when absent or bad. */
-static int32_t
-dw_ordinal(void)
-{
-	long long ord = dw_env_ll("SUPERVISE_ORDINAL", -1);
-
-	return ord < 0 || ord > INT32_MAX ? -1 : (int32_t) ord;
-}
 
 /* dw_ignore stamps and waits for the SIGKILL of the drain deadline. */
 _Noreturn static void
@@ -95,9 +58,9 @@ dw_ignore(void)
 	memset(&st, 0, sizeof(st));
 	st.magic      = SV_BENCH_MAGIC_STAMP;
 	st.pid        = (int32_t) getpid();
-	st.ordinal    = dw_ordinal();
-	st.generation = dw_env_ll("SUPERVISE_GENERATION", -1);
-	st.t_ns       = dw_now();
+	st.ordinal    = bw_env_ordinal();
+	st.generation = bw_env_ll("SUPERVISE_GENERATION", -1);
+	st.t_ns       = bw_now_ns();
 	(void) sv_bench_send(&st, sizeof(st));
 	for (;;)
 		pause(); /* SIGTERM and SIGINT stay blocked */
@@ -113,8 +76,8 @@ dw_report(uint32_t kind, int64_t t, uint32_t flags)
 	n.magic      = SV_BENCH_MAGIC_DRAIN;
 	n.kind       = kind;
 	n.pid        = (int32_t) getpid();
-	n.ordinal    = dw_ordinal();
-	n.generation = dw_env_ll("SUPERVISE_GENERATION", -1);
+	n.ordinal    = bw_env_ordinal();
+	n.generation = bw_env_ll("SUPERVISE_GENERATION", -1);
 	n.t_ns       = t;
 	n.flags      = flags;
 	(void) sv_bench_send(&n, sizeof(n));
@@ -129,13 +92,13 @@ static uint32_t
 dw_confirm(sv_client *c, sv_events *ev)
 {
 	char    status[64];
-	int64_t deadline = dw_now() + (int64_t) DW_CONFIRM_MS * 1000000;
+	int64_t deadline = bw_now_ns() + (int64_t) DW_CONFIRM_MS * 1000000;
 
 	snprintf(status, sizeof(status), "drain bench %ld subscribed",
 	    (long) getpid());
 	if (sv_client_ready(c, status, DW_CALL_MS) != SV_OK)
 		return 0;
-	while (dw_now() < deadline) {
+	while (bw_now_ns() < deadline) {
 		sv_event *e = NULL;
 		bool      seen;
 
@@ -161,9 +124,10 @@ dw_listen(const sigset_t *set)
 	int64_t         term_at = 0;
 	uint32_t        flags;
 
-	if (g == NULL || dw_ordinal() < 0 || strlen(g) > 64)
+	if (g == NULL || bw_env_ordinal() < 0 || strlen(g) > 64)
 		return 3;
-	snprintf(prefix, sizeof(prefix), "w/%s/%d/", g, (int) dw_ordinal());
+	snprintf(
+	    prefix, sizeof(prefix), "w/%s/%d/", g, (int) bw_env_ordinal());
 	if (sv_client_open(&c, NULL, DW_CALL_MS) != SV_OK)
 		return 3;
 	if (sv_events_open(&ev, NULL, prefix, DW_CALL_MS) != SV_OK) {
@@ -171,21 +135,21 @@ dw_listen(const sigset_t *set)
 		return 3;
 	}
 	flags = dw_confirm(c, ev);
-	dw_report(DRAIN_NOTE_READY, dw_now(), flags);
+	dw_report(DRAIN_NOTE_READY, bw_now_ns(), flags);
 	for (;;) {
 		sv_event *e = NULL;
 		int64_t   t;
 		bool      drain;
 
 		if (term_at == 0 && sigtimedwait(set, NULL, &zero) > 0)
-			term_at = dw_now();
+			term_at = bw_now_ns();
 		if (term_at != 0
-		    && dw_now() - term_at
+		    && bw_now_ns() - term_at
 		        > (int64_t) DW_AFTER_TERM_MS * 1000000)
 			break; /* an ordinary stop */
 		if (sv_events_next(ev, DW_SLICE_MS, &e) != SV_OK)
 			continue;
-		t     = dw_now();
+		t     = bw_now_ns();
 		drain = strcmp(sv_event_kind(e), "drain") == 0;
 		sv_event_free(e);
 		if (!drain)

@@ -33,6 +33,7 @@
 #endif
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -228,6 +229,28 @@ void rx_flush(void);
  */
 int rx_stamp(struct sv_bench_stamp *st, int64_t deadline);
 
+/*
+ * The workers rx_collect counts, told apart by a key of their stamps: the
+ * ordinal, or (by_pid) the pid. A stamp is new when its key is in
+ * [0, size) (a pid: above 0) and seen[key] is still 0; rx_collect then sets
+ * seen[key] and, when pids is not NULL, pids[key] to the stamp's pid.
+ */
+struct stamp_set {
+	unsigned char *seen; /* a byte per key, size bytes */
+	pid_t         *pids; /* NULL, or a pid per key, size of them */
+	long           size;
+	bool           by_pid;
+};
+
+/*
+ * rx_collect waits for stamps, in slices of rx_stamp, until n new ones (see
+ * struct stamp_set) came, the deadline passed, rx_stamp failed, or *stop
+ * (NULL: none; looked at between slices) was set. Returns how many were
+ * new; *tmaxp is raised to the latest stamp time among them.
+ */
+long rx_collect(const struct stamp_set *s, long n, int64_t deadline,
+    int64_t *tmaxp, atomic_bool *stop);
+
 /* ---- Temporary directory and daemon control ---- */
 
 /* dir_path writes g_dir/name into buf; -1 when it does not fit. */
@@ -322,6 +345,14 @@ int kill_block(pid_t *pidp, long k, int64_t bound, bool *cutp, int64_t *out,
  */
 int group_drain(sv_client *c, const char *group, long timeout_ms, char *why,
     size_t whylen);
+
+/*
+ * daemon_wait_gone waits until none of the n pids (0: unused) is a child
+ * of our daemon any more (reaped, or the pid reused by another process).
+ * Returns -1 once so; else the index of a pid still there when the
+ * deadline passed, sv-bench was interrupted or the daemon exited.
+ */
+long daemon_wait_gone(const pid_t *pids, long n, int64_t deadline);
 
 /* proc_status_kb reads "KEY:  N kB" of /proc/PID/status; -1 if none. */
 long proc_status_kb(pid_t pid, const char *key);

@@ -3,7 +3,8 @@
  * written config, waiting for its control socket, watching it while
  * sv-bench waits, stopping it and counting whether the stop was clean,
  * and the operations the scenarios make on its workers (kill and await
- * the replacement, empty a group) (see harness.h).
+ * the replacement, empty a group, wait until given workers are gone) (see
+ * harness.h).
  *
  * Design: one daemon runs at a time (g_daemon_pid; g_daemon points to its
  * struct daemon, for its name and log). daemon_alive reaps it without
@@ -256,6 +257,29 @@ group_drain(
 		}
 		sleep_ms(5);
 	}
+}
+
+/* daemon_wait_gone waits until none of pids is the daemon's child. */
+long
+daemon_wait_gone(const pid_t *pids, long n, int64_t deadline)
+{
+	long i = 0;
+
+	while (i < n) {
+		long ppid;
+		char state;
+
+		if (pids[i] > 0 && proc_stat_ppid(pids[i], &state, &ppid) == 0
+		    && ppid == g_daemon_pid) {
+			if (now_ns() >= deadline || g_interrupted
+			    || !daemon_alive())
+				return i;
+			sleep_ms(2);
+			continue;
+		}
+		i++;
+	}
+	return -1;
 }
 
 /* daemon_stop_counts reads the stop counts of the "clean stops" row. */

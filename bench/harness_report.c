@@ -119,3 +119,43 @@ rx_stamp(struct sv_bench_stamp *st, int64_t deadline)
 			return 0;
 	}
 }
+
+/* stamp_key is the key of st in s (struct stamp_set), -1 when out of range. */
+static long
+stamp_key(const struct stamp_set *s, const struct sv_bench_stamp *st)
+{
+	long key = s->by_pid ? (long) st->pid : (long) st->ordinal;
+
+	if (key < 0 || key >= s->size || (s->by_pid && key == 0))
+		return -1;
+	return key;
+}
+
+/* rx_collect counts new stamps until n came; see harness.h. */
+long
+rx_collect(const struct stamp_set *s, long n, int64_t deadline, int64_t *tmaxp,
+    atomic_bool *stop)
+{
+	struct sv_bench_stamp st;
+	long                  got = 0, key;
+	int                   rv;
+
+	while (got < n) {
+		rv = rx_stamp(&st, slice_deadline(deadline));
+		if (rv == 1) {
+			if ((key = stamp_key(s, &st)) >= 0 && !s->seen[key]) {
+				s->seen[key] = 1;
+				if (s->pids != NULL)
+					s->pids[key] = st.pid;
+				got++;
+				if (st.t_ns > *tmaxp)
+					*tmaxp = st.t_ns;
+			}
+			continue;
+		}
+		if (rv < 0 || now_ns() >= deadline
+		    || (stop != NULL && atomic_load(stop)))
+			break;
+	}
+	return got;
+}

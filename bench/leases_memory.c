@@ -11,8 +11,9 @@
  * and ListPools must count 10,000 held. The target is on the growth from
  * the warmed-up daemon to the one holding the leases.
  *
- * The daemon is started through the harness (daemon_start) and stopped
- * before ls_memory returns; cleanup() ends it after an interruption.
+ * The daemon is started through the harness (ls_daemon_start in
+ * bench_leases.c, on daemon_start) and stopped before ls_memory returns;
+ * cleanup() ends it after an interruption.
  */
 #include "leases_bench.h"
 
@@ -127,22 +128,15 @@ ls_fill(sv_client *c, uint64_t *sess, struct leases_result *res, char *why,
 int
 ls_memory(struct leases_result *res)
 {
-	const char      *argv[] = {SV_BENCH_STAMP_PATH, NULL};
-	struct group_cfg g      = {.name = "idle",
-	         .argv                   = argv,
-	         .count                  = 0,
-	         .min_uptime_ms          = -1,
-	         .purpose                = "sv-bench lease memory (idle)",
-	         .env                    = g_sock_env};
-	char            *why    = res->why_mem;
-	size_t           whylen = sizeof(res->why_mem);
-	struct daemon    d;
-	sv_client       *c    = NULL;
-	uint64_t        *sess = NULL;
-	char             name[32];
-	sv_err           err;
-	long             p;
-	int              ret = -1;
+	char         *why    = res->why_mem;
+	size_t        whylen = sizeof(res->why_mem);
+	struct daemon d;
+	sv_client    *c    = NULL;
+	uint64_t     *sess = NULL;
+	char          name[32];
+	sv_err        err;
+	long          p;
+	int           ret = -1;
 
 	note("8/9 leases: daemon memory with %d leases held",
 	    LS_MEM_POOLS * LS_MEM_SESSIONS);
@@ -153,10 +147,10 @@ ls_memory(struct leases_result *res)
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	if (daemon_start(&d, "d8m", &g, why, whylen) != 0)
+	if (ls_daemon_start(
+	        &d, "d8m", "sv-bench lease memory (idle)", why, whylen)
+	    != 0)
 		goto out;
-	if (daemon_wait_ready(&d, 10000, why, whylen) != 0)
-		goto stop;
 	if ((err = sv_client_open(&c, d.url, RPC_TIMEOUT_MS)) != SV_OK
 	    || (err = ls_warm(c)) != SV_OK) {
 		snprintf(why, whylen, "warm-up: %s: %s", sv_strerror(err),

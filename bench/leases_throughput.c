@@ -555,21 +555,14 @@ out:
 int
 ls_throughput(const struct opts *o, struct leases_result *res)
 {
-	char echo_sock[PATH_MAX], echo_url[PATH_MAX + 8], echo_log[PATH_MAX];
-	const char      *argv[] = {SV_BENCH_STAMP_PATH, NULL};
-	struct group_cfg g      = {.name = "idle",
-	         .argv                   = argv,
-	         .count                  = 0,
-	         .min_uptime_ms          = -1,
-	         .purpose                = "sv-bench lease benchmark (idle)",
-	         .env                    = g_sock_env};
-	char            *why    = res->why;
-	size_t           whylen = sizeof(res->why);
-	struct daemon    d;
-	sv_client       *c = NULL;
-	sv_err           err;
-	int              ret = -1;
-	long             r;
+	char   echo_sock[PATH_MAX], echo_url[PATH_MAX + 8], echo_log[PATH_MAX];
+	char  *why    = res->why;
+	size_t whylen = sizeof(res->why);
+	struct daemon d;
+	sv_client    *c = NULL;
+	sv_err        err;
+	int           ret = -1;
+	long          r;
 
 	if (dir_path(echo_sock, sizeof(echo_sock), "echo8.sock") != 0
 	    || dir_path(echo_log, sizeof(echo_log), "echo8.log") != 0) {
@@ -579,10 +572,10 @@ ls_throughput(const struct opts *o, struct leases_result *res)
 	snprintf(echo_url, sizeof(echo_url), "ipc://%s", echo_sock);
 	if (echo_start(echo_url, echo_sock, echo_log, why, whylen) != 0)
 		goto stop_echo;
-	if (daemon_start(&d, "d8", &g, why, whylen) != 0)
+	if (ls_daemon_start(
+	        &d, "d8", "sv-bench lease benchmark (idle)", why, whylen)
+	    != 0)
 		goto stop_echo;
-	if (daemon_wait_ready(&d, 10000, why, whylen) != 0)
-		goto stop_daemon;
 	if ((err = sv_client_open(&c, d.url, RPC_TIMEOUT_MS)) != SV_OK
 	    || (err = sv_client_pool_create(c, LS_POOL, LEASES_CLIENTS, 0, 0,
 	            NULL, NULL, NULL, RPC_TIMEOUT_MS))

@@ -22,31 +22,11 @@
  * nothing: the crash-loop worker of the crash-loop, backoff and event
  * scenarios (the same program for the daemon and for the raw loop).
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_wire.h"
-
-/* env_ll returns the environment variable name as a number, or dflt. */
-static long long
-env_ll(const char *name, long long dflt)
-{
-	const char *s = getenv(name);
-	char       *end;
-	long long   v;
-
-	if (s == NULL || *s == '\0')
-		return dflt;
-	errno = 0;
-	v     = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return dflt;
-	return v;
-}
+#include "bench_worker.h"
 
 /*
  * main stamps the time, reports it and waits to be killed; with "--exit"
@@ -56,19 +36,17 @@ int
 main(int argc, char **argv)
 {
 	struct sv_bench_stamp st;
-	struct timespec       ts;
-	long long             ord;
+	int64_t               t;
 
 	if (argc == 2 && strcmp(argv[1], "--exit") == 0)
 		return 1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = bw_now_ns();
 	memset(&st, 0, sizeof(st));
 	st.magic      = SV_BENCH_MAGIC_STAMP;
 	st.pid        = (int32_t) getpid();
-	ord           = env_ll("SUPERVISE_ORDINAL", -1);
-	st.ordinal    = (ord < 0 || ord > INT32_MAX) ? -1 : (int32_t) ord;
-	st.generation = env_ll("SUPERVISE_GENERATION", -1);
-	st.t_ns       = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+	st.ordinal    = bw_env_ordinal();
+	st.generation = bw_env_ll("SUPERVISE_GENERATION", -1);
+	st.t_ns       = t;
 	(void) sv_bench_send(&st, sizeof(st));
 	for (;;)
 		pause();
