@@ -94,57 +94,14 @@ cg_unescape(char *s)
 	*w = '\0';
 }
 
-/* cg_find_mount finds the first cgroup2 mount: its mount point and the
- * cgroup path it shows (its root). Returns true when found. */
+/* cg_scan_lines calls match on each whole line of the file at path (an
+ * overlong line is passed over) until match returns true. Returns true
+ * when it did; false when none matched or the file could not be read. */
 static bool
-cg_find_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
+cg_scan_lines(
+    const char *path, bool (*match)(char *line, void *arg), void *arg)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line, *sep, *fld[5], *save = NULL;
-	bool  found = false;
-
-	if (f == NULL || (line = malloc(CG_LINE_MAX)) == NULL) {
-		if (f != NULL) {
-			fclose(f);
-		}
-		return false;
-	}
-	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
-		if (strchr(line, '\n') == NULL) {
-			continue; /* overlong line: not one we can use */
-		}
-		if ((sep = strstr(line, " - ")) == NULL
-		    || strncmp(sep + 3, "cgroup2 ", 8) != 0) {
-			continue;
-		}
-		*sep   = '\0';
-		fld[0] = strtok_r(line, " ", &save);
-		for (int i = 1; i < 5; i++) {
-			fld[i] = fld[i - 1] != NULL
-			    ? strtok_r(NULL, " ", &save)
-			    : NULL;
-		}
-		if (fld[4] == NULL) {
-			continue;
-		}
-		cg_unescape(fld[3]);
-		cg_unescape(fld[4]);
-		if (strlen(fld[4]) < mntlen && strlen(fld[3]) < rootlen) {
-			snprintf(mnt, mntlen, "%s", fld[4]);
-			snprintf(root, rootlen, "%s", fld[3]);
-			found = true;
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* cg_own_path reads the daemon's cgroup v2 path ("0::PATH"). */
-static bool
-cg_own_path(char *path, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(path, "re");
 	char *line;
 	bool  found = false;
 
@@ -155,19 +112,93 @@ cg_own_path(char *path, size_t len)
 		return false;
 	}
 	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
-		char *nl = strchr(line, '\n');
-		if (nl == NULL || strncmp(line, "0::", 3) != 0) {
-			continue;
-		}
-		*nl = '\0';
-		if (strlen(line + 3) < len && line[3] == '/') {
-			snprintf(path, len, "%s", line + 3);
-			found = true;
+		if (strchr(line, '\n') != NULL) {
+			found = match(line, arg);
 		}
 	}
 	free(line);
 	fclose(f);
 	return found;
+}
+
+/* Where cg_find_mount puts what it finds. */
+typedef struct {
+	char  *mnt, *root;
+	size_t mntlen, rootlen;
+} cg_mount_out;
+
+/* cg_mount_line matches a mountinfo line of a cgroup2 mount whose mount
+ * point and root fit in out (cg_mount_out), and copies them there. */
+static bool
+cg_mount_line(char *line, void *arg)
+{
+	cg_mount_out *out = arg;
+	char         *sep, *fld[5], *save = NULL;
+
+	if ((sep = strstr(line, " - ")) == NULL
+	    || strncmp(sep + 3, "cgroup2 ", 8) != 0) {
+		return false;
+	}
+	*sep   = '\0';
+	fld[0] = strtok_r(line, " ", &save);
+	for (int i = 1; i < 5; i++) {
+		fld[i]
+		    = fld[i - 1] != NULL ? strtok_r(NULL, " ", &save) : NULL;
+	}
+	if (fld[4] == NULL) {
+		return false;
+	}
+	cg_unescape(fld[3]);
+	cg_unescape(fld[4]);
+	if (strlen(fld[4]) >= out->mntlen || strlen(fld[3]) >= out->rootlen) {
+		return false;
+	}
+	snprintf(out->mnt, out->mntlen, "%s", fld[4]);
+	snprintf(out->root, out->rootlen, "%s", fld[3]);
+	return true;
+}
+
+/* cg_find_mount finds the first cgroup2 mount: its mount point and the
+ * cgroup path it shows (its root). Returns true when found. */
+static bool
+cg_find_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
+{
+	cg_mount_out out = {mnt, root, mntlen, rootlen};
+
+	return cg_scan_lines("/proc/self/mountinfo", cg_mount_line, &out);
+}
+
+/* Where cg_own_path puts what it finds. */
+typedef struct {
+	char  *path;
+	size_t len;
+} cg_path_out;
+
+/* cg_own_line matches the cgroup v2 line ("0::PATH") of /proc/self/cgroup
+ * when PATH is absolute and fits in out (cg_path_out), and copies it. */
+static bool
+cg_own_line(char *line, void *arg)
+{
+	cg_path_out *out = arg;
+
+	if (strncmp(line, "0::", 3) != 0) {
+		return false;
+	}
+	line[strcspn(line, "\n")] = '\0';
+	if (strlen(line + 3) >= out->len || line[3] != '/') {
+		return false;
+	}
+	snprintf(out->path, out->len, "%s", line + 3);
+	return true;
+}
+
+/* cg_own_path reads the daemon's cgroup v2 path ("0::PATH"). */
+static bool
+cg_own_path(char *path, size_t len)
+{
+	cg_path_out out = {path, len};
+
+	return cg_scan_lines("/proc/self/cgroup", cg_own_line, &out);
 }
 
 /* cg_write writes text to the file name in dirfd. Returns 0 or -1. */
