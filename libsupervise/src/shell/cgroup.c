@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "shell/cgroup.h"
+#include "shell/loop.h"
 #include "errf.h"
 
 /* Longest line read from /proc/self/mountinfo or /proc/self/cgroup. */
@@ -53,7 +53,7 @@ struct sv_cgleaf {
 	sv_cgleaf *snext; /* next on the spare queue (released leaves) */
 	bool       released;
 	size_t     labellen; /* length of the label part of name */
-	int64_t    released_ms; /* when released (cg_now_ms) */
+	int64_t    released_ms; /* when released (sv_loop_now_ms) */
 	char       name[CG_LEAF_MAX];
 };
 
@@ -72,8 +72,6 @@ struct sv_cgtree {
 #define CG_SPARE_MS 1000
 /* Leaves removed by one sv_cgtree_sweep at most. */
 #define CG_SWEEP_BATCH 16
-
-static int64_t cg_now_ms(void);
 
 /* cg_unescape decodes mountinfo's octal escapes (\040) in place. */
 static void
@@ -468,7 +466,7 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 	 * next worker takes it over first. */
 	cg_kill(t, l);
 	l->released    = true;
-	l->released_ms = cg_now_ms();
+	l->released_ms = (int64_t) sv_loop_now_ms();
 	l->snext       = NULL;
 	if (t->spare_tail != NULL) {
 		t->spare_tail->snext = l;
@@ -487,7 +485,7 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 static size_t
 cg_sweep(sv_cgtree *t, int64_t min_age, size_t max)
 {
-	int64_t    now = cg_now_ms();
+	int64_t    now = (int64_t) sv_loop_now_ms();
 	size_t     n = 0, left = 0;
 	sv_cgleaf *l;
 
@@ -533,7 +531,7 @@ sv_cgtree_sweep(sv_cgtree *t)
 	if (t->spare == NULL) {
 		return 0;
 	}
-	if (cg_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
+	if ((int64_t) sv_loop_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
 		return 1; /* at least the head is waiting */
 	}
 	return cg_sweep(t, CG_SPARE_MS, CG_SWEEP_BATCH);
@@ -547,7 +545,7 @@ sv_cgtree_sweep_in(const sv_cgtree *t)
 	if (t == NULL || t->spare == NULL) {
 		return -1;
 	}
-	age = cg_now_ms() - t->spare->released_ms;
+	age = (int64_t) sv_loop_now_ms() - t->spare->released_ms;
 	return age >= CG_SPARE_MS ? 0 : (int) (CG_SPARE_MS - age);
 }
 
@@ -649,16 +647,6 @@ sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp)
 	return removed;
 }
 
-/* cg_now_ms is CLOCK_MONOTONIC in milliseconds. */
-static int64_t
-cg_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* cg_wait_empty waits at most ms for the leaf's cgroup.events to change
  * (it does when the leaf empties). */
 static void
@@ -693,14 +681,14 @@ sv_cgtree_close(sv_cgtree *t, int timeout_ms)
 	if (t == NULL) {
 		return 0;
 	}
-	deadline = cg_now_ms() + timeout_ms;
+	deadline = (int64_t) sv_loop_now_ms() + timeout_ms;
 	for (l = t->leaves; l != NULL; l = l->next) {
 		if (!l->released) {
 			sv_cgtree_release(t, l);
 		}
 	}
 	while ((left = cg_sweep(t, 0, SIZE_MAX)) > 0) {
-		int64_t rest = deadline - cg_now_ms();
+		int64_t rest = deadline - (int64_t) sv_loop_now_ms();
 		if (rest <= 0) {
 			break;
 		}
