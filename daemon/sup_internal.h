@@ -254,6 +254,8 @@ long   proc_ppid(long pid);
 bool   req_find_worker(req_ctx *c, sv_wkey *keyp);
 sv_err req_caller(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
     const sv_proc_view **pp);
+sv_err req_caller_proc(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
+    const sv_proc_view **pp);
 sv_err req_hello(req_ctx *c);
 sv_err req_whoami(req_ctx *c);
 sv_err req_ready(req_ctx *c);
