@@ -335,6 +335,35 @@ sv_cgtree_path(const sv_cgtree *t)
 	return t->path;
 }
 
+/* cg_spare_unlink takes l, which follows prev on the spare queue (prev
+ * NULL: l is its head), off the queue. */
+static void
+cg_spare_unlink(sv_cgtree *t, sv_cgleaf *prev, sv_cgleaf *l)
+{
+	if (prev == NULL) {
+		t->spare = l->snext;
+	} else {
+		prev->snext = l->snext;
+	}
+	if (t->spare_tail == l) {
+		t->spare_tail = prev;
+	}
+	l->snext = NULL;
+}
+
+/* cg_spare_push puts l at the tail of the spare queue (the newest). */
+static void
+cg_spare_push(sv_cgtree *t, sv_cgleaf *l)
+{
+	l->snext = NULL;
+	if (t->spare_tail != NULL) {
+		t->spare_tail->snext = l;
+	} else {
+		t->spare = l;
+	}
+	t->spare_tail = l;
+}
+
 /* cg_spare_take takes the oldest spare leaf whose label part is name[0..len)
  * off the spare queue; NULL when there is none. */
 static sv_cgleaf *
@@ -346,15 +375,7 @@ cg_spare_take(sv_cgtree *t, const char *name, size_t len)
 		if (l->labellen != len || memcmp(l->name, name, len) != 0) {
 			continue;
 		}
-		if (prev == NULL) {
-			t->spare = l->snext;
-		} else {
-			prev->snext = l->snext;
-		}
-		if (t->spare_tail == l) {
-			t->spare_tail = prev;
-		}
-		l->snext    = NULL;
+		cg_spare_unlink(t, prev, l);
 		l->released = false;
 		return l;
 	}
@@ -415,14 +436,7 @@ cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 
 	for (sv_cgleaf *q = t->spare; q != NULL; prev = q, q = q->snext) {
 		if (q == l) {
-			if (prev == NULL) {
-				t->spare = l->snext;
-			} else {
-				prev->snext = l->snext;
-			}
-			if (t->spare_tail == l) {
-				t->spare_tail = prev;
-			}
+			cg_spare_unlink(t, prev, l);
 			break;
 		}
 	}
@@ -467,13 +481,7 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 	cg_kill(t, l);
 	l->released    = true;
 	l->released_ms = (int64_t) sv_loop_now_ms();
-	l->snext       = NULL;
-	if (t->spare_tail != NULL) {
-		t->spare_tail->snext = l;
-	} else {
-		t->spare = l;
-	}
-	t->spare_tail = l;
+	cg_spare_push(t, l);
 }
 
 /* cg_sweep tries to remove spare leaves released at least min_age ms ago,
@@ -501,18 +509,9 @@ cg_sweep(sv_cgtree *t, int64_t min_age, size_t max)
 			continue;
 		}
 		/* Busy: requeue at the tail. */
-		t->spare = l->snext;
-		if (t->spare == NULL) {
-			t->spare_tail = NULL;
-		}
-		l->snext       = NULL;
+		cg_spare_unlink(t, NULL, l);
 		l->released_ms = now;
-		if (t->spare_tail != NULL) {
-			t->spare_tail->snext = l;
-		} else {
-			t->spare = l;
-		}
-		t->spare_tail = l;
+		cg_spare_push(t, l);
 	}
 	for (l = t->spare; l != NULL; l = l->snext) {
 		left++;
