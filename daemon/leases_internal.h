@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "core_retry.h"
+#include "errf.h"
 #include "idmap.h"
 #include "leases.h"
 
@@ -164,8 +165,10 @@ void ls_journal_lease(svd_leases *l, const sv_lease_info *li, bool live);
 void ls_journal_pool(svd_leases *l, const ls_pool *p);
 
 /* leases_requests.c */
-sv_err ls_fail(const svd_lease_caller *c, sv_err err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ls_fail records a message for the caller (sv_errf into c->emsg) and
+ * returns err. */
+#define ls_fail(c, err, ...) \
+	sv_errf((c)->emsg, (c)->emsglen, (err), __VA_ARGS__)
 sv_err ls_holder(svd_leases *l, const svd_lease_caller *c, uint64_t session,
     sv_lease_holder *h);
 sv_err ls_pool_named(svd_leases *l, const svd_lease_caller *c,

@@ -10,25 +10,12 @@
  * caller's uid.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "leases_internal.h"
 #include "shell/loop.h"
-
-/* ls_fail records a message for the caller and returns err. */
-sv_err
-ls_fail(const svd_lease_caller *c, sv_err err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->emsg, c->emsglen, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 /* ls_holder resolves who asks: the session named (owned by the caller's
  * uid) or the calling worker. Never from message content alone. */

@@ -11,18 +11,6 @@
 /* ---- requests -------------------------------------------------------------
  */
 
-/* req_err records a message and returns err. */
-sv_err
-req_err(req_ctx *c, sv_err err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->emsg, c->emsglen, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 /* req_admin checks that the caller may change the supervisor's state: its
  * uid is root's or the daemon's, and it is not a worker (or a descendant
  * of one) unless that worker's group is granted admin. */

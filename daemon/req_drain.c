@@ -138,9 +138,8 @@ req_drain_worker(req_ctx *c, bool ack)
 	sv_wkey             key;
 	sv_err              err;
 
-	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
-	    || s == NULL || p == NULL) {
-		return err != SV_OK ? err : SV_EINTERNAL;
+	if ((err = req_caller_proc(c, &g, &sv, &p)) != SV_OK) {
+		return err;
 	}
 	if (p->pid != (int64_t) c->pid) {
 		return req_err(c, SV_EPERM,

@@ -126,6 +126,21 @@ req_caller(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
 	    c->pid, c->s->id);
 }
 
+/* req_caller_proc is req_caller for a request about the caller's own
+ * process: it also fails, with SV_EINTERNAL and no message, when the
+ * caller's seat shows no process of the caller's generation. */
+sv_err
+req_caller_proc(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
+    const sv_proc_view **pp)
+{
+	sv_err err = req_caller(c, gp, vp, pp);
+
+	if (err != SV_OK) {
+		return err;
+	}
+	return *gp == NULL || *pp == NULL ? SV_EINTERNAL : SV_OK;
+}
+
 /* req_whoami answers for the caller, identified by the kernel (the peer
  * pid of the connection) or by its nearest supervised ancestor. */
 sv_err
@@ -142,9 +157,8 @@ req_whoami(req_ctx *c)
 	svd_gsh                 *gsh;
 	uint64_t                 dl = 0;
 
-	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
-	    || s == NULL || p == NULL) {
-		return err != SV_OK ? err : SV_EINTERNAL;
+	if ((err = req_caller_proc(c, &g, &sv, &p)) != SV_OK) {
+		return err;
 	}
 	gsh               = gsh_find(c->s, g->id);
 	fr->kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
@@ -190,9 +204,8 @@ req_ready_heartbeat(req_ctx *c, bool ready)
 	sv_wkey             key;
 	sv_err              err;
 
-	if ((err = req_caller(c, &g, &sv, &p)) != SV_OK || g == NULL
-	    || s == NULL || p == NULL) {
-		return err != SV_OK ? err : SV_EINTERNAL;
+	if ((err = req_caller_proc(c, &g, &sv, &p)) != SV_OK) {
+		return err;
 	}
 	if (p->pid != (int64_t) c->pid) {
 		svd_gsh *gs = gsh_find(c->s, g->id);

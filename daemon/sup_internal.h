@@ -28,6 +28,7 @@
 #include "core/pidmap.h"
 #include "core/supervision.h"
 #include "core_retry.h"
+#include "errf.h"
 #include "activity.h"
 #include "drain.h"
 #include "events.h"
@@ -235,7 +236,10 @@ sv_err    gsh_add(
        svd_sup *s, const svd_group_config *cfg, svd_config *owned, char *spec);
 
 /* req_common.c */
-sv_err req_err(req_ctx *c, sv_err err, const char *fmt, ...);
+/* req_err records a message for the caller (sv_errf into c->emsg) and
+ * returns err. */
+#define req_err(c, err, ...) \
+	sv_errf((c)->emsg, (c)->emsglen, (err), __VA_ARGS__)
 sv_err req_admin(req_ctx *c);
 sv_err req_check_caller(req_ctx *c, sv_req_who who);
 sv_err req_group(req_ctx *c, const char *name, const sv_cgroup **gp);
@@ -249,6 +253,8 @@ sv_err req_ack(req_ctx *c);
 long   proc_ppid(long pid);
 bool   req_find_worker(req_ctx *c, sv_wkey *keyp);
 sv_err req_caller(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
+    const sv_proc_view **pp);
+sv_err req_caller_proc(req_ctx *c, const sv_cgroup **gp, sv_seat_view *vp,
     const sv_proc_view **pp);
 sv_err req_hello(req_ctx *c);
 sv_err req_whoami(req_ctx *c);

@@ -152,13 +152,12 @@ sv_core_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now_ms)
 	svs_emit(c, g, s, p, ev);
 	svs_seat_fire(c, g, s, SEV_EXIT, NULL);
 	s->drain_on_spawn = 0;
-	if (s->rolling && svs_roll_back(c, g, s, now_ms)) {
-		(void) svs_group_maybe_delete(c, g);
-		svs_plan_step(c, now_ms);
-		return SV_OK;
+	/* A roll's new generation that failed rolls back; any other seat
+	 * decides as after an exit. */
+	if (!(s->rolling && svs_roll_back(c, g, s, now_ms))) {
+		svs_seat_after_exit(c, g, s, SV_WHY_NONE, NULL, 0,
+		    SV_CORE_SPAWN_RETRY_MS, now_ms);
 	}
-	svs_seat_after_exit(
-	    c, g, s, SV_WHY_NONE, NULL, 0, SV_CORE_SPAWN_RETRY_MS, now_ms);
 	(void) svs_group_maybe_delete(c, g);
 	svs_plan_step(c, now_ms);
 	return SV_OK;
@@ -186,6 +185,23 @@ svs_live_proc(sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp)
 	*gp = g;
 	*sp = s;
 	return p;
+}
+
+/* live_proc_seat_room finds the live process named by key (svs_live_proc)
+ * and makes room for the effects of one seat: what a worker's request about
+ * its own timers (extend, heartbeat) needs before it changes anything.
+ * Errors: SV_ENOTFOUND, SV_ENOMEM. */
+static sv_err
+live_proc_seat_room(
+    sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp, sv_proc **pp)
+{
+	if ((*pp = svs_live_proc(c, key, gp, sp)) == NULL) {
+		return SV_ENOTFOUND;
+	}
+	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
+		return SV_ENOMEM;
+	}
+	return SV_OK;
 }
 
 sv_err
@@ -236,15 +252,13 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 sv_err
 sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms)
 {
-	sv_cgroup *g = NULL;
-	sv_seat   *s = NULL;
-	sv_proc   *p = svs_live_proc(c, key, &g, &s);
+	sv_cgroup *g   = NULL;
+	sv_seat   *s   = NULL;
+	sv_proc   *p   = NULL;
+	sv_err     err = live_proc_seat_room(c, key, &g, &s, &p);
 
-	if (p == NULL) {
-		return SV_ENOTFOUND;
-	}
-	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
-		return SV_ENOMEM;
+	if (err != SV_OK) {
+		return err;
 	}
 	if (p->guard != 0 && !p->draining
 	    && (p->state == SV_PROC_STARTING || p->state == SV_PROC_STOPPING)
@@ -257,15 +271,13 @@ sv_core_extend(sv_core *c, sv_wkey key, uint64_t ms, uint64_t now_ms)
 sv_err
 sv_core_heartbeat(sv_core *c, sv_wkey key, uint64_t now_ms)
 {
-	sv_cgroup *g = NULL;
-	sv_seat   *s = NULL;
-	sv_proc   *p = svs_live_proc(c, key, &g, &s);
+	sv_cgroup *g   = NULL;
+	sv_seat   *s   = NULL;
+	sv_proc   *p   = NULL;
+	sv_err     err = live_proc_seat_room(c, key, &g, &s, &p);
 
-	if (p == NULL) {
-		return SV_ENOTFOUND;
-	}
-	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
-		return SV_ENOMEM;
+	if (err != SV_OK) {
+		return err;
 	}
 	if (p->state == SV_PROC_RUNNING && g->pol.watchdog_ms > 0) {
 		svs_proc_arm(c, g, s, p, now_ms + g->pol.watchdog_ms);

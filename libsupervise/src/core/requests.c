@@ -87,12 +87,15 @@ sv_core_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
 	return SV_OK;
 }
 
-sv_err
-sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
-    uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms)
+/* restore_seat finds the seat of group id a restore names, growing the
+ * group's seat array to hold it (a larger array alone changes nothing).
+ * Errors: SV_ENOTFOUND (no group id), SV_EINVAL (ordinal >= max_count),
+ * SV_ENOMEM. */
+static sv_err
+restore_seat(
+    sv_core *c, uint32_t id, uint32_t ordinal, sv_cgroup **gp, sv_seat **sp)
 {
 	sv_cgroup *g = svs_group_find(c, id, NULL);
-	sv_seat   *s;
 
 	if (g == NULL) {
 		return SV_ENOTFOUND;
@@ -100,11 +103,25 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 	if (ordinal >= g->max_count) {
 		return SV_EINVAL;
 	}
-	/* A seat to restore into (a larger array alone changes nothing). */
 	if (svs_seats_reserve(g, ordinal + 1) != SV_OK) {
 		return SV_ENOMEM;
 	}
-	s = &g->seats[ordinal];
+	*gp = g;
+	*sp = &g->seats[ordinal];
+	return SV_OK;
+}
+
+sv_err
+sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
+    uint64_t next_generation, const sv_adoptee *a, uint64_t now_ms)
+{
+	sv_cgroup *g   = NULL;
+	sv_seat   *s   = NULL;
+	sv_err     err = restore_seat(c, id, ordinal, &g, &s);
+
+	if (err != SV_OK) {
+		return err;
+	}
 	if (c->shutting_down || s->cur.state != SV_PROC_NONE) {
 		return SV_EBUSY;
 	}
@@ -140,19 +157,13 @@ sv_core_restore(sv_core *c, uint32_t id, uint32_t ordinal,
 sv_err
 sv_core_restore_release(sv_core *c, uint32_t id, uint32_t ordinal)
 {
-	sv_cgroup *g = svs_group_find(c, id, NULL);
-	sv_seat   *s;
+	sv_cgroup *g   = NULL;
+	sv_seat   *s   = NULL;
+	sv_err     err = restore_seat(c, id, ordinal, &g, &s);
 
-	if (g == NULL) {
-		return SV_ENOTFOUND;
+	if (err != SV_OK) {
+		return err;
 	}
-	if (ordinal >= g->max_count) {
-		return SV_EINVAL;
-	}
-	if (svs_seats_reserve(g, ordinal + 1) != SV_OK) {
-		return SV_ENOMEM;
-	}
-	s = &g->seats[ordinal];
 	if (s->cur.state != SV_PROC_NONE || s->used) {
 		return SV_EBUSY;
 	}

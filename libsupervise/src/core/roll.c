@@ -240,17 +240,27 @@ sv_core_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
 	return SV_OK;
 }
 
+/* draining_proc finds the live process named by key (svs_live_proc) when
+ * it is draining; NULL otherwise. */
+static sv_proc *
+draining_proc(const sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp)
+{
+	sv_proc *p = svs_live_proc((sv_core *) c, key, gp, sp);
+
+	return p != NULL && p->draining ? p : NULL;
+}
+
 sv_err
 sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
     uint64_t now_ms, uint64_t *deadlinep)
 {
 	sv_cgroup  *g = NULL;
 	sv_seat    *s = NULL;
-	sv_proc    *p = svs_live_proc(c, key, &g, &s);
+	sv_proc    *p = draining_proc(c, key, &g, &s);
 	sv_drained *w;
 	uint64_t    due;
 
-	if (p == NULL || !p->draining) {
+	if (p == NULL) {
 		return SV_ENOTFOUND;
 	}
 	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
@@ -277,10 +287,10 @@ sv_core_drain_ack(sv_core *c, sv_wkey key, uint64_t served)
 {
 	sv_cgroup  *g = NULL;
 	sv_seat    *s = NULL;
-	sv_proc    *p = svs_live_proc(c, key, &g, &s);
+	sv_proc    *p = draining_proc(c, key, &g, &s);
 	sv_drained *w;
 
-	if (p == NULL || !p->draining) {
+	if (p == NULL) {
 		return SV_ENOTFOUND;
 	}
 	if ((w = drain_row(c, g, s->ordinal, p)) != NULL) {
@@ -295,9 +305,9 @@ sv_core_proc_deadline(const sv_core *c, sv_wkey key, uint64_t *deadlinep)
 {
 	sv_cgroup *g = NULL;
 	sv_seat   *s = NULL;
-	sv_proc   *p = svs_live_proc((sv_core *) c, key, &g, &s);
+	sv_proc   *p = draining_proc(c, key, &g, &s);
 
-	if (p == NULL || !p->draining) {
+	if (p == NULL) {
 		return false;
 	}
 	*deadlinep = p->due_ms;

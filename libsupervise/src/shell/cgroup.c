@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "shell/cgroup.h"
+#include "shell/loop.h"
 #include "errf.h"
 
 /* Longest line read from /proc/self/mountinfo or /proc/self/cgroup. */
@@ -53,7 +53,7 @@ struct sv_cgleaf {
 	sv_cgleaf *snext; /* next on the spare queue (released leaves) */
 	bool       released;
 	size_t     labellen; /* length of the label part of name */
-	int64_t    released_ms; /* when released (cg_now_ms) */
+	int64_t    released_ms; /* when released (sv_loop_now_ms) */
 	char       name[CG_LEAF_MAX];
 };
 
@@ -72,8 +72,6 @@ struct sv_cgtree {
 #define CG_SPARE_MS 1000
 /* Leaves removed by one sv_cgtree_sweep at most. */
 #define CG_SWEEP_BATCH 16
-
-static int64_t cg_now_ms(void);
 
 /* cg_unescape decodes mountinfo's octal escapes (\040) in place. */
 static void
@@ -94,57 +92,14 @@ cg_unescape(char *s)
 	*w = '\0';
 }
 
-/* cg_find_mount finds the first cgroup2 mount: its mount point and the
- * cgroup path it shows (its root). Returns true when found. */
+/* cg_scan_lines calls match on each whole line of the file at path (an
+ * overlong line is passed over) until match returns true. Returns true
+ * when it did; false when none matched or the file could not be read. */
 static bool
-cg_find_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
+cg_scan_lines(
+    const char *path, bool (*match)(char *line, void *arg), void *arg)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line, *sep, *fld[5], *save = NULL;
-	bool  found = false;
-
-	if (f == NULL || (line = malloc(CG_LINE_MAX)) == NULL) {
-		if (f != NULL) {
-			fclose(f);
-		}
-		return false;
-	}
-	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
-		if (strchr(line, '\n') == NULL) {
-			continue; /* overlong line: not one we can use */
-		}
-		if ((sep = strstr(line, " - ")) == NULL
-		    || strncmp(sep + 3, "cgroup2 ", 8) != 0) {
-			continue;
-		}
-		*sep   = '\0';
-		fld[0] = strtok_r(line, " ", &save);
-		for (int i = 1; i < 5; i++) {
-			fld[i] = fld[i - 1] != NULL
-			    ? strtok_r(NULL, " ", &save)
-			    : NULL;
-		}
-		if (fld[4] == NULL) {
-			continue;
-		}
-		cg_unescape(fld[3]);
-		cg_unescape(fld[4]);
-		if (strlen(fld[4]) < mntlen && strlen(fld[3]) < rootlen) {
-			snprintf(mnt, mntlen, "%s", fld[4]);
-			snprintf(root, rootlen, "%s", fld[3]);
-			found = true;
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* cg_own_path reads the daemon's cgroup v2 path ("0::PATH"). */
-static bool
-cg_own_path(char *path, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(path, "re");
 	char *line;
 	bool  found = false;
 
@@ -155,19 +110,93 @@ cg_own_path(char *path, size_t len)
 		return false;
 	}
 	while (!found && fgets(line, CG_LINE_MAX, f) != NULL) {
-		char *nl = strchr(line, '\n');
-		if (nl == NULL || strncmp(line, "0::", 3) != 0) {
-			continue;
-		}
-		*nl = '\0';
-		if (strlen(line + 3) < len && line[3] == '/') {
-			snprintf(path, len, "%s", line + 3);
-			found = true;
+		if (strchr(line, '\n') != NULL) {
+			found = match(line, arg);
 		}
 	}
 	free(line);
 	fclose(f);
 	return found;
+}
+
+/* Where cg_find_mount puts what it finds. */
+typedef struct {
+	char  *mnt, *root;
+	size_t mntlen, rootlen;
+} cg_mount_out;
+
+/* cg_mount_line matches a mountinfo line of a cgroup2 mount whose mount
+ * point and root fit in out (cg_mount_out), and copies them there. */
+static bool
+cg_mount_line(char *line, void *arg)
+{
+	cg_mount_out *out = arg;
+	char         *sep, *fld[5], *save = NULL;
+
+	if ((sep = strstr(line, " - ")) == NULL
+	    || strncmp(sep + 3, "cgroup2 ", 8) != 0) {
+		return false;
+	}
+	*sep   = '\0';
+	fld[0] = strtok_r(line, " ", &save);
+	for (int i = 1; i < 5; i++) {
+		fld[i]
+		    = fld[i - 1] != NULL ? strtok_r(NULL, " ", &save) : NULL;
+	}
+	if (fld[4] == NULL) {
+		return false;
+	}
+	cg_unescape(fld[3]);
+	cg_unescape(fld[4]);
+	if (strlen(fld[4]) >= out->mntlen || strlen(fld[3]) >= out->rootlen) {
+		return false;
+	}
+	snprintf(out->mnt, out->mntlen, "%s", fld[4]);
+	snprintf(out->root, out->rootlen, "%s", fld[3]);
+	return true;
+}
+
+/* cg_find_mount finds the first cgroup2 mount: its mount point and the
+ * cgroup path it shows (its root). Returns true when found. */
+static bool
+cg_find_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
+{
+	cg_mount_out out = {mnt, root, mntlen, rootlen};
+
+	return cg_scan_lines("/proc/self/mountinfo", cg_mount_line, &out);
+}
+
+/* Where cg_own_path puts what it finds. */
+typedef struct {
+	char  *path;
+	size_t len;
+} cg_path_out;
+
+/* cg_own_line matches the cgroup v2 line ("0::PATH") of /proc/self/cgroup
+ * when PATH is absolute and fits in out (cg_path_out), and copies it. */
+static bool
+cg_own_line(char *line, void *arg)
+{
+	cg_path_out *out = arg;
+
+	if (strncmp(line, "0::", 3) != 0) {
+		return false;
+	}
+	line[strcspn(line, "\n")] = '\0';
+	if (strlen(line + 3) >= out->len || line[3] != '/') {
+		return false;
+	}
+	snprintf(out->path, out->len, "%s", line + 3);
+	return true;
+}
+
+/* cg_own_path reads the daemon's cgroup v2 path ("0::PATH"). */
+static bool
+cg_own_path(char *path, size_t len)
+{
+	cg_path_out out = {path, len};
+
+	return cg_scan_lines("/proc/self/cgroup", cg_own_line, &out);
 }
 
 /* cg_write writes text to the file name in dirfd. Returns 0 or -1. */
@@ -306,6 +335,35 @@ sv_cgtree_path(const sv_cgtree *t)
 	return t->path;
 }
 
+/* cg_spare_unlink takes l, which follows prev on the spare queue (prev
+ * NULL: l is its head), off the queue. */
+static void
+cg_spare_unlink(sv_cgtree *t, sv_cgleaf *prev, sv_cgleaf *l)
+{
+	if (prev == NULL) {
+		t->spare = l->snext;
+	} else {
+		prev->snext = l->snext;
+	}
+	if (t->spare_tail == l) {
+		t->spare_tail = prev;
+	}
+	l->snext = NULL;
+}
+
+/* cg_spare_push puts l at the tail of the spare queue (the newest). */
+static void
+cg_spare_push(sv_cgtree *t, sv_cgleaf *l)
+{
+	l->snext = NULL;
+	if (t->spare_tail != NULL) {
+		t->spare_tail->snext = l;
+	} else {
+		t->spare = l;
+	}
+	t->spare_tail = l;
+}
+
 /* cg_spare_take takes the oldest spare leaf whose label part is name[0..len)
  * off the spare queue; NULL when there is none. */
 static sv_cgleaf *
@@ -317,15 +375,7 @@ cg_spare_take(sv_cgtree *t, const char *name, size_t len)
 		if (l->labellen != len || memcmp(l->name, name, len) != 0) {
 			continue;
 		}
-		if (prev == NULL) {
-			t->spare = l->snext;
-		} else {
-			prev->snext = l->snext;
-		}
-		if (t->spare_tail == l) {
-			t->spare_tail = prev;
-		}
-		l->snext    = NULL;
+		cg_spare_unlink(t, prev, l);
 		l->released = false;
 		return l;
 	}
@@ -386,14 +436,7 @@ cg_unlink(sv_cgtree *t, sv_cgleaf *l)
 
 	for (sv_cgleaf *q = t->spare; q != NULL; prev = q, q = q->snext) {
 		if (q == l) {
-			if (prev == NULL) {
-				t->spare = l->snext;
-			} else {
-				prev->snext = l->snext;
-			}
-			if (t->spare_tail == l) {
-				t->spare_tail = prev;
-			}
+			cg_spare_unlink(t, prev, l);
 			break;
 		}
 	}
@@ -437,14 +480,8 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 	 * next worker takes it over first. */
 	cg_kill(t, l);
 	l->released    = true;
-	l->released_ms = cg_now_ms();
-	l->snext       = NULL;
-	if (t->spare_tail != NULL) {
-		t->spare_tail->snext = l;
-	} else {
-		t->spare = l;
-	}
-	t->spare_tail = l;
+	l->released_ms = (int64_t) sv_loop_now_ms();
+	cg_spare_push(t, l);
 }
 
 /* cg_sweep tries to remove spare leaves released at least min_age ms ago,
@@ -456,7 +493,7 @@ sv_cgtree_release(sv_cgtree *t, sv_cgleaf *l)
 static size_t
 cg_sweep(sv_cgtree *t, int64_t min_age, size_t max)
 {
-	int64_t    now = cg_now_ms();
+	int64_t    now = (int64_t) sv_loop_now_ms();
 	size_t     n = 0, left = 0;
 	sv_cgleaf *l;
 
@@ -472,18 +509,9 @@ cg_sweep(sv_cgtree *t, int64_t min_age, size_t max)
 			continue;
 		}
 		/* Busy: requeue at the tail. */
-		t->spare = l->snext;
-		if (t->spare == NULL) {
-			t->spare_tail = NULL;
-		}
-		l->snext       = NULL;
+		cg_spare_unlink(t, NULL, l);
 		l->released_ms = now;
-		if (t->spare_tail != NULL) {
-			t->spare_tail->snext = l;
-		} else {
-			t->spare = l;
-		}
-		t->spare_tail = l;
+		cg_spare_push(t, l);
 	}
 	for (l = t->spare; l != NULL; l = l->snext) {
 		left++;
@@ -502,7 +530,7 @@ sv_cgtree_sweep(sv_cgtree *t)
 	if (t->spare == NULL) {
 		return 0;
 	}
-	if (cg_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
+	if ((int64_t) sv_loop_now_ms() - t->spare->released_ms < CG_SPARE_MS) {
 		return 1; /* at least the head is waiting */
 	}
 	return cg_sweep(t, CG_SPARE_MS, CG_SWEEP_BATCH);
@@ -516,7 +544,7 @@ sv_cgtree_sweep_in(const sv_cgtree *t)
 	if (t == NULL || t->spare == NULL) {
 		return -1;
 	}
-	age = cg_now_ms() - t->spare->released_ms;
+	age = (int64_t) sv_loop_now_ms() - t->spare->released_ms;
 	return age >= CG_SPARE_MS ? 0 : (int) (CG_SPARE_MS - age);
 }
 
@@ -618,16 +646,6 @@ sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp)
 	return removed;
 }
 
-/* cg_now_ms is CLOCK_MONOTONIC in milliseconds. */
-static int64_t
-cg_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* cg_wait_empty waits at most ms for the leaf's cgroup.events to change
  * (it does when the leaf empties). */
 static void
@@ -662,14 +680,14 @@ sv_cgtree_close(sv_cgtree *t, int timeout_ms)
 	if (t == NULL) {
 		return 0;
 	}
-	deadline = cg_now_ms() + timeout_ms;
+	deadline = (int64_t) sv_loop_now_ms() + timeout_ms;
 	for (l = t->leaves; l != NULL; l = l->next) {
 		if (!l->released) {
 			sv_cgtree_release(t, l);
 		}
 	}
 	while ((left = cg_sweep(t, 0, SIZE_MAX)) > 0) {
-		int64_t rest = deadline - cg_now_ms();
+		int64_t rest = deadline - (int64_t) sv_loop_now_ms();
 		if (rest <= 0) {
 			break;
 		}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "procstat.h"
+#include "shell/loop.h"
 #include "shell/reaper.h"
 
 /* Pids remembered as already killed by sv_reaper_finish (for its count). */
@@ -113,22 +114,12 @@ reaper_kill_children(pid_t *killed, size_t *nk, size_t *newly)
 	return seen;
 }
 
-/* reaper_now_ms is CLOCK_MONOTONIC in milliseconds. */
-static int64_t
-reaper_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 size_t
 sv_reaper_finish(int timeout_ms)
 {
 	pid_t    killed[REAPER_MAX_KILLED];
 	size_t   nk = 0, newly = 0;
-	int64_t  deadline = reaper_now_ms() + timeout_ms;
+	int64_t  deadline = (int64_t) sv_loop_now_ms() + timeout_ms;
 	sigset_t chld;
 
 	sigemptyset(&chld);
@@ -142,7 +133,7 @@ sv_reaper_finish(int timeout_ms)
 		if (reaper_kill_children(killed, &nk, &newly) == 0) {
 			break; /* no child left at all */
 		}
-		if ((rest = deadline - reaper_now_ms()) <= 0) {
+		if ((rest = deadline - (int64_t) sv_loop_now_ms()) <= 0) {
 			break;
 		}
 		/* SIGCHLD is blocked in every thread of the daemon; wait
