@@ -500,7 +500,8 @@ int idle_role_base(const char *sock);
 
 /* ---- Scenario 11: one daemon at 1, 1,000 and 10,000 workers ---- */
 
-#define SCALE_SIZES 3 /* 1, 1000, 10000 workers */
+#define SCALE_SIZES   3 /* 1, 1000, 10000 workers */
+#define SCALE_RAW_MAX 10000 /* the largest size: its raw loop is in g_raw */
 
 /* One size: a fresh daemon scaled from 0 to `workers`. */
 struct scale_step {
@@ -513,6 +514,9 @@ struct scale_step {
 	long    pss_kb, rss_kb, hwm_kb, threads; /* with the workers */
 	int64_t call_ns; /* the ScaleGroup calls together */
 	int64_t up_ns; /* first ScaleGroup call to the last stamp */
+	bool    raw_ok; /* the raw loop of the same size was measured */
+	int64_t
+	    raw_up_ns; /* raw posix_spawn loop: first spawn to last stamp */
 	int64_t status_ns; /* median ListWorkers of every group */
 	int64_t stop_ns; /* SIGTERM to the daemon's exit */
 	char    skip[160]; /* why it was not run */
@@ -527,7 +531,9 @@ struct scale_result {
 /*
  * scale_run runs each size the mode and the machine allow (--quick: 1 and
  * 1,000) on a fresh daemon with default settings under a descriptor
- * limit of 20,000, and measures PSS, up time, status time and stop time.
+ * limit of 20,000, and measures PSS, up time, status time and stop time;
+ * for 1,000 and more, also the up time of a raw posix_spawn loop of as many
+ * workers (the floor) first.
  * Returns 0, or -1 with res->why set.
  */
 int scale_run(const struct opts *o, struct scale_result *res);

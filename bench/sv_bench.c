@@ -503,9 +503,9 @@ main(int argc, char **argv)
 	}
 	setup_process(&nofile);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (bench_open(o.workers > RESTART_MAX_OTHERS + 1
-	            ? o.workers
-	            : RESTART_MAX_OTHERS + 1)
+	/* g_raw holds the largest raw loop: the workers option, the
+	 * restart scenario's others, or the scale scenario's 10,000. */
+	if (bench_open(o.workers > SCALE_RAW_MAX ? o.workers : SCALE_RAW_MAX)
 	    != 0) {
 		cleanup(o.keep);
 		return 1;
