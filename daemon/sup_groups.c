@@ -27,6 +27,7 @@ seat_free(svd_seat *st)
 			close(st->procs[i].pidfd);
 		}
 		svd_activity_drop(st->procs[i].act);
+		free(st->procs[i].status);
 	}
 	/* Not a worker's region: nobody adopts it. */
 	svd_activity_end(st->g->s->act, st->act_spare);
@@ -113,6 +114,8 @@ seat_maybe_free(svd_gsh *g, uint32_t ordinal)
 	sv_loop_timer_stop(g->s->loop, &st->procs[1].timer);
 	g->seats[ordinal] = NULL;
 	svd_activity_end(g->s->act, st->act_spare);
+	free(st->procs[0].status);
+	free(st->procs[1].status);
 	free(st);
 }
 

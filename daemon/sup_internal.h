@@ -60,14 +60,17 @@ typedef struct svd_seat svd_seat;
 
 /* The shell's record of one process: what the core cannot hold. */
 typedef struct svd_proc {
-	svd_sup   *s;
-	sv_wkey    key;
-	pid_t      pid;
-	int        pidfd; /* -1: record unused */
-	sv_io      io;
-	sv_timer   timer;
-	uint64_t   guard; /* guard of the armed timer */
-	char       status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
+	svd_sup *s;
+	sv_wkey  key;
+	pid_t    pid;
+	int      pidfd; /* -1: record unused */
+	sv_io    io;
+	sv_timer timer;
+	uint64_t guard; /* guard of the armed timer */
+	char    *status; /* last status text, NULL: none (""); allocated when
+	                  * a worker first sets one, kept by the record across
+	                  * the processes that use it, freed with the seat
+	                  * (sup_notify.c) */
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
 	bool       adopted; /* started by a predecessor: not our child */
@@ -211,8 +214,9 @@ void sup_durability_start(svd_sup *s);
 void sup_durability_fill(svd_sup *s, Supervise__V1__Durability *d);
 
 /* sup_notify.c */
-void sup_status_text(svd_sup *s, sv_wkey key, const char *text);
-void sup_notify_drain(svd_sup *s);
+void        sup_status_text(svd_sup *s, sv_wkey key, const char *text);
+const char *proc_status(const svd_proc *p);
+void        sup_notify_drain(svd_sup *s);
 
 /* sup_spawn.c */
 sv_err    env_build_base(svd_gsh *g);
