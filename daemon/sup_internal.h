@@ -80,22 +80,31 @@ typedef struct svd_proc {
 	svd_seat *seat; /* the seat record it is part of */
 } svd_proc;
 
-/* The shell's record of one seat: its two process records (the current
- * and an old one, as in the core) and its backoff timer. Made when the
- * seat first needs one (a spawn, an adoption, a backoff timer: seat_make)
- * and freed when it holds nothing and the core no longer wants the seat
- * (seat_maybe_free), or with its group; so the daemon's memory grows with
- * the seats in use, not with max_count. Each is its own block: the loop
- * holds pointers to its timers and descriptors' callbacks. */
+/* The shell's record of one seat: its process records (up to two: the
+ * current and an old one, as in the core) and its backoff timer. Made when
+ * the seat first needs one (a spawn, an adoption, a backoff timer:
+ * seat_make) and freed when it holds nothing and the core no longer wants
+ * the seat (seat_maybe_free), or with its group; so the daemon's memory
+ * grows with the seats in use, not with max_count. Each is its own block:
+ * the loop holds pointers to its timers and descriptors' callbacks. The
+ * second process record is made only when a seat first has two processes
+ * at once (a roll's overlap, a drain or a stop outliving its restart:
+ * proc_slot) and is then kept, like the first, until the seat record is
+ * freed; seat_proc gives either. */
 struct svd_seat {
-	svd_gsh *g;
-	uint32_t ordinal;
-	sv_timer timer; /* backoff timer (SV_TIMER_SEAT) */
-	uint64_t guard; /* guard of the armed backoff timer, 0: none */
-	svd_proc procs[2];
-	svd_act *act_spare; /* the region file made ahead for the seat's next
-	                     * generation (svd_activity_prepare), or NULL */
+	svd_gsh  *g;
+	uint32_t  ordinal;
+	sv_timer  timer; /* backoff timer (SV_TIMER_SEAT) */
+	uint64_t  guard; /* guard of the armed backoff timer, 0: none */
+	svd_proc  proc; /* the first process record */
+	svd_proc *extra; /* the second, or NULL until first needed */
+	svd_act  *act_spare; /* the region file made ahead for the seat's
+	                      * next generation (svd_activity_prepare), or
+	                      * NULL */
 };
+
+/* Process records a seat can have (svd_seat.proc and .extra). */
+#define SEAT_PROCS 2
 
 /* The shell's side of a group: its config and per-seat records. */
 struct svd_gsh {
@@ -231,6 +240,8 @@ void      sup_run_effects(svd_sup *s);
 
 /* sup_groups.c */
 svd_seat *seat_get(const svd_gsh *g, uint32_t ordinal);
+svd_proc *seat_proc(const svd_seat *st, int i);
+svd_proc *seat_extra(svd_seat *st);
 svd_seat *seat_make(svd_gsh *g, uint32_t ordinal);
 void      seat_maybe_free(svd_gsh *g, uint32_t ordinal);
 void      gsh_free(svd_gsh *g);
