@@ -3,7 +3,7 @@
  * the rules).
  *
  * Representation: an array of process entries whose indices never move
- * (the array grows by realloc, entries are reused in place). An entry is
+ * (the array grows by doubling, entries are reused in place). An entry is
  * live (its process runs) or memory (its process died; it keeps the labels
  * and sub-generations for the next generation of its (group, ordinal)).
  * Each entry has two spaces of numbered slots, children and threads, grown
@@ -168,11 +168,17 @@ subw_free_entry(sv_subworkers *s, uint32_t *idx)
 		if (ncap > s->max_procs) {
 			ncap = s->max_procs;
 		}
-		sv_subw_proc *np = realloc(s->procs, ncap * sizeof(*np));
+		/* calloc and a copy rather than realloc and memset: the
+		 * unused tail of a large array is then never written (fresh
+		 * zero pages), so it takes no memory until used. */
+		sv_subw_proc *np = calloc(ncap, sizeof(*np));
 		if (np == NULL) {
 			return SV_ENOMEM;
 		}
-		memset(np + s->cap, 0, (ncap - s->cap) * sizeof(*np));
+		if (s->cap > 0) {
+			memcpy(np, s->procs, s->cap * sizeof(*np));
+		}
+		free(s->procs);
 		s->procs = np;
 		*idx     = s->cap;
 		s->cap   = ncap;
