@@ -74,9 +74,9 @@ typedef struct svd_proc {
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
 	bool       adopted; /* started by a predecessor: not our child */
-	svd_act   *act; /* its activity region, or NULL (activity.h) */
 	bool group_killed; /* its process group got SIGKILL (sup_effects.c);
 	                    * read and cleared at the reap */
+	svd_act  *act; /* its activity region, or NULL (activity.h) */
 	svd_seat *seat; /* the seat record it is part of */
 } svd_proc;
 
