@@ -181,7 +181,7 @@ subw_free_entry(sv_subworkers *s, uint32_t *idx)
 		if (np == NULL) {
 			return SV_ENOMEM;
 		}
-		if (s->cap > 0) {
+		if (s->procs != NULL) {
 			memcpy(np, s->procs, s->cap * sizeof(*np));
 		}
 		free(s->procs);
