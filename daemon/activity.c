@@ -31,15 +31,23 @@ struct svd_activity {
 	uint64_t *buf; /* SV_ACTIVITY_REGION_SIZE bytes, 8-aligned */
 };
 
+/* One worker's region: its file name and the last reading, reduced to
+ * what svd_activity_get shows (a worker's record costs tens of bytes, not
+ * a whole sv_activity_view; the oldest activity's name is allocated only
+ * while the worker is busy). Allocated by act_new to fit its name; freed
+ * by svd_activity_end or svd_activity_drop. */
 struct svd_act {
-	int              fd; /* -1: the file is opened per read */
-	char             name[ACT_NAME_MAX];
-	bool             owned; /* made with creds: chowned to uid:gid */
-	uid_t            uid;
-	gid_t            gid;
-	bool             have; /* view holds a read */
-	uint64_t         read_ms; /* when view was read */
-	sv_activity_view view;
+	int      fd; /* -1: the file is opened per read */
+	bool     owned; /* made with creds: chowned to uid:gid */
+	uid_t    uid;
+	gid_t    gid;
+	bool     have; /* the fields below hold a read */
+	bool     busy; /* it was BUSY */
+	uint32_t activities; /* BUSY: threads with a scope open */
+	uint64_t read_ms; /* when it was read */
+	uint64_t oldest_age_ns; /* BUSY: the oldest activity's age */
+	char    *oldest; /* BUSY: its composed name, or NULL ("") */
+	char     name[]; /* the file name, NUL-terminated */
 };
 
 sv_err
@@ -116,6 +124,30 @@ act_dir(svd_activity *a)
 	}
 	a->made = true;
 	return true;
+}
+
+/* act_new allocates a record for the region file called name (fd -1, no
+ * reading yet), sized to fit the name; NULL when memory is short. Freed by
+ * svd_activity_end or svd_activity_drop. */
+static svd_act *
+act_new(const char *name)
+{
+	size_t   len = strlen(name) + 1;
+	svd_act *act = calloc(1, sizeof(*act) + len);
+
+	if (act != NULL) {
+		act->fd = -1;
+		memcpy(act->name, name, len);
+	}
+	return act;
+}
+
+/* act_free frees a record and the name of its last busy reading. */
+static void
+act_free(svd_act *act)
+{
+	free(act->oldest);
+	free(act);
 }
 
 /* act_name writes the file name of a worker's region. */
@@ -211,15 +243,13 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 	if (!act_dir(a)) {
 		return SV_ESYSTEM;
 	}
-	if ((act = calloc(1, sizeof(*act))) == NULL) {
+	if ((act = act_new(name)) == NULL) {
 		return SV_ENOMEM;
 	}
-	act->fd = -1;
-	memcpy(act->name, name, sizeof(name));
 	if (!act_make(a, act, creds)) {
 		svd_log("activity: cannot create %s/%s: %s", a->dir, act->name,
 		    strerror(errno));
-		free(act);
+		act_free(act);
 		return SV_ESYSTEM;
 	}
 	*actp = act;
@@ -231,15 +261,15 @@ svd_activity_prepare(svd_activity *a, const char *group, uint32_t ordinal,
     uint64_t generation, const sv_creds *creds)
 {
 	svd_act *act;
+	char     name[ACT_NAME_MAX];
 
 	if (a == NULL || group == NULL || !act_dir(a)
-	    || (act = calloc(1, sizeof(*act))) == NULL) {
+	    || !act_name(name, sizeof(name), group, ordinal, generation)
+	    || (act = act_new(name)) == NULL) {
 		return NULL;
 	}
-	act->fd = -1;
-	if (!act_name(act->name, sizeof(act->name), group, ordinal, generation)
-	    || !act_make(a, act, creds)) {
-		free(act);
+	if (!act_make(a, act, creds)) {
+		act_free(act);
 		return NULL;
 	}
 	return act;
@@ -250,20 +280,16 @@ svd_activity_adopt(
     svd_activity *a, const char *group, uint32_t ordinal, uint64_t generation)
 {
 	svd_act *act;
+	char     name[ACT_NAME_MAX];
 
 	if (a == NULL || group == NULL || !act_dir(a)
-	    || (act = calloc(1, sizeof(*act))) == NULL) {
-		return NULL;
-	}
-	act->fd = -1;
-	if (!act_name(
-	        act->name, sizeof(act->name), group, ordinal, generation)) {
-		free(act);
+	    || !act_name(name, sizeof(name), group, ordinal, generation)
+	    || (act = act_new(name)) == NULL) {
 		return NULL;
 	}
 	act->fd = openat(a->dfd, act->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (act->fd < 0) {
-		free(act);
+		act_free(act);
 		return NULL;
 	}
 	close(act->fd); /* opened per read, as for a spawned worker */
@@ -280,7 +306,7 @@ svd_activity_end(svd_activity *a, svd_act *act)
 	if (a != NULL && a->dfd >= 0) {
 		(void) unlinkat(a->dfd, act->name, 0);
 	}
-	free(act);
+	act_free(act);
 }
 
 void
@@ -289,7 +315,7 @@ svd_activity_drop(svd_act *act)
 	if (act == NULL) {
 		return;
 	}
-	free(act);
+	act_free(act);
 }
 
 /* act_now_ns reads CLOCK_MONOTONIC, the clock the writers stamp with. */
@@ -302,12 +328,14 @@ act_now_ns(void)
 	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-/* act_read takes a fresh copy of the region with pread and reads it. */
+/* act_read takes a fresh copy of the region with pread, reads it and
+ * keeps what svd_activity_get shows. */
 static void
 act_read(svd_activity *a, svd_act *act, uint64_t now_ms)
 {
-	ssize_t got;
-	int     fd;
+	sv_activity_view view;
+	ssize_t          got;
+	int              fd;
 
 	if (a->buf == NULL
 	    && (a->buf = malloc(SV_ACTIVITY_REGION_SIZE)) == NULL) {
@@ -323,9 +351,22 @@ act_read(svd_activity *a, svd_act *act, uint64_t now_ms)
 	}
 	/* Short, empty or failed: an INVALID view, shown as nothing. */
 	(void) sv_activity_view_read(
-	    a->buf, got > 0 ? (size_t) got : 0, act_now_ns(), &act->view);
-	act->have    = true;
-	act->read_ms = now_ms;
+	    a->buf, got > 0 ? (size_t) got : 0, act_now_ns(), &view);
+	act->have          = true;
+	act->read_ms       = now_ms;
+	act->busy          = view.state == SV_ACTIVITY_BUSY;
+	act->activities    = act->busy ? view.activities : 0;
+	act->oldest_age_ns = act->busy ? view.oldest_age_ns : 0;
+	/* The name is copied only when it changed; without memory for the
+	 * copy it shows as "" (the count and age still do). */
+	if (!act->busy || view.oldest_name[0] == '\0') {
+		free(act->oldest);
+		act->oldest = NULL;
+	} else if (act->oldest == NULL
+	    || strcmp(act->oldest, view.oldest_name) != 0) {
+		free(act->oldest);
+		act->oldest = strdup(view.oldest_name);
+	}
 }
 
 void
@@ -344,12 +385,12 @@ svd_activity_get(svd_activity *a, svd_act *act, uint64_t now_ms,
 	    || now_ms - act->read_ms >= SVD_ACTIVITY_MAX_AGE_MS) {
 		act_read(a, act, now_ms);
 	}
-	if (!act->have || act->view.state != SV_ACTIVITY_BUSY) {
+	if (!act->have || !act->busy) {
 		return;
 	}
 	/* A reused view ages with the clock. */
-	age     = act->view.oldest_age_ns / 1000000u + (now_ms - act->read_ms);
-	*countp = act->view.activities;
-	*namep  = act->view.oldest_name;
+	age     = act->oldest_age_ns / 1000000u + (now_ms - act->read_ms);
+	*countp = act->activities;
+	*namep  = act->oldest != NULL ? act->oldest : "";
 	*agep   = age;
 }

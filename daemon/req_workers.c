@@ -63,7 +63,7 @@ seat_status(svd_sup *s, const sv_cgroup *g, const sv_seat_view *v,
 		sv_wkey   key = {g->id, v->ordinal, v->current.generation};
 		svd_proc *p   = proc_find(s, key);
 		if (p != NULL) {
-			w->status_text = p->status;
+			w->status_text = (char *) proc_status(p);
 			proc_activity(s, p, w, now);
 		}
 	}

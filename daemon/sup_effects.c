@@ -26,9 +26,10 @@ proc_find(svd_sup *s, sv_wkey key)
 	if (g == NULL || (st = seat_get(g, key.ordinal)) == NULL) {
 		return NULL;
 	}
-	for (int i = 0; i < 2; i++) {
-		svd_proc *p = &st->procs[i];
-		if (p->pidfd >= 0 && p->key.generation == key.generation) {
+	for (int i = 0; i < SEAT_PROCS; i++) {
+		svd_proc *p = seat_proc(st, i);
+		if (p != NULL && p->pidfd >= 0
+		    && p->key.generation == key.generation) {
 			return p;
 		}
 	}

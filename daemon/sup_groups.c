@@ -22,15 +22,54 @@ seat_free(svd_seat *st)
 	if (st == NULL) {
 		return;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (st->procs[i].pidfd >= 0) {
-			close(st->procs[i].pidfd);
+	for (int i = 0; i < SEAT_PROCS; i++) {
+		svd_proc *p = seat_proc(st, i);
+		if (p == NULL) {
+			continue;
 		}
-		svd_activity_drop(st->procs[i].act);
+		if (p->pidfd >= 0) {
+			close(p->pidfd);
+		}
+		svd_activity_drop(p->act);
+		free(p->status);
 	}
 	/* Not a worker's region: nobody adopts it. */
 	svd_activity_end(st->g->s->act, st->act_spare);
+	free(st->extra);
 	free(st);
+}
+
+/* proc_init makes p an unused process record of seat st. */
+static void
+proc_init(svd_seat *st, svd_proc *p)
+{
+	p->s     = st->g->s;
+	p->pidfd = -1;
+	p->seat  = st;
+	sv_timer_init(&p->timer, proc_timer_cb, p);
+}
+
+/* seat_proc returns process record i (0 or 1) of seat st, or NULL when
+ * the seat has no such record (the second one is made on demand). */
+svd_proc *
+seat_proc(const svd_seat *st, int i)
+{
+	return i == 0 ? (svd_proc *) &st->proc : st->extra;
+}
+
+/* seat_extra returns the seat's second process record, making it (unused)
+ * when the seat has none yet; NULL when memory is short. It belongs to
+ * the seat: seat_maybe_free or seat_free frees it. */
+svd_proc *
+seat_extra(svd_seat *st)
+{
+	if (st->extra == NULL) {
+		if ((st->extra = calloc(1, sizeof(*st->extra))) == NULL) {
+			return NULL;
+		}
+		proc_init(st, st->extra);
+	}
+	return st->extra;
 }
 
 /* seat_get returns the record of seat `ordinal`, or NULL when it has
@@ -80,13 +119,7 @@ seat_make(svd_gsh *g, uint32_t ordinal)
 	st->g       = g;
 	st->ordinal = ordinal;
 	sv_timer_init(&st->timer, seat_timer_cb, st);
-	for (int i = 0; i < 2; i++) {
-		svd_proc *p = &st->procs[i];
-		p->s        = g->s;
-		p->pidfd    = -1;
-		p->seat     = st;
-		sv_timer_init(&p->timer, proc_timer_cb, p);
-	}
+	proc_init(st, &st->proc);
 	g->seats[ordinal] = st;
 	return st;
 }
@@ -102,15 +135,20 @@ seat_maybe_free(svd_gsh *g, uint32_t ordinal)
 	svd_seat    *st = seat_get(g, ordinal);
 	sv_seat_view v;
 
-	if (st == NULL || st->procs[0].pidfd >= 0 || st->procs[1].pidfd >= 0
-	    || st->guard != 0
+	if (st == NULL || st->proc.pidfd >= 0
+	    || (st->extra != NULL && st->extra->pidfd >= 0) || st->guard != 0
 	    || (sv_core_seat_view(g->s->core, g->id, ordinal, &v) == SV_OK
 	        && v.wanted)) {
 		return;
 	}
 	sv_loop_timer_stop(g->s->loop, &st->timer);
-	sv_loop_timer_stop(g->s->loop, &st->procs[0].timer);
-	sv_loop_timer_stop(g->s->loop, &st->procs[1].timer);
+	sv_loop_timer_stop(g->s->loop, &st->proc.timer);
+	free(st->proc.status);
+	if (st->extra != NULL) {
+		sv_loop_timer_stop(g->s->loop, &st->extra->timer);
+		free(st->extra->status);
+		free(st->extra);
+	}
 	g->seats[ordinal] = NULL;
 	svd_activity_end(g->s->act, st->act_spare);
 	free(st);

@@ -61,39 +61,51 @@ typedef struct svd_seat svd_seat;
 
 /* The shell's record of one process: what the core cannot hold. */
 typedef struct svd_proc {
-	svd_sup   *s;
-	sv_wkey    key;
-	pid_t      pid;
-	int        pidfd; /* -1: record unused */
-	sv_io      io;
-	sv_timer   timer;
-	uint64_t   guard; /* guard of the armed timer */
-	char       status[SVD_NOTIFY_STATUS_MAX + 1]; /* last status text */
+	svd_sup *s;
+	sv_wkey  key;
+	pid_t    pid;
+	int      pidfd; /* -1: record unused */
+	sv_io    io;
+	sv_timer timer;
+	uint64_t guard; /* guard of the armed timer */
+	char    *status; /* last status text, NULL: none (""); allocated when
+	                  * a worker first sets one, kept by the record across
+	                  * the processes that use it, freed with the seat
+	                  * (sup_notify.c) */
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
 	bool       adopted; /* started by a predecessor: not our child */
-	svd_act   *act; /* its activity region, or NULL (activity.h) */
 	bool group_killed; /* its process group got SIGKILL (sup_effects.c);
 	                    * read and cleared at the reap */
+	svd_act  *act; /* its activity region, or NULL (activity.h) */
 	svd_seat *seat; /* the seat record it is part of */
 } svd_proc;
 
-/* The shell's record of one seat: its two process records (the current
- * and an old one, as in the core) and its backoff timer. Made when the
- * seat first needs one (a spawn, an adoption, a backoff timer: seat_make)
- * and freed when it holds nothing and the core no longer wants the seat
- * (seat_maybe_free), or with its group; so the daemon's memory grows with
- * the seats in use, not with max_count. Each is its own block: the loop
- * holds pointers to its timers and descriptors' callbacks. */
+/* The shell's record of one seat: its process records (up to two: the
+ * current and an old one, as in the core) and its backoff timer. Made when
+ * the seat first needs one (a spawn, an adoption, a backoff timer:
+ * seat_make) and freed when it holds nothing and the core no longer wants
+ * the seat (seat_maybe_free), or with its group; so the daemon's memory
+ * grows with the seats in use, not with max_count. Each is its own block:
+ * the loop holds pointers to its timers and descriptors' callbacks. The
+ * second process record is made only when a seat first has two processes
+ * at once (a roll's overlap, a drain or a stop outliving its restart:
+ * proc_slot) and is then kept, like the first, until the seat record is
+ * freed; seat_proc gives either. */
 struct svd_seat {
-	svd_gsh *g;
-	uint32_t ordinal;
-	sv_timer timer; /* backoff timer (SV_TIMER_SEAT) */
-	uint64_t guard; /* guard of the armed backoff timer, 0: none */
-	svd_proc procs[2];
-	svd_act *act_spare; /* the region file made ahead for the seat's next
-	                     * generation (svd_activity_prepare), or NULL */
+	svd_gsh  *g;
+	uint32_t  ordinal;
+	sv_timer  timer; /* backoff timer (SV_TIMER_SEAT) */
+	uint64_t  guard; /* guard of the armed backoff timer, 0: none */
+	svd_proc  proc; /* the first process record */
+	svd_proc *extra; /* the second, or NULL until first needed */
+	svd_act  *act_spare; /* the region file made ahead for the seat's
+	                      * next generation (svd_activity_prepare), or
+	                      * NULL */
 };
+
+/* Process records a seat can have (svd_seat.proc and .extra). */
+#define SEAT_PROCS 2
 
 /* The shell's side of a group: its config and per-seat records. */
 struct svd_gsh {
@@ -212,8 +224,9 @@ void sup_durability_start(svd_sup *s);
 void sup_durability_fill(svd_sup *s, Supervise__V1__Durability *d);
 
 /* sup_notify.c */
-void sup_status_text(svd_sup *s, sv_wkey key, const char *text);
-void sup_notify_drain(svd_sup *s);
+void        sup_status_text(svd_sup *s, sv_wkey key, const char *text);
+const char *proc_status(const svd_proc *p);
+void        sup_notify_drain(svd_sup *s);
 
 /* sup_spawn.c */
 sv_err    env_build_base(svd_gsh *g);
@@ -228,6 +241,8 @@ void      sup_run_effects(svd_sup *s);
 
 /* sup_groups.c */
 svd_seat *seat_get(const svd_gsh *g, uint32_t ordinal);
+svd_proc *seat_proc(const svd_seat *st, int i);
+svd_proc *seat_extra(svd_seat *st);
 svd_seat *seat_make(svd_gsh *g, uint32_t ordinal);
 void      seat_maybe_free(svd_gsh *g, uint32_t ordinal);
 void      gsh_free(svd_gsh *g);

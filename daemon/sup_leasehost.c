@@ -101,6 +101,3 @@ sup_leases_create(svd_sup *s, char *err, size_t errlen)
 	return svd_leases_create(s->cfg, s->loop, s->epoch > 0 ? s->epoch : 1,
 	    &h, &s->leases, err, errlen);
 }
-
-/* sup_status_text records a worker's status line and, when it changed,
- * logs and publishes it. */

@@ -4,6 +4,42 @@
  */
 #include "sup_internal.h"
 
+/* proc_status returns the status text of a shell record ("" when none);
+ * it stays valid until the record's next status text. */
+const char *
+proc_status(const svd_proc *p)
+{
+	return p->status != NULL ? p->status : "";
+}
+
+/* proc_status_set replaces a record's status text with text (cut to
+ * SVD_NOTIFY_STATUS_MAX bytes), NULL for "". The buffer is the record's:
+ * seat_free or seat_maybe_free frees it. Returns false, leaving the old
+ * text, when memory is short. */
+static bool
+proc_status_set(svd_proc *p, const char *text)
+{
+	size_t n = strnlen(text, SVD_NOTIFY_STATUS_MAX);
+	char  *b;
+
+	if (n == 0) {
+		free(p->status);
+		p->status = NULL;
+		return true;
+	}
+	if ((b = realloc(p->status, n + 1)) == NULL) {
+		return false;
+	}
+	memcpy(b, text, n);
+	b[n]      = '\0';
+	p->status = b;
+	return true;
+}
+
+/* sup_status_text records a worker's status line and, when it changed,
+ * logs and publishes it. The record's text is not reset at a spawn: the
+ * next process of the same record shows it until it sets its own (as
+ * when the text was an array of the record; tests pin it). */
 void
 sup_status_text(svd_sup *s, sv_wkey key, const char *text)
 {
@@ -15,11 +51,16 @@ sup_status_text(svd_sup *s, sv_wkey key, const char *text)
 	char            nm[96];
 	struct timespec ts;
 
-	if (p == NULL || g == NULL || strcmp(p->status, text) == 0) {
+	if (p == NULL || g == NULL || strcmp(proc_status(p), text) == 0) {
 		return;
 	}
-	snprintf(p->status, sizeof(p->status), "%s", text);
-	svd_log("%s: status: %s", key_name(s, key, nm, sizeof(nm)), p->status);
+	if (!proc_status_set(p, text)) {
+		svd_log("%s: status: no memory to keep it",
+		    key_name(s, key, nm, sizeof(nm)));
+		return;
+	}
+	svd_log("%s: status: %s", key_name(s, key, nm, sizeof(nm)),
+	    proc_status(p));
 	s->seq++;
 	if (s->events == NULL) {
 		return;
@@ -33,7 +74,7 @@ sup_status_text(svd_sup *s, sv_wkey key, const char *text)
 	e.ordinal     = key.ordinal;
 	e.generation  = key.generation;
 	e.pid         = p->pid;
-	st.text       = p->status;
+	st.text       = (char *) proc_status(p);
 	e.kind_case   = SUPERVISE__V1__EVENT__KIND_STATUS_TEXT;
 	e.status_text = &st;
 	svd_events_publish(s->events, &e, 1);

@@ -64,22 +64,23 @@ env_build_base(svd_gsh *g)
  */
 
 /* proc_slot returns a free shell record of the ticket's seat, making the
- * seat's record when it has none (NULL: no free record, or no memory). */
+ * seat's record when it has none and its second process record when the
+ * first is in use (NULL: no free record, or no memory). The first free
+ * record is taken, as when both were made with the seat. */
 svd_proc *
 proc_slot(svd_gsh *g, uint32_t ordinal)
 {
 	svd_seat *st = seat_make(g, ordinal);
+	svd_proc *p;
 
 	if (st == NULL) {
 		return NULL;
 	}
-	for (int i = 0; i < 2; i++) {
-		svd_proc *p = &st->procs[i];
-		if (p->pidfd < 0) {
-			return p;
-		}
+	if (st->proc.pidfd < 0) {
+		return &st->proc;
 	}
-	return NULL;
+	p = seat_extra(st);
+	return p != NULL && p->pidfd < 0 ? p : NULL;
 }
 
 /* sup_spawn starts the process of one ticket and tells the core. */
@@ -290,9 +291,9 @@ seat_prepare_next(svd_gsh *g, sv_wkey old)
 	if (st == NULL || st->act_spare != NULL || !g->cfg->activity) {
 		return;
 	}
-	for (int i = 0; i < 2; i++) {
-		const svd_proc *q = &st->procs[i];
-		if (q->pidfd >= 0 && q->act != NULL && !q->adopted
+	for (int i = 0; i < SEAT_PROCS; i++) {
+		const svd_proc *q = seat_proc(st, i);
+		if (q != NULL && q->pidfd >= 0 && q->act != NULL && !q->adopted
 		    && q->key.generation > old.generation
 		    && q->key.generation > gen) {
 			gen = q->key.generation;

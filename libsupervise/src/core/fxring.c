@@ -2,7 +2,11 @@
  * fxring.c — the cores' effect queue (see fxring.h): a ring of records that
  * grows only when a reservation asks for more room than is free. It
  * doubles, starting at 64 records, and is unrolled into the new buffer so
- * the oldest record is first again.
+ * the oldest record is first again. When the last record is popped the
+ * ring starts again at the front of its buffer: a reservation may make the
+ * buffer far larger than what is ever queued at once (a bound for every
+ * seat of a group), and so only the records in flight at once are ever
+ * written, the rest of the buffer never becomes resident memory.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -116,5 +120,8 @@ sv_fxring_pop(sv_fxring *r, void *e)
 	memcpy(e, fxr_at(r, 0), r->esize);
 	r->head = (r->head + 1) % r->cap;
 	r->n--;
+	if (r->n == 0) {
+		r->head = 0; /* rewind: see the top of this file */
+	}
 	return true;
 }

@@ -117,13 +117,14 @@ typedef struct sv_jproc {
 /* A seat: the next generation it may use and its unreaped processes. */
 typedef struct sv_jseat {
 	uint64_t next_generation; /* 0: never used */
+	uint64_t spawning_generation;
+	uint32_t nprocs;
 	bool     spawning; /* an S record without its P (or X) */
 	bool     released; /* an F record since the seat's last S: its
 	                    * ordinal is not wanted (drained, terminated,
 	                    * completed) */
-	uint64_t spawning_generation;
-	uint32_t nprocs;
-	sv_jproc procs[SV_JOURNAL_SEAT_PROCS];
+	sv_jproc procs[SV_JOURNAL_SEAT_PROCS]; /* (fields in this order: no
+	                                        * padding; one per seat) */
 } sv_jseat;
 
 typedef struct sv_jgroup {

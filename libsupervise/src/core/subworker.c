@@ -3,7 +3,7 @@
  * the rules).
  *
  * Representation: an array of process entries whose indices never move
- * (the array grows by realloc, entries are reused in place). An entry is
+ * (the array grows by doubling, entries are reused in place). An entry is
  * live (its process runs) or memory (its process died; it keeps the labels
  * and sub-generations for the next generation of its (group, ordinal)).
  * Each entry has two spaces of numbered slots, children and threads, grown
@@ -94,7 +94,7 @@ sv_subw_init(sv_subworkers *s, uint32_t max_procs)
 void
 sv_subw_fini(sv_subworkers *s)
 {
-	for (uint32_t i = 0; i < s->cap; i++) {
+	for (uint32_t i = 0; i < s->hw; i++) {
 		subw_entry_clear(&s->procs[i]);
 	}
 	free(s->procs);
@@ -107,7 +107,7 @@ sv_subw_fini(sv_subworkers *s)
 static sv_subw_proc *
 subw_find_key(const sv_subworkers *s, sv_wkey key)
 {
-	for (uint32_t i = 0; i < s->cap; i++) {
+	for (uint32_t i = 0; i < s->hw; i++) {
 		sv_subw_proc *p = &s->procs[i];
 		if (p->used && subw_key_eq(p->key, key)) {
 			return p;
@@ -157,29 +157,42 @@ subw_live_by_pid(const sv_subworkers *s, int64_t pid)
 static sv_err
 subw_free_entry(sv_subworkers *s, uint32_t *idx)
 {
-	for (uint32_t i = 0; s->procs != NULL && i < s->cap; i++) {
+	for (uint32_t i = 0; s->procs != NULL && i < s->hw; i++) {
 		if (!s->procs[i].used) {
 			*idx = i;
 			return SV_OK;
 		}
+	}
+	/* Past hw every entry is unused (zero): the first of them. */
+	if (s->hw < s->cap) {
+		*idx = s->hw++;
+		return SV_OK;
 	}
 	if (s->cap < s->max_procs) {
 		uint32_t ncap = s->cap == 0 ? 16u : s->cap * 2u;
 		if (ncap > s->max_procs) {
 			ncap = s->max_procs;
 		}
-		sv_subw_proc *np = realloc(s->procs, ncap * sizeof(*np));
+		/* calloc and a copy rather than realloc and memset, and no
+		 * scan past hw: the unused tail of a large array is then
+		 * never touched (fresh zero pages), so it takes no memory
+		 * until used. */
+		sv_subw_proc *np = calloc(ncap, sizeof(*np));
 		if (np == NULL) {
 			return SV_ENOMEM;
 		}
-		memset(np + s->cap, 0, (ncap - s->cap) * sizeof(*np));
+		if (s->procs != NULL) {
+			memcpy(np, s->procs, s->cap * sizeof(*np));
+		}
+		free(s->procs);
 		s->procs = np;
 		*idx     = s->cap;
+		s->hw    = s->cap + 1;
 		s->cap   = ncap;
 		return SV_OK;
 	}
 	uint32_t best = UINT32_MAX;
-	for (uint32_t i = 0; s->procs != NULL && i < s->cap; i++) {
+	for (uint32_t i = 0; s->procs != NULL && i < s->hw; i++) {
 		const sv_subw_proc *p = &s->procs[i];
 		if (p->used && !p->live
 		    && (best == UINT32_MAX || p->died < s->procs[best].died)) {
@@ -215,7 +228,7 @@ sv_subw_attach(sv_subworkers *s, sv_wkey key, int64_t pid, uint32_t max)
 	/* The memory of an earlier generation of the same seat, if any. */
 	uint32_t idx   = UINT32_MAX;
 	uint64_t older = 0;
-	for (uint32_t i = 0; s->procs != NULL && i < s->cap; i++) {
+	for (uint32_t i = 0; s->procs != NULL && i < s->hw; i++) {
 		const sv_subw_proc *q = &s->procs[i];
 		if (q->used && !q->live && q->key.group_id == key.group_id
 		    && q->key.ordinal == key.ordinal

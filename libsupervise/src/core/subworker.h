@@ -116,10 +116,12 @@ typedef struct sv_subworkers {
 	struct sv_subw_proc *procs; /* [nprocs]; an index never moves */
 	uint32_t             nprocs; /* entries in use (live or memory) */
 	uint32_t             cap; /* allocated entries */
-	uint32_t             max_procs; /* bound of nprocs */
-	uint64_t             deaths; /* orders memory entries for eviction */
-	sv_pidmap            by_pid; /* live worker pid -> {index, 0, 0} */
-	sv_pidmap            children; /* child pid -> {index, number, 0} */
+	uint32_t             hw; /* entries [0, hw) have held a process;
+	                          * those past it are still zero */
+	uint32_t  max_procs; /* bound of nprocs */
+	uint64_t  deaths; /* orders memory entries for eviction */
+	sv_pidmap by_pid; /* live worker pid -> {index, 0, 0} */
+	sv_pidmap children; /* child pid -> {index, number, 0} */
 } sv_subworkers;
 
 /*

@@ -149,20 +149,22 @@ typedef struct sv_exit {
 	bool core;
 } sv_exit;
 
+/* (Fields of sv_proc and sv_seat are ordered so that the compiler adds
+ * no padding: a seat is in an array of every seat in use.) */
 typedef struct sv_proc {
 	sv_pstate state;
+	sv_why    why; /* why it is being stopped */
 	uint64_t  generation;
 	int64_t   pid;
 	uint64_t  started_ms;
+	uint64_t  guard; /* guard of its timer (0: none armed) */
+	uint64_t  due_ms; /* when that timer fires */
+	uint64_t  drain_id; /* its report */
+	uint64_t  drain_cap_ms; /* latest deadline DrainExtend may set */
 	bool      ready;
 	bool      awaited; /* readiness still awaited (sequential start) */
 	bool      killed; /* SIGKILL sent */
-	sv_why    why; /* why it is being stopped */
-	uint64_t  guard; /* guard of its timer (0: none armed) */
-	uint64_t  due_ms; /* when that timer fires */
 	bool      draining; /* told to drain (state STOPPING) */
-	uint64_t  drain_id; /* its report */
-	uint64_t  drain_cap_ms; /* latest deadline DrainExtend may set */
 } sv_proc;
 
 /* Seat as shown to clients (derived from the seat and its processes). */
@@ -195,19 +197,19 @@ typedef enum sv_seat_phase {
 typedef struct sv_seat {
 	uint32_t      ordinal;
 	sv_seat_phase state; /* changed only by svs_seat_fire */
+	uint32_t      fast_failures;
 	bool          wanted; /* the ordinal is held: a worker should run */
 	bool          used; /* tok's generation has been spawned */
 	bool          in_plan; /* part of the strategy restart in progress */
+	bool          rolling; /* roll overlap: cur new, old still serving */
+	bool          has_exit;
+	sv_exit       last_exit;
 	uint64_t      due_ms; /* end of backoff */
 	uint64_t      guard; /* guard of the seat timer */
 	sv_ordtoken   tok;
 	sv_proc       cur;
 	sv_proc       old;
-	uint32_t      fast_failures;
 	uint64_t      restarts;
-	bool          has_exit;
-	sv_exit       last_exit;
-	bool          rolling; /* roll overlap: cur new, old still serving */
 	uint64_t      drain_on_spawn; /* drain id for the process on its way */
 	uint64_t      drain_on_spawn_ms; /* and its deadline (relative) */
 } sv_seat;

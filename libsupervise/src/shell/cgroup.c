@@ -47,6 +47,8 @@
 #define CG_LEAF_MAX 120
 /* Longest label part of a leaf name. */
 #define CG_LABEL_MAX 96
+/* A leaf's name: the label part, a dot, a 64-bit number and the NUL. */
+_Static_assert(CG_LABEL_MAX + 22 <= CG_LEAF_MAX, "CG_LEAF_MAX too small");
 
 struct sv_cgleaf {
 	sv_cgleaf *next;
@@ -54,7 +56,8 @@ struct sv_cgleaf {
 	bool       released;
 	size_t     labellen; /* length of the label part of name */
 	int64_t    released_ms; /* when released (sv_loop_now_ms) */
-	char       name[CG_LEAF_MAX];
+	char       name[]; /* label part, ".<seq>"; allocated to fit (at
+	                    * most CG_LEAF_MAX bytes with its NUL) */
 };
 
 struct sv_cgtree {
@@ -403,12 +406,14 @@ sv_cgtree_leaf(sv_cgtree *t, const char *label, bool reuse, sv_cgleaf **leafp)
 		*leafp = l;
 		return SV_OK;
 	}
-	if ((l = calloc(1, sizeof(*l))) == NULL) {
+	/* The name is sized to what it holds: ".<seq>" is at most 21 bytes
+	 * (a 64-bit number and the dot), plus the NUL. */
+	if ((l = calloc(1, sizeof(*l) + i + 22)) == NULL) {
 		return SV_ENOMEM;
 	}
 	memcpy(l->name, want, i);
 	l->labellen = i;
-	snprintf(l->name + i, sizeof(l->name) - i, ".%" PRIu64, ++t->seq);
+	snprintf(l->name + i, 22, ".%" PRIu64, ++t->seq);
 	if (mkdirat(t->fd, l->name, 0755) != 0) {
 		int e = errno;
 		free(l);
