@@ -32,64 +32,44 @@
 #endif
 
 #define DOC SV_SOURCE_DIR "/docs/leases.md"
-/* gen_states gives the rows of the slot states table. */
-static void
-gen_states(doc_rows *r)
+/* lease_text gives the name or doc of slot state or event i. */
+static const char *
+lease_text(doc_text what, int i)
 {
-	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
-		doc_add(r, "| `%s` | %s |", svl_phase_name((svl_phase) st),
-		    svl_phase_doc((svl_phase) st));
+	switch (what) {
+	case DOC_STATE_NAME:
+		return svl_phase_name((svl_phase) i);
+	case DOC_STATE_DOC:
+		return svl_phase_doc((svl_phase) i);
+	case DOC_EVENT_NAME:
+		return svl_event_name((svl_event) i);
+	default:
+		return svl_event_doc((svl_event) i);
 	}
 }
 
-/* gen_events gives the rows of the slot events table. */
-static void
-gen_events(doc_rows *r)
+/* lease_cell gives the slot cell of (st, ev); false when no handler. */
+static bool
+lease_cell(int st, int ev, doc_cell *out)
 {
-	for (int ev = 0; ev < SLE_COUNT; ev++) {
-		doc_add(r, "| `%s` | %s |", svl_event_name((svl_event) ev),
-		    svl_event_doc((svl_event) ev));
-	}
+	const svl_slot_cell *c
+	    = svl_slot_cell_at((svl_phase) st, (svl_event) ev);
+
+	assert_non_null(c);
+	*out = (doc_cell) {svl_phase_name(c->next), c->name, c->doc};
+	return c->handler != NULL;
 }
 
-/* gen_table gives the rows of the transition table: every cell with a
- * handler, states in order, events in order within a state. */
-static void
-gen_table(doc_rows *r)
-{
-	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
-		for (int ev = 0; ev < SLE_COUNT; ev++) {
-			const svl_slot_cell *c
-			    = svl_slot_cell_at((svl_phase) st, (svl_event) ev);
-			assert_non_null(c);
-			if (c->handler == NULL) {
-				continue;
-			}
-			assert_null(strchr(c->doc, '|'));
-			doc_add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
-			    svl_phase_name((svl_phase) st),
-			    svl_event_name((svl_event) ev),
-			    svl_phase_name(c->next), c->name, c->doc);
-		}
-	}
-}
-
-static const doc_block blocks[] = {
-    {"lease-states", "| state | meaning |\n|---|---|", gen_states},
-    {"lease-events", "| event | what happens to the slot |\n|---|---|",
-        gen_events},
-    {"lease-table",
-        "| state | event | next | handler | what happens |\n"
-        "|---|---|---|---|---|",
-        gen_table},
-};
-
-static const doc_source source = {
+static const doc_machine machine = {
     .doc     = DOC,
     .source  = "core/lease_table.c",
     .prog    = "test_lease_table_doc",
-    .blocks  = blocks,
-    .nblocks = sizeof(blocks) / sizeof(blocks[0]),
+    .prefix  = "lease",
+    .subject = "slot",
+    .nstates = SVL_PHASE_COUNT,
+    .nevents = SLE_COUNT,
+    .text    = lease_text,
+    .cell    = lease_cell,
 };
 
 /* test_blocks: each generated table equals the docs' table row by row. */
@@ -97,7 +77,7 @@ static void
 test_blocks(void **state)
 {
 	(void) state;
-	doc_table_check(&source);
+	doc_machine_check(&machine);
 }
 
 /* test_fire: a free slot is granted through its cell (free -> held,
@@ -193,7 +173,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
-		doc_table_print(&source);
+		doc_machine_print(&machine);
 		return 0;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
