@@ -80,29 +80,44 @@ test_blocks(void **state)
 	doc_machine_check(&machine);
 }
 
+/* The one holder of the dispatch tests. */
+static const sv_lease_holder holder
+    = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
+
+/* granted makes *c, a core with one pool of nslots slots (ttl_ms and
+ * grace_ms as sv_lease_pool_add takes them), and grants holder a lease at
+ * now_ms into *g; returns the pool.  The caller destroys *c. */
+static lpool *
+granted(sv_lease_core **c, uint32_t nslots, uint64_t ttl_ms, uint64_t grace_ms,
+    uint64_t now_ms, sv_lease_info *g)
+{
+	sv_lease_req rq = {0};
+	uint64_t     w  = 0;
+	uint32_t     id = 0;
+
+	assert_int_equal(sv_lease_core_create(1, c), SV_OK);
+	assert_int_equal(sv_lease_pool_add(*c, "p", nslots, ttl_ms, grace_ms,
+	                     SV_LEASE_KEEP, false, &id),
+	    SV_OK);
+	rq.pool_id = id;
+	assert_int_equal(
+	    sv_lease_acquire(*c, &holder, &rq, now_ms, g, &w), SV_OK);
+	return svl_pool_get(*c, id);
+}
+
 /* test_fire: a free slot is granted through its cell (free -> held,
  * one lease counted); an event without a cell (a claim of a free slot)
  * changes nothing but the misfire count. */
 static void
 test_fire(void **state)
 {
-	sv_lease_core  *c  = NULL;
-	sv_lease_holder h  = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
-	sv_lease_req    rq = {0};
-	sv_lease_info   g  = {0};
-	svl_slot_arg    a  = {.now_ms = 5};
-	uint64_t        w  = 0;
-	lpool          *p;
-	uint32_t        id = 0;
+	sv_lease_core *c = NULL;
+	sv_lease_info  g = {0};
+	svl_slot_arg   a = {.now_ms = 5};
+	lpool         *p;
 
 	(void) state;
-	assert_int_equal(sv_lease_core_create(1, &c), SV_OK);
-	assert_int_equal(
-	    sv_lease_pool_add(c, "p", 2, 0, 0, SV_LEASE_KEEP, false, &id),
-	    SV_OK);
-	p          = svl_pool_get(c, id);
-	rq.pool_id = id;
-	assert_int_equal(sv_lease_acquire(c, &h, &rq, 1, &g, &w), SV_OK);
+	p = granted(&c, 2, 0, 0, 1, &g);
 	assert_int_equal(p->slots[0].phase, SVL_HELD);
 	assert_int_equal(p->nheld, 1);
 	assert_int_equal(c->nleases, 1);
@@ -121,31 +136,22 @@ test_fire(void **state)
 static void
 test_life(void **state)
 {
-	sv_lease_core  *c  = NULL;
-	sv_lease_holder h  = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
-	sv_lease_req    rq = {0};
-	sv_lease_info   g  = {0};
-	sv_lease_fx     fx;
-	uint64_t        w = 0, guard = 0, key = 0, due = 0;
-	lpool          *p;
-	uint32_t        id = 0;
+	sv_lease_core *c = NULL;
+	sv_lease_info  g = {0};
+	sv_lease_fx    fx;
+	uint64_t       guard = 0, key = 0, due = 0;
+	lpool         *p;
 
 	(void) state;
-	assert_int_equal(sv_lease_core_create(1, &c), SV_OK);
-	assert_int_equal(
-	    sv_lease_pool_add(c, "p", 1, 100, 1000, SV_LEASE_KEEP, false, &id),
-	    SV_OK);
-	p          = svl_pool_get(c, id);
-	rq.pool_id = id;
-	assert_int_equal(sv_lease_acquire(c, &h, &rq, 0, &g, &w), SV_OK);
-	assert_int_equal(sv_lease_holder_disconnected(c, &h, 10), SV_OK);
+	p = granted(&c, 1, 100, 1000, 0, &g);
+	assert_int_equal(sv_lease_holder_disconnected(c, &holder, 10), SV_OK);
 	assert_int_equal(p->slots[0].phase, SVL_GRACE);
-	assert_int_equal(sv_lease_renew(c, &h, g.id, 10, &g), SV_OK);
+	assert_int_equal(sv_lease_renew(c, &holder, g.id, 10, &g), SV_OK);
 	assert_int_equal(g.state, SV_LEASE_HELD);
 	assert_true(g.disconnected);
-	assert_int_equal(sv_lease_holder_reconnected(c, &h, 20), SV_OK);
+	assert_int_equal(sv_lease_holder_reconnected(c, &holder, 20), SV_OK);
 	assert_int_equal(p->slots[0].phase, SVL_HELD);
-	assert_int_equal(sv_lease_holder_disconnected(c, &h, 30), SV_OK);
+	assert_int_equal(sv_lease_holder_disconnected(c, &holder, 30), SV_OK);
 	while (sv_lease_pop_effect(c, &fx)) {
 		if (fx.kind == SV_LFX_TIMER_ARM) {
 			key   = fx.key;
