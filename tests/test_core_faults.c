@@ -602,28 +602,15 @@ fi_run(unsigned seed, int nsteps, uint64_t fail_at, bool *hitp)
 	model     m;
 	fi_digest d;
 
-	memset(&m, 0, sizeof(m));
 	FI.count   = 0;
 	FI.fail_at = fail_at;
 	FI.hit     = false;
 	FI.pending = false;
-	m.seed     = seed;
-	sh_init(&m.sh, (sv_strategy) rnd(&m, 3));
-	for (uint32_t n = 1 + rnd(&m, 3); n > 0; n--) {
-		model_add(&m);
-	}
-	for (int step = 0; step < nsteps; step++) {
-		model_step(&m, step, nsteps);
-		model_events(&m);
-		check_core(&m.sh);
-		fi_agree(&m.sh);
-	}
+	model_begin(&m, seed);
+	model_steps(&m, nsteps, fi_agree);
 	fi_finish(&m);
 	d = fi_digest_of(&m.sh);
-	for (size_t i = 0; i < MAX_GIDS; i++) {
-		free(m.rs[i]);
-	}
-	sh_fini(&m.sh);
+	model_end(&m);
 	*hitp = FI.hit;
 	return d;
 }

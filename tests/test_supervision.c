@@ -2561,30 +2561,58 @@ model_finish(model *m)
 	assert_true(sv_core_done(sh->c));
 }
 
+/* model_begin starts m as sequence seed: a random strategy and one to
+ * three random groups (model_end frees what it holds). */
+static void
+model_begin(model *m, unsigned seed)
+{
+	memset(m, 0, sizeof(*m));
+	m->seed = seed;
+	sh_init(&m->sh, (sv_strategy) rnd(m, 3));
+	for (uint32_t n = 1 + rnd(m, 3); n > 0; n--) {
+		model_add(m);
+	}
+}
+
+/* model_steps runs nsteps random steps of m, checking the core after each
+ * and then, when also is not NULL, calling also on the shell. */
+static void
+model_steps(model *m, int nsteps, void (*also)(shell *sh))
+{
+	for (int step = 0; step < nsteps; step++) {
+		model_step(m, step, nsteps);
+		model_events(m);
+		check_core(&m->sh);
+		if (also != NULL) {
+			also(&m->sh);
+		}
+	}
+}
+
+/* model_end frees the runs m kept and its shell. */
+static void
+model_end(model *m)
+{
+	for (size_t i = 0; i < MAX_GIDS; i++) {
+		free(m->rs[i]);
+	}
+	sh_fini(&m->sh);
+}
+
+/* model_run runs sequence seed for nsteps steps and a shutdown, adding
+ * what it counted to stats. */
 static void
 model_run(unsigned seed, int nsteps, unsigned long *stats)
 {
 	model m;
 
-	memset(&m, 0, sizeof(m));
-	m.seed = seed;
-	sh_init(&m.sh, (sv_strategy) rnd(&m, 3));
-	for (uint32_t n = 1 + rnd(&m, 3); n > 0; n--) {
-		model_add(&m);
-	}
-	for (int step = 0; step < nsteps; step++) {
-		model_step(&m, step, nsteps);
-		model_events(&m);
-		check_core(&m.sh);
-	}
+	model_begin(&m, seed);
+	model_steps(&m, nsteps, NULL);
 	model_finish(&m);
 	for (size_t i = 0; i < 8; i++) {
 		stats[i] += m.stats[i];
 	}
-	for (size_t i = 0; i < MAX_GIDS; i++) {
-		free(m.rs[i]);
-	}
-	sh_fini(&m.sh);
+	model_end(&m);
 }
 
 /* 2,000 sequences of 300 random steps each. */
