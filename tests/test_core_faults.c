@@ -30,6 +30,7 @@
  */
 #include "core/alloc.h"
 #include "core/supervision_internal.h"
+#include "sv_alloc_fault.h" /* FI, fi_hook, fi_arm: the injection */
 
 /* The wrappers the included model calls instead of the core. */
 static sv_err fi_create(sv_strategy st, sv_core **cp);
@@ -105,34 +106,6 @@ int supervision_main(void);
 #undef sv_core_roll
 #undef sv_core_drain_extend
 #undef sv_core_drain_ack
-
-/* ---- the injection -------------------------------------------------------
- */
-
-typedef struct fi_state {
-	uint64_t count; /* allocations asked for in this run */
-	uint64_t fail_at; /* fail this one (0: none) */
-	bool     all; /* fail every allocation */
-	bool     hit; /* an allocation failed in this run */
-	bool     pending; /* ... and no entry point has reported it yet */
-	uint64_t enomem; /* SV_ENOMEM returns seen (all runs) */
-} fi_state;
-
-static fi_state FI;
-
-/* fi_hook fails the fail_at-th allocation (or all of them). */
-static bool
-fi_hook(void *arg)
-{
-	(void) arg;
-	FI.count++;
-	if (FI.all || (FI.fail_at != 0 && FI.count == FI.fail_at)) {
-		FI.hit     = true;
-		FI.pending = true;
-		return true;
-	}
-	return false;
-}
 
 /* ---- snapshots of the core -----------------------------------------------
  */
@@ -602,10 +575,7 @@ fi_run(unsigned seed, int nsteps, uint64_t fail_at, bool *hitp)
 	model     m;
 	fi_digest d;
 
-	FI.count   = 0;
-	FI.fail_at = fail_at;
-	FI.hit     = false;
-	FI.pending = false;
+	fi_arm(fail_at);
 	model_begin(&m, seed);
 	model_steps(&m, nsteps, fi_agree);
 	fi_finish(&m);
