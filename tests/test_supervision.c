@@ -1445,6 +1445,33 @@ test_ready_sequential(void **state)
 	sh_fini(&sh);
 }
 
+/* start_timed_out starts sh with group "a" (id in *ap) of two seats that
+ * need readiness and start in order, with a 500 ms start timeout and p's
+ * other fields as the caller set them; spawns ordinal 0 and lets its
+ * timeout pass (nothing at 499 ms). Returns its UNRESPONSIVE(start) event;
+ * *ev0 and *sig0 are the counts of events and signals before it. */
+static const sv_event *
+start_timed_out(
+    shell *sh, sv_group_policy *p, uint32_t *ap, size_t *ev0, size_t *sig0)
+{
+	const sv_event *e;
+
+	p->need_ready       = true;
+	p->sequential       = true;
+	p->start_timeout_ms = 500;
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	*ap = sh_group(sh, "a", p, 2, 2);
+	assert_int_equal(sh_spawn_all(sh), 1);
+	*ev0  = sh->nevs;
+	*sig0 = sh->nsigs;
+	sh_advance(sh, 499);
+	assert_int_equal(sh->nevs, *ev0);
+	sh_advance(sh, 500);
+	e = sh_ev(sh, *ev0, SV_EV_UNRESPONSIVE, *ap, 0);
+	assert_int_equal(e->phase, SV_PHASE_START);
+	return e;
+}
+
 /* Start timeout with the kill action: UNRESPONSIVE(start), stopped with
  * why start_timeout, and it counts as a failure (intensity). */
 static void
@@ -1457,21 +1484,9 @@ test_start_timeout_kill(void **state)
 	const sv_event *e;
 
 	(void) state;
-	p.need_ready       = true;
-	p.sequential       = true;
-	p.start_timeout_ms = 500;
-	p.max_restarts     = 1;
-	p.max_window_ms    = 60000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 2, 2);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
-	sh_advance(&sh, 499);
-	assert_int_equal(sh.nevs, ev0);
-	sh_advance(&sh, 500);
-	e = sh_ev(&sh, ev0, SV_EV_UNRESPONSIVE, a, 0);
-	assert_int_equal(e->phase, SV_PHASE_START);
+	p.max_restarts  = 1;
+	p.max_window_ms = 60000;
+	e               = start_timed_out(&sh, &p, &a, &ev0, &sig0);
 	assert_false(e->abandon);
 	assert_int_equal(
 	    sh_ev(&sh, ev0, SV_EV_STOPPING, a, 0)->why, SV_WHY_START_TIMEOUT);
@@ -1507,18 +1522,8 @@ test_start_timeout_abandon(void **state)
 	const sv_event *e;
 
 	(void) state;
-	p.need_ready       = true;
-	p.sequential       = true;
-	p.start_timeout_ms = 500;
 	p.on_start_timeout = SV_START_TIMEOUT_ABANDON;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 2, 2);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
-	sh_advance(&sh, 500);
-	e = sh_ev(&sh, ev0, SV_EV_UNRESPONSIVE, a, 0);
-	assert_int_equal(e->phase, SV_PHASE_START);
+	e                  = start_timed_out(&sh, &p, &a, &ev0, &sig0);
 	assert_true(e->abandon);
 	assert_int_equal(sh.nsigs, sig0);
 	assert_int_equal(sh_nev(&sh, ev0, SV_EV_STOPPING, a, 0), 0);
