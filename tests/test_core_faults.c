@@ -32,37 +32,67 @@
 #include "core/supervision_internal.h"
 #include "sv_alloc_fault.h" /* FI, fi_hook, fi_arm: the injection */
 
-/* The wrappers the included model calls instead of the core. */
+/* The wrappers the included model calls instead of the core: fi_create
+ * (below) and, for each entry point X(name, parameters, arguments) of
+ * FI_ENTRY_POINTS, fi_name, which calls sv_core_name under FI_CALL. */
 static sv_err fi_create(sv_strategy st, sv_core **cp);
-static sv_err fi_add_group(sv_core *c, const char *name,
-    const sv_group_policy *pol, uint32_t count, uint32_t max, uint32_t *idp);
-static sv_err fi_spawned(
-    sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now);
-static sv_err fi_spawn_failed(
-    sv_core *c, sv_spawn_ticket t, int error, uint64_t now);
-static sv_err fi_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now);
-static sv_err fi_timer(
-    sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard, uint64_t now);
-static sv_err fi_ready(sv_core *c, sv_wkey key, uint64_t now);
-static sv_err fi_heartbeat(sv_core *c, sv_wkey key, uint64_t now);
-static sv_err fi_scale(
-    sv_core *c, uint32_t id, uint32_t count, uint32_t *prev, uint64_t now);
-static sv_err fi_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has,
-    uint64_t exp, uint64_t now);
-static sv_err fi_reset(sv_core *c, uint32_t id, uint64_t now);
-static sv_err fi_start_one(
-    sv_core *c, uint32_t id, uint32_t *op, uint64_t now);
-static sv_err fi_terminate_one(
-    sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now);
-static sv_err fi_delete_group(sv_core *c, uint32_t id, uint64_t now);
-static sv_err fi_shutdown(sv_core *c, uint64_t now);
-static sv_err fi_drain(sv_core *c, sv_drain_scope scope, uint32_t id,
-    uint32_t ordinal, uint64_t deadline, uint64_t now, uint64_t *didp);
-static sv_err fi_roll(
-    sv_core *c, uint32_t id, uint64_t rt, uint64_t now, uint64_t *didp);
-static sv_err fi_drain_extend(
-    sv_core *c, sv_wkey key, uint64_t more, uint64_t now, uint64_t *dlp);
-static sv_err fi_drain_ack(sv_core *c, sv_wkey key, uint64_t served);
+/* clang-format off */
+#define FI_ENTRY_POINTS(X)                                                   \
+	X(add_group,                                                         \
+	    (sv_core *c, const char *name, const sv_group_policy *pol,       \
+	        uint32_t count, uint32_t max, uint32_t *idp),                \
+	    (c, name, pol, count, max, idp))                                 \
+	X(spawned,                                                           \
+	    (sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now),      \
+	    (c, t, pid, now))                                                \
+	X(spawn_failed,                                                      \
+	    (sv_core *c, sv_spawn_ticket t, int error, uint64_t now),        \
+	    (c, t, error, now))                                              \
+	X(exited, (sv_core *c, sv_wkey key, sv_exit x, uint64_t now),        \
+	    (c, key, x, now))                                                \
+	X(timer,                                                             \
+	    (sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,    \
+	        uint64_t now),                                               \
+	    (c, kind, key, guard, now))                                      \
+	X(ready, (sv_core *c, sv_wkey key, uint64_t now), (c, key, now))     \
+	X(heartbeat, (sv_core *c, sv_wkey key, uint64_t now), (c, key, now)) \
+	X(scale,                                                             \
+	    (sv_core *c, uint32_t id, uint32_t count, uint32_t *prev,        \
+	        uint64_t now),                                               \
+	    (c, id, count, prev, now))                                       \
+	X(restart,                                                           \
+	    (sv_core *c, uint32_t id, uint32_t ordinal, bool has,            \
+	        uint64_t exp, uint64_t now),                                 \
+	    (c, id, ordinal, has, exp, now))                                 \
+	X(reset, (sv_core *c, uint32_t id, uint64_t now), (c, id, now))      \
+	X(start_one, (sv_core *c, uint32_t id, uint32_t *op, uint64_t now),  \
+	    (c, id, op, now))                                                \
+	X(terminate_one,                                                     \
+	    (sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now),       \
+	    (c, id, ordinal, now))                                           \
+	X(delete_group, (sv_core *c, uint32_t id, uint64_t now),             \
+	    (c, id, now))                                                    \
+	X(shutdown, (sv_core *c, uint64_t now), (c, now))                    \
+	X(drain,                                                             \
+	    (sv_core *c, sv_drain_scope scope, uint32_t id,                  \
+	        uint32_t ordinal, uint64_t deadline, uint64_t now,           \
+	        uint64_t *didp),                                             \
+	    (c, scope, id, ordinal, deadline, now, didp))                    \
+	X(roll,                                                              \
+	    (sv_core *c, uint32_t id, uint64_t rt, uint64_t now,             \
+	        uint64_t *didp),                                             \
+	    (c, id, rt, now, didp))                                          \
+	X(drain_extend,                                                      \
+	    (sv_core *c, sv_wkey key, uint64_t more, uint64_t now,           \
+	        uint64_t *dlp),                                              \
+	    (c, key, more, now, dlp))                                        \
+	X(drain_ack, (sv_core *c, sv_wkey key, uint64_t served),             \
+	    (c, key, served))
+/* clang-format on */
+
+/* FI_DECLARE declares the wrapper of one entry point. */
+#define FI_DECLARE(name, params, args) static sv_err fi_##name params;
+FI_ENTRY_POINTS(FI_DECLARE)
 
 #define sv_core_create        fi_create
 #define sv_core_add_group     fi_add_group
@@ -254,154 +284,16 @@ fi_create(sv_strategy st, sv_core **cp)
 	return err;
 }
 
-static sv_err
-fi_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
-    uint32_t count, uint32_t max, uint32_t *idp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_add_group(c, name, pol, count, max, idp));
-	return err;
-}
-
-static sv_err
-fi_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_spawned(c, t, pid, now));
-	return err;
-}
-
-static sv_err
-fi_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_spawn_failed(c, t, error, now));
-	return err;
-}
-
-static sv_err
-fi_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_exited(c, key, x, now));
-	return err;
-}
-
-static sv_err
-fi_timer(
-    sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_timer(c, kind, key, guard, now));
-	return err;
-}
-
-static sv_err
-fi_ready(sv_core *c, sv_wkey key, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_ready(c, key, now));
-	return err;
-}
-
-static sv_err
-fi_heartbeat(sv_core *c, sv_wkey key, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_heartbeat(c, key, now));
-	return err;
-}
-
-static sv_err
-fi_scale(sv_core *c, uint32_t id, uint32_t count, uint32_t *prev, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_scale(c, id, count, prev, now));
-	return err;
-}
-
-static sv_err
-fi_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has, uint64_t exp,
-    uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_restart(c, id, ordinal, has, exp, now));
-	return err;
-}
-
-static sv_err
-fi_reset(sv_core *c, uint32_t id, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_reset(c, id, now));
-	return err;
-}
-
-static sv_err
-fi_start_one(sv_core *c, uint32_t id, uint32_t *op, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_start_one(c, id, op, now));
-	return err;
-}
-
-static sv_err
-fi_terminate_one(sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_terminate_one(c, id, ordinal, now));
-	return err;
-}
-
-static sv_err
-fi_delete_group(sv_core *c, uint32_t id, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_delete_group(c, id, now));
-	return err;
-}
-
-static sv_err
-fi_shutdown(sv_core *c, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_shutdown(c, now));
-	return err;
-}
-
-static sv_err
-fi_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
-    uint64_t deadline, uint64_t now, uint64_t *didp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain(c, scope, id, ordinal, deadline, now, didp));
-	return err;
-}
-
-static sv_err
-fi_roll(sv_core *c, uint32_t id, uint64_t rt, uint64_t now, uint64_t *didp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_roll(c, id, rt, now, didp));
-	return err;
-}
-
-static sv_err
-fi_drain_extend(
-    sv_core *c, sv_wkey key, uint64_t more, uint64_t now, uint64_t *dlp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain_extend(c, key, more, now, dlp));
-	return err;
-}
-
-static sv_err
-fi_drain_ack(sv_core *c, sv_wkey key, uint64_t served)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain_ack(c, key, served));
-	return err;
-}
+/* FI_DEFINE defines the wrapper of one entry point: the call under
+ * FI_CALL (sv_core_name is the core's again here, the macros undone). */
+#define FI_DEFINE(name, params, args)            \
+	static sv_err fi_##name params           \
+	{                                        \
+		sv_err err;                      \
+		FI_CALL(c, sv_core_##name args); \
+		return err;                      \
+	}
+FI_ENTRY_POINTS(FI_DEFINE)
 
 /* ---- the core and the shell agree ----------------------------------------
  */
