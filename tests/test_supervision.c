@@ -3036,6 +3036,30 @@ ready_count(const shell *sh, uint32_t id)
 	return n;
 }
 
+/* all_ready starts sh with group "web" of n seats that need readiness
+ * (p's other fields as the caller set them), spawns all n and makes each
+ * ready, keeping its generation in gen0[o] when gen0 is not NULL; returns
+ * the group's id. */
+static uint32_t
+all_ready(shell *sh, sv_group_policy *p, uint32_t n, uint64_t *gen0)
+{
+	uint32_t id;
+
+	p->need_ready = true;
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(sh, "web", p, n, n);
+	assert_int_equal(sh_spawn_all(sh), n);
+	for (uint32_t o = 0; o < n; o++) {
+		if (gen0 != NULL) {
+			gen0[o] = S(sh, id, o)->cur.generation;
+		}
+		assert_int_equal(
+		    sv_core_ready(sh->c, sh_key(sh, id, o), sh->now), SV_OK);
+		sh_drain(sh);
+	}
+	return id;
+}
+
 /* A rolling restart of 3 workers with readiness: each new generation
  * starts beside the old one, the old one is drained once the new one is
  * ready; ready never drops below 3; generations grow by one. */
@@ -3049,18 +3073,9 @@ test_roll(void **state)
 	const sv_drain *d;
 
 	(void) state;
-	p.need_ready       = true;
 	p.drain_signal     = SIGTERM;
 	p.drain_timeout_ms = 1000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, 3, 3);
-	assert_int_equal(sh_spawn_all(&sh), 3);
-	for (uint32_t o = 0; o < 3; o++) {
-		gen0[o] = S(&sh, id, o)->cur.generation;
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id                 = all_ready(&sh, &p, 3, gen0);
 	assert_int_equal(ready_count(&sh, id), 3);
 	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_OK);
 	sh_drain(&sh);
@@ -3109,15 +3124,7 @@ test_roll_not_ready(void **state)
 	const sv_drain *d;
 
 	(void) state;
-	p.need_ready = true;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, 3, 3);
-	assert_int_equal(sh_spawn_all(&sh), 3);
-	for (uint32_t o = 0; o < 3; o++) {
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id   = all_ready(&sh, &p, 3, NULL);
 	old1 = sh_pid(&sh, id, 1);
 	old2 = sh_pid(&sh, id, 2);
 	assert_int_equal(sv_core_roll(sh.c, id, 400, sh.now, &did), SV_OK);
@@ -3171,18 +3178,9 @@ roll_budget_run(uint32_t surge, uint32_t unavail, uint32_t *min_readyp)
 	const sv_drain *d;
 	bool            dflt = surge == ~0u;
 
-	p.need_ready       = true;
 	p.drain_signal     = SIGTERM;
 	p.drain_timeout_ms = 60000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, N, N);
-	assert_int_equal(sh_spawn_all(&sh), N);
-	for (uint32_t o = 0; o < N; o++) {
-		gen0[o] = S(&sh, id, o)->cur.generation;
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id                 = all_ready(&sh, &p, N, gen0);
 	assert_int_equal(dflt ? sv_core_roll(sh.c, id, 5000, sh.now, &did)
 	                      : sv_core_roll_budget(sh.c, id, 5000, surge,
 	                          unavail, sh.now, &did),
