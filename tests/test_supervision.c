@@ -1109,6 +1109,19 @@ test_intensity_edges(void **state)
 	sh_fini(&sh);
 }
 
+/* one_spawned starts sh (one for one) with group "a" of one seat under p
+ * and spawns its worker; returns the group's id. */
+static uint32_t
+one_spawned(shell *sh, const sv_group_policy *p)
+{
+	uint32_t a;
+
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	a = sh_group(sh, "a", p, 1, 1);
+	assert_int_equal(sh_spawn_all(sh), 1);
+	return a;
+}
+
 /* The window slides: failures at 0, 4000, 8000 (three, max 3, window
  * 10 s); at 10000 the one at 0 has left the window; at 13999 the one at
  * 4000 is still in it (fails), at 14000 it is not (passes). */
@@ -1123,9 +1136,7 @@ test_intensity_sliding(void **state)
 		(void) state;
 		p.max_restarts  = 3;
 		p.max_window_ms = 10000;
-		sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-		a = sh_group(&sh, "a", &p, 1, 1);
-		assert_int_equal(sh_spawn_all(&sh), 1);
+		a               = one_spawned(&sh, &p);
 		fail_at(&sh, a, 0);
 		fail_at(&sh, a, 4000);
 		fail_at(&sh, a, 8000);
@@ -1252,9 +1263,7 @@ test_backoff_sequence(void **state)
 
 	(void) state;
 	p.backoff = (sv_backoff_policy) {1000, 100, 1000, 2.0};
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
+	a         = one_spawned(&sh, &p);
 	assert_int_equal(fast_fail(&sh, a, 10, &attempt), 100);
 	assert_int_equal(attempt, 1);
 	assert_int_equal(fast_fail(&sh, a, 10, &attempt), 200);
@@ -1287,9 +1296,7 @@ test_backoff_operator_restart(void **state)
 
 	(void) state;
 	p.backoff = (sv_backoff_policy) {1000, 100, 30000, 2.0};
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
+	a         = one_spawned(&sh, &p);
 	for (int i = 0; i < 6; i++) {
 		(void) fast_fail(&sh, a, 10, NULL);
 	}
@@ -1558,12 +1565,10 @@ test_watchdog(void **state)
 	p.watchdog_ms   = 1000;
 	p.max_restarts  = 1;
 	p.max_window_ms = 100000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	k     = sh_key(&sh, a, 0);
-	t     = sh_timer(&sh, SV_TIMER_PROC, k);
-	first = *t;
+	a               = one_spawned(&sh, &p);
+	k               = sh_key(&sh, a, 0);
+	t               = sh_timer(&sh, SV_TIMER_PROC, k);
+	first           = *t;
 	assert_int_equal(first.due, 1000);
 	sh.now = 900;
 	assert_int_equal(sv_core_heartbeat(sh.c, k, sh.now), SV_OK);
@@ -1635,12 +1640,10 @@ test_stop_escalate(void **state)
 	(void) state;
 	p.stop_signal     = SIGINT;
 	p.stop_timeout_ms = 1000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	pid  = sh_pid(&sh, a, 0);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
+	a                 = one_spawned(&sh, &p);
+	pid               = sh_pid(&sh, a, 0);
+	ev0               = sh.nevs;
+	sig0              = sh.nsigs;
 	assert_int_equal(sv_core_terminate_one(sh.c, a, 0, 0), SV_OK);
 	sh_drain(&sh);
 	assert_int_equal(sh.nsigs - sig0, 1);
@@ -1695,13 +1698,11 @@ test_stop_abandon(void **state)
 	(void) state;
 	p.stop_timeout_ms = 1000;
 	p.on_unresponsive = SV_UNRESPONSIVE_ABANDON;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	oldpid = sh_pid(&sh, a, 0);
-	oldgen = S(&sh, a, 0)->cur.generation;
-	ev0    = sh.nevs;
-	sig0   = sh.nsigs;
+	a                 = one_spawned(&sh, &p);
+	oldpid            = sh_pid(&sh, a, 0);
+	oldgen            = S(&sh, a, 0)->cur.generation;
+	ev0               = sh.nevs;
+	sig0              = sh.nsigs;
 	assert_int_equal(sv_core_restart(sh.c, a, 0, false, 0, 0), SV_OK);
 	sh_drain(&sh);
 	sh_advance(&sh, 1000);
