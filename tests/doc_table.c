@@ -1,6 +1,7 @@
 /*
  * doc_table.c — compare docs tables with the C state tables they are
- * generated from, and print them for regeneration (see doc_table.h).
+ * generated from, and print them for regeneration (see doc_table.h);
+ * a state machine's three tables are generated here from its doc_machine.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,7 +90,7 @@ doc_table_check(const doc_source *s)
 	for (size_t b = 0; b < s->nblocks; b++) {
 		size_t n;
 		want.n = 0;
-		s->blocks[b].gen(&want);
+		s->blocks[b].gen(&want, s->blocks[b].arg);
 		doc_block_rows(doc, s->doc, s->blocks[b].name, &have);
 		n = want.n > have.n ? want.n : have.n;
 		for (size_t i = 0; i < n; i++) {
@@ -121,7 +122,7 @@ doc_table_print(const doc_source *s)
 
 	for (size_t b = 0; b < s->nblocks; b++) {
 		r.n = 0;
-		s->blocks[b].gen(&r);
+		s->blocks[b].gen(&r, s->blocks[b].arg);
 		printf(
 		    "<!-- %s begin: generated from %s (%s --print) -->\n%s\n",
 		    s->blocks[b].name, s->source, s->prog,
@@ -131,4 +132,98 @@ doc_table_print(const doc_source *s)
 		}
 		printf("<!-- %s end -->\n\n", s->blocks[b].name);
 	}
+}
+
+/* machine_states gives the rows of a machine's states table. */
+static void
+machine_states(doc_rows *r, const void *arg)
+{
+	const doc_machine *m = arg;
+
+	for (int st = 0; st < m->nstates; st++) {
+		doc_add(r, "| `%s` | %s |", m->text(DOC_STATE_NAME, st),
+		    m->text(DOC_STATE_DOC, st));
+	}
+}
+
+/* machine_events gives the rows of a machine's events table. */
+static void
+machine_events(doc_rows *r, const void *arg)
+{
+	const doc_machine *m = arg;
+
+	for (int ev = 0; ev < m->nevents; ev++) {
+		doc_add(r, "| `%s` | %s |", m->text(DOC_EVENT_NAME, ev),
+		    m->text(DOC_EVENT_DOC, ev));
+	}
+}
+
+/* machine_table gives the rows of a machine's transition table: every
+ * cell with a handler, states in order, events in order within a state. */
+static void
+machine_table(doc_rows *r, const void *arg)
+{
+	const doc_machine *m = arg;
+
+	for (int st = 0; st < m->nstates; st++) {
+		for (int ev = 0; ev < m->nevents; ev++) {
+			doc_cell c = {0};
+			if (!m->cell(st, ev, &c)) {
+				continue;
+			}
+			assert_null(strchr(c.doc, '|'));
+			doc_add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
+			    m->text(DOC_STATE_NAME, st),
+			    m->text(DOC_EVENT_NAME, ev), c.next, c.handler,
+			    c.doc);
+		}
+	}
+}
+
+/* machine_run fills the three blocks of m (names and headers in the
+ * caller's buffers) and checks them with the doc or prints them. */
+static void
+machine_run(const doc_machine *m, bool print)
+{
+	char       names[3][64], events_header[96];
+	doc_block  blocks[3];
+	doc_source s = {
+	    .doc     = m->doc,
+	    .source  = m->source,
+	    .prog    = m->prog,
+	    .blocks  = blocks,
+	    .nblocks = 3,
+	};
+
+	snprintf(names[0], sizeof(names[0]), "%s-states", m->prefix);
+	snprintf(names[1], sizeof(names[1]), "%s-events", m->prefix);
+	snprintf(names[2], sizeof(names[2]), "%s-table", m->prefix);
+	snprintf(events_header, sizeof(events_header),
+	    "| event | what happens to the %s |\n|---|---|", m->subject);
+	blocks[0] = (doc_block) {
+	    names[0], "| state | meaning |\n|---|---|", machine_states, m};
+	blocks[1] = (doc_block) {names[1], events_header, machine_events, m};
+	blocks[2] = (doc_block) {names[2],
+	    "| state | event | next | handler | what happens |\n"
+	    "|---|---|---|---|---|",
+	    machine_table, m};
+	if (print) {
+		doc_table_print(&s);
+	} else {
+		doc_table_check(&s);
+	}
+}
+
+/* doc_machine_check: each of m's tables equals the doc's, row by row. */
+void
+doc_machine_check(const doc_machine *m)
+{
+	machine_run(m, false);
+}
+
+/* doc_machine_print prints m's three blocks for regeneration. */
+void
+doc_machine_print(const doc_machine *m)
+{
+	machine_run(m, true);
 }

@@ -14,11 +14,15 @@
  * a generator that fills the rows the C table gives) and calls
  * doc_table_check(), which fails naming the first differing row of each
  * table, or doc_table_print() for `--print`, which writes the blocks so
- * that the doc can be regenerated.  Used from cmocka tests only.
+ * that the doc can be regenerated.  A state machine table (states, events
+ * and the cells between them) is described once as a doc_machine and
+ * checked or printed as its three blocks with doc_machine_check() and
+ * doc_machine_print().  Used from cmocka tests only.
  */
 #ifndef SV_TESTS_DOC_TABLE_H
 #define SV_TESTS_DOC_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define DOC_MAXROWS 256
@@ -30,11 +34,13 @@ typedef struct doc_rows {
 	char   row[DOC_MAXROWS][DOC_ROWLEN];
 } doc_rows;
 
-/* One generated block: its marker name, header lines and generator. */
+/* One generated block: its marker name, header lines and generator (which
+ * is handed arg). */
 typedef struct doc_block {
 	const char *name;
 	const char *header;
-	void (*gen)(doc_rows *r);
+	void (*gen)(doc_rows *r, const void *arg);
+	const void *arg;
 } doc_block;
 
 /* What a test's tables are checked against and where they come from. */
@@ -45,6 +51,37 @@ typedef struct doc_source {
 	const doc_block *blocks;
 	size_t           nblocks;
 } doc_source;
+
+/* What a state machine says of one state or event. */
+typedef enum doc_text {
+	DOC_STATE_NAME,
+	DOC_STATE_DOC,
+	DOC_EVENT_NAME,
+	DOC_EVENT_DOC,
+} doc_text;
+
+/* One cell of a state machine: next state, handler name and its doc. */
+typedef struct doc_cell {
+	const char *next;
+	const char *handler;
+	const char *doc;
+} doc_cell;
+
+/* A state machine whose states, events and transitions a doc tables as
+ * the blocks PREFIX-states, PREFIX-events and PREFIX-table. */
+typedef struct doc_machine {
+	const char *doc; /* path of the markdown file */
+	const char *source; /* the C file the table comes from */
+	const char *prog; /* the test program (for --print) */
+	const char *prefix; /* "seat" gives seat-states, seat-events, ... */
+	const char *subject; /* "seat": "what happens to the seat" */
+	int         nstates;
+	int         nevents;
+	/* text gives the name or the doc of state or event i. */
+	const char *(*text)(doc_text what, int i);
+	/* cell fills *out for (st, ev); false when the cell has no handler. */
+	bool (*cell)(int st, int ev, doc_cell *out);
+} doc_machine;
 
 /* doc_add appends a printf-formatted row to r (fails the test when full). */
 void doc_add(doc_rows *r, const char *fmt, ...)
@@ -65,5 +102,11 @@ void doc_table_check(const doc_source *s);
 
 /* doc_table_print prints every block of s, markers included. */
 void doc_table_print(const doc_source *s);
+
+/* doc_machine_check checks the three blocks of m (see doc_table_check). */
+void doc_machine_check(const doc_machine *m);
+
+/* doc_machine_print prints the three blocks of m, markers included. */
+void doc_machine_print(const doc_machine *m);
 
 #endif

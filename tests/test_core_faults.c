@@ -30,38 +30,69 @@
  */
 #include "core/alloc.h"
 #include "core/supervision_internal.h"
+#include "sv_alloc_fault.h" /* FI, fi_hook, fi_arm: the injection */
 
-/* The wrappers the included model calls instead of the core. */
+/* The wrappers the included model calls instead of the core: fi_create
+ * (below) and, for each entry point X(name, parameters, arguments) of
+ * FI_ENTRY_POINTS, fi_name, which calls sv_core_name under FI_CALL. */
 static sv_err fi_create(sv_strategy st, sv_core **cp);
-static sv_err fi_add_group(sv_core *c, const char *name,
-    const sv_group_policy *pol, uint32_t count, uint32_t max, uint32_t *idp);
-static sv_err fi_spawned(
-    sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now);
-static sv_err fi_spawn_failed(
-    sv_core *c, sv_spawn_ticket t, int error, uint64_t now);
-static sv_err fi_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now);
-static sv_err fi_timer(
-    sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard, uint64_t now);
-static sv_err fi_ready(sv_core *c, sv_wkey key, uint64_t now);
-static sv_err fi_heartbeat(sv_core *c, sv_wkey key, uint64_t now);
-static sv_err fi_scale(
-    sv_core *c, uint32_t id, uint32_t count, uint32_t *prev, uint64_t now);
-static sv_err fi_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has,
-    uint64_t exp, uint64_t now);
-static sv_err fi_reset(sv_core *c, uint32_t id, uint64_t now);
-static sv_err fi_start_one(
-    sv_core *c, uint32_t id, uint32_t *op, uint64_t now);
-static sv_err fi_terminate_one(
-    sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now);
-static sv_err fi_delete_group(sv_core *c, uint32_t id, uint64_t now);
-static sv_err fi_shutdown(sv_core *c, uint64_t now);
-static sv_err fi_drain(sv_core *c, sv_drain_scope scope, uint32_t id,
-    uint32_t ordinal, uint64_t deadline, uint64_t now, uint64_t *didp);
-static sv_err fi_roll(
-    sv_core *c, uint32_t id, uint64_t rt, uint64_t now, uint64_t *didp);
-static sv_err fi_drain_extend(
-    sv_core *c, sv_wkey key, uint64_t more, uint64_t now, uint64_t *dlp);
-static sv_err fi_drain_ack(sv_core *c, sv_wkey key, uint64_t served);
+/* clang-format off */
+#define FI_ENTRY_POINTS(X)                                                   \
+	X(add_group,                                                         \
+	    (sv_core *c, const char *name, const sv_group_policy *pol,       \
+	        uint32_t count, uint32_t max, uint32_t *idp),                \
+	    (c, name, pol, count, max, idp))                                 \
+	X(spawned,                                                           \
+	    (sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now),      \
+	    (c, t, pid, now))                                                \
+	X(spawn_failed,                                                      \
+	    (sv_core *c, sv_spawn_ticket t, int error, uint64_t now),        \
+	    (c, t, error, now))                                              \
+	X(exited, (sv_core *c, sv_wkey key, sv_exit x, uint64_t now),        \
+	    (c, key, x, now))                                                \
+	X(timer,                                                             \
+	    (sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard,    \
+	        uint64_t now),                                               \
+	    (c, kind, key, guard, now))                                      \
+	X(ready, (sv_core *c, sv_wkey key, uint64_t now), (c, key, now))     \
+	X(heartbeat, (sv_core *c, sv_wkey key, uint64_t now), (c, key, now)) \
+	X(scale,                                                             \
+	    (sv_core *c, uint32_t id, uint32_t count, uint32_t *prev,        \
+	        uint64_t now),                                               \
+	    (c, id, count, prev, now))                                       \
+	X(restart,                                                           \
+	    (sv_core *c, uint32_t id, uint32_t ordinal, bool has,            \
+	        uint64_t exp, uint64_t now),                                 \
+	    (c, id, ordinal, has, exp, now))                                 \
+	X(reset, (sv_core *c, uint32_t id, uint64_t now), (c, id, now))      \
+	X(start_one, (sv_core *c, uint32_t id, uint32_t *op, uint64_t now),  \
+	    (c, id, op, now))                                                \
+	X(terminate_one,                                                     \
+	    (sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now),       \
+	    (c, id, ordinal, now))                                           \
+	X(delete_group, (sv_core *c, uint32_t id, uint64_t now),             \
+	    (c, id, now))                                                    \
+	X(shutdown, (sv_core *c, uint64_t now), (c, now))                    \
+	X(drain,                                                             \
+	    (sv_core *c, sv_drain_scope scope, uint32_t id,                  \
+	        uint32_t ordinal, uint64_t deadline, uint64_t now,           \
+	        uint64_t *didp),                                             \
+	    (c, scope, id, ordinal, deadline, now, didp))                    \
+	X(roll,                                                              \
+	    (sv_core *c, uint32_t id, uint64_t rt, uint64_t now,             \
+	        uint64_t *didp),                                             \
+	    (c, id, rt, now, didp))                                          \
+	X(drain_extend,                                                      \
+	    (sv_core *c, sv_wkey key, uint64_t more, uint64_t now,           \
+	        uint64_t *dlp),                                              \
+	    (c, key, more, now, dlp))                                        \
+	X(drain_ack, (sv_core *c, sv_wkey key, uint64_t served),             \
+	    (c, key, served))
+/* clang-format on */
+
+/* FI_DECLARE declares the wrapper of one entry point. */
+#define FI_DECLARE(name, params, args) static sv_err fi_##name params;
+FI_ENTRY_POINTS(FI_DECLARE)
 
 #define sv_core_create        fi_create
 #define sv_core_add_group     fi_add_group
@@ -105,34 +136,6 @@ int supervision_main(void);
 #undef sv_core_roll
 #undef sv_core_drain_extend
 #undef sv_core_drain_ack
-
-/* ---- the injection -------------------------------------------------------
- */
-
-typedef struct fi_state {
-	uint64_t count; /* allocations asked for in this run */
-	uint64_t fail_at; /* fail this one (0: none) */
-	bool     all; /* fail every allocation */
-	bool     hit; /* an allocation failed in this run */
-	bool     pending; /* ... and no entry point has reported it yet */
-	uint64_t enomem; /* SV_ENOMEM returns seen (all runs) */
-} fi_state;
-
-static fi_state FI;
-
-/* fi_hook fails the fail_at-th allocation (or all of them). */
-static bool
-fi_hook(void *arg)
-{
-	(void) arg;
-	FI.count++;
-	if (FI.all || (FI.fail_at != 0 && FI.count == FI.fail_at)) {
-		FI.hit     = true;
-		FI.pending = true;
-		return true;
-	}
-	return false;
-}
 
 /* ---- snapshots of the core -----------------------------------------------
  */
@@ -281,154 +284,16 @@ fi_create(sv_strategy st, sv_core **cp)
 	return err;
 }
 
-static sv_err
-fi_add_group(sv_core *c, const char *name, const sv_group_policy *pol,
-    uint32_t count, uint32_t max, uint32_t *idp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_add_group(c, name, pol, count, max, idp));
-	return err;
-}
-
-static sv_err
-fi_spawned(sv_core *c, sv_spawn_ticket t, int64_t pid, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_spawned(c, t, pid, now));
-	return err;
-}
-
-static sv_err
-fi_spawn_failed(sv_core *c, sv_spawn_ticket t, int error, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_spawn_failed(c, t, error, now));
-	return err;
-}
-
-static sv_err
-fi_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_exited(c, key, x, now));
-	return err;
-}
-
-static sv_err
-fi_timer(
-    sv_core *c, sv_timer_kind kind, sv_wkey key, uint64_t guard, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_timer(c, kind, key, guard, now));
-	return err;
-}
-
-static sv_err
-fi_ready(sv_core *c, sv_wkey key, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_ready(c, key, now));
-	return err;
-}
-
-static sv_err
-fi_heartbeat(sv_core *c, sv_wkey key, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_heartbeat(c, key, now));
-	return err;
-}
-
-static sv_err
-fi_scale(sv_core *c, uint32_t id, uint32_t count, uint32_t *prev, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_scale(c, id, count, prev, now));
-	return err;
-}
-
-static sv_err
-fi_restart(sv_core *c, uint32_t id, uint32_t ordinal, bool has, uint64_t exp,
-    uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_restart(c, id, ordinal, has, exp, now));
-	return err;
-}
-
-static sv_err
-fi_reset(sv_core *c, uint32_t id, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_reset(c, id, now));
-	return err;
-}
-
-static sv_err
-fi_start_one(sv_core *c, uint32_t id, uint32_t *op, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_start_one(c, id, op, now));
-	return err;
-}
-
-static sv_err
-fi_terminate_one(sv_core *c, uint32_t id, uint32_t ordinal, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_terminate_one(c, id, ordinal, now));
-	return err;
-}
-
-static sv_err
-fi_delete_group(sv_core *c, uint32_t id, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_delete_group(c, id, now));
-	return err;
-}
-
-static sv_err
-fi_shutdown(sv_core *c, uint64_t now)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_shutdown(c, now));
-	return err;
-}
-
-static sv_err
-fi_drain(sv_core *c, sv_drain_scope scope, uint32_t id, uint32_t ordinal,
-    uint64_t deadline, uint64_t now, uint64_t *didp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain(c, scope, id, ordinal, deadline, now, didp));
-	return err;
-}
-
-static sv_err
-fi_roll(sv_core *c, uint32_t id, uint64_t rt, uint64_t now, uint64_t *didp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_roll(c, id, rt, now, didp));
-	return err;
-}
-
-static sv_err
-fi_drain_extend(
-    sv_core *c, sv_wkey key, uint64_t more, uint64_t now, uint64_t *dlp)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain_extend(c, key, more, now, dlp));
-	return err;
-}
-
-static sv_err
-fi_drain_ack(sv_core *c, sv_wkey key, uint64_t served)
-{
-	sv_err err;
-	FI_CALL(c, sv_core_drain_ack(c, key, served));
-	return err;
-}
+/* FI_DEFINE defines the wrapper of one entry point: the call under
+ * FI_CALL (sv_core_name is the core's again here, the macros undone). */
+#define FI_DEFINE(name, params, args)            \
+	static sv_err fi_##name params           \
+	{                                        \
+		sv_err err;                      \
+		FI_CALL(c, sv_core_##name args); \
+		return err;                      \
+	}
+FI_ENTRY_POINTS(FI_DEFINE)
 
 /* ---- the core and the shell agree ----------------------------------------
  */
@@ -602,28 +467,12 @@ fi_run(unsigned seed, int nsteps, uint64_t fail_at, bool *hitp)
 	model     m;
 	fi_digest d;
 
-	memset(&m, 0, sizeof(m));
-	FI.count   = 0;
-	FI.fail_at = fail_at;
-	FI.hit     = false;
-	FI.pending = false;
-	m.seed     = seed;
-	sh_init(&m.sh, (sv_strategy) rnd(&m, 3));
-	for (uint32_t n = 1 + rnd(&m, 3); n > 0; n--) {
-		model_add(&m);
-	}
-	for (int step = 0; step < nsteps; step++) {
-		model_step(&m, step, nsteps);
-		model_events(&m);
-		check_core(&m.sh);
-		fi_agree(&m.sh);
-	}
+	fi_arm(fail_at);
+	model_begin(&m, seed);
+	model_steps(&m, nsteps, fi_agree);
 	fi_finish(&m);
 	d = fi_digest_of(&m.sh);
-	for (size_t i = 0; i < MAX_GIDS; i++) {
-		free(m.rs[i]);
-	}
-	sh_fini(&m.sh);
+	model_end(&m);
 	*hitp = FI.hit;
 	return d;
 }

@@ -17,44 +17,7 @@
 #include <cmocka.h>
 
 #include "idmap.h"
-
-/* home is the bucket where key would go in a table of cap buckets: the
- * documented splitmix64 finaliser, recomputed here to build collisions. */
-static size_t
-home(uint64_t x, size_t cap)
-{
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	x ^= x >> 31;
-	return (size_t) x & (cap - 1);
-}
-
-/* check_runs asserts that every entry is reachable from its home bucket
- * without crossing an empty one, that the count is right and that the
- * table is at most three quarters full. */
-static void
-check_runs(const sv_idmap *m)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->ents[i].val == NULL) {
-			continue;
-		}
-		n++;
-		for (size_t j = home(m->ents[i].key, m->cap); j != i;
-		     j        = (j + 1) & (m->cap - 1)) {
-			assert_non_null(m->ents[j].val);
-		}
-	}
-	assert_int_equal(n, m->n);
-	assert_true(m->n * 4 <= m->cap * 3);
-	if (m->cap > 0) {
-		assert_int_equal(m->cap & (m->cap - 1), 0);
-	}
-}
+#include "sv_idmap_check.h"
 
 /* V turns a small number into a non-NULL value. */
 #define V(x) ((void *) (uintptr_t) (x))
@@ -92,7 +55,7 @@ test_basic(void **state)
 	assert_ptr_equal(sv_idmap_del(&m, 0), V(2));
 	assert_null(sv_idmap_get(&m, 0));
 	assert_int_equal(sv_idmap_count(&m), 1);
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	sv_idmap_fini(&m);
 	sv_idmap_fini(&m); /* idempotent */
 	assert_int_equal(sv_idmap_count(&m), 0);
@@ -121,7 +84,7 @@ test_growth(void **state)
 	}
 	assert_int_equal(sv_idmap_count(&m), 2 * N);
 	assert_true(m.cap * 3 >= 2 * (size_t) N * 4);
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	for (uint64_t k = 1; k <= N; k++) {
 		assert_ptr_equal(sv_idmap_get(&m, k), V(k));
 		assert_ptr_equal(sv_idmap_get(&m, k << 40 | 0xffu), V(k + N));
@@ -134,7 +97,7 @@ test_growth(void **state)
 	for (uint64_t k = 1; k <= N; k++) {
 		assert_int_equal(sv_idmap_get(&m, k) != NULL, k % 2 == 0);
 	}
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	sv_idmap_fini(&m);
 }
 
@@ -153,13 +116,13 @@ test_collisions(void **state)
 	assert_int_equal(sv_idmap_reserve(&m, 0), SV_OK);
 	assert_int_equal(m.cap, SV_IDMAP_MIN_CAP);
 	for (uint64_t k = 1; n < 6; k++) {
-		if (home(k, m.cap) == m.cap - 1) {
+		if (sv_idmap_home(k, m.cap) == m.cap - 1) {
 			same[n++] = k;
 		}
 	}
 	/* A key at home 0, which the wrapping run must step over. */
 	for (uint64_t k = 1;; k++) {
-		if (home(k, m.cap) == 0) {
+		if (sv_idmap_home(k, m.cap) == 0) {
 			assert_int_equal(sv_idmap_put(&m, k, V(99)), SV_OK);
 			break;
 		}
@@ -168,11 +131,11 @@ test_collisions(void **state)
 		assert_int_equal(sv_idmap_put(&m, same[i], V(i + 1)), SV_OK);
 	}
 	assert_int_equal(m.cap, SV_IDMAP_MIN_CAP); /* no growth yet */
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	assert_ptr_equal(sv_idmap_del(&m, same[0]), V(1));
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	assert_ptr_equal(sv_idmap_del(&m, same[3]), V(4));
-	check_runs(&m);
+	sv_idmap_check_runs(&m);
 	for (size_t i = 0; i < 6; i++) {
 		assert_ptr_equal(sv_idmap_get(&m, same[i]),
 		    i == 0 || i == 3 ? NULL : V(i + 1));
@@ -181,7 +144,7 @@ test_collisions(void **state)
 	/* Deleting what is left, from the tail, empties the table. */
 	for (size_t i = 6; i-- > 0;) {
 		(void) sv_idmap_del(&m, same[i]);
-		check_runs(&m);
+		sv_idmap_check_runs(&m);
 	}
 	assert_int_equal(sv_idmap_count(&m), 1);
 	sv_idmap_fini(&m);
@@ -236,7 +199,7 @@ test_model(void **state)
 	(void) state;
 	memset(in, 0, sizeof(in));
 	for (uint64_t k = 1; npool < POOL / 2; k++) {
-		size_t h = home(k, 512);
+		size_t h = sv_idmap_home(k, 512);
 		if (h == 511 || h == 0 || h == 200) {
 			pool[npool++] = k;
 		}
@@ -270,7 +233,7 @@ test_model(void **state)
 				assert_ptr_equal(sv_idmap_get(&m, pool[j]),
 				    in[j] ? V(val[j]) : NULL);
 			}
-			check_runs(&m);
+			sv_idmap_check_runs(&m);
 		}
 	}
 	sv_idmap_fini(&m);
@@ -341,14 +304,14 @@ test_alloc_failure(void **state)
 					    sv_idmap_put(&m, 0, V(1)), SV_OK);
 					fail_at = -1;
 				}
-				check_runs(&m);
+				sv_idmap_check_runs(&m);
 				err = sv_idmap_put(&m, k, V(k + 1));
 			}
 			assert_int_equal(err, SV_OK);
 		}
 		assert_int_equal(failures, 1);
 		assert_int_equal(sv_idmap_count(&m), N);
-		check_runs(&m);
+		sv_idmap_check_runs(&m);
 		sv_idmap_fini(&m);
 	}
 	/* Reserve: a failed reserve changes nothing; a good one makes the
@@ -375,7 +338,7 @@ test_alloc_failure(void **state)
 		assert_int_equal(
 		    sv_idmap_reserve(&m, SIZE_MAX - 10), SV_ENOMEM);
 		fail_at = -1;
-		check_runs(&m);
+		sv_idmap_check_runs(&m);
 		sv_idmap_fini(&m);
 	}
 	sv_idmap_calloc = calloc;

@@ -36,6 +36,16 @@ seal(const char *line, char *out, size_t cap)
 	snprintf(out, cap, "%s %08x", line, ~crc);
 }
 
+/* apply_sealed seals line and applies it to st; returns the result. */
+static sv_err
+apply_sealed(sv_jstate *st, const char *line)
+{
+	char sealed[320], err[200];
+
+	seal(line, sealed, sizeof(sealed));
+	return sv_journal_apply(st, sealed, strlen(sealed), err, sizeof(err));
+}
+
 /* A growing text of records. */
 typedef struct text {
 	char  *p;
@@ -61,6 +71,50 @@ add(text *t, sv_jrec r)
 	free(line);
 }
 
+/* add_group appends a G record: group name of count seats, config_count
+ * of them from the config. */
+static void
+add_group(text *t, const char *name, uint32_t count, uint32_t config_count)
+{
+	add(t,
+	    (sv_jrec) {.kind  = SV_J_GROUP,
+	        .name         = name,
+	        .count        = count,
+	        .config_count = config_count});
+}
+
+/* add_started appends an S record: process pid, started at start_time, of
+ * generation gen on seat ordinal of group name. */
+static void
+add_started(text *t, const char *name, uint32_t ordinal, uint64_t gen,
+    int64_t pid, uint64_t start_time)
+{
+	add(t,
+	    (sv_jrec) {.kind = SV_J_STARTED,
+	        .name        = name,
+	        .ordinal     = ordinal,
+	        .generation  = gen,
+	        .pid         = pid,
+	        .start_time  = start_time});
+}
+
+/* add_worker_lease appends an L record: lease id with token on slot of
+ * pool, held by worker ordinal of group, of generation gen. */
+static void
+add_worker_lease(text *t, const char *pool, uint32_t slot, uint64_t id,
+    uint64_t token, const char *group, uint32_t ordinal, uint64_t gen)
+{
+	add(t,
+	    (sv_jrec) {.kind    = SV_J_LEASE,
+	        .name           = pool,
+	        .ordinal        = slot,
+	        .lease_id       = id,
+	        .token          = token,
+	        .holder_group   = group,
+	        .holder_ordinal = ordinal,
+	        .generation     = gen});
+}
+
 /* A realistic history: two groups, restarts, a runtime group with a spec
  * full of spaces and newlines, a deletion, a stop in progress. */
 static text
@@ -71,11 +125,7 @@ history(void)
 	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b00t-1d"});
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_EPOCH, .name = "sup-a", .generation = 1});
-	add(&t,
-	    (sv_jrec) {.kind  = SV_J_GROUP,
-	        .name         = "web",
-	        .count        = 3,
-	        .config_count = 3});
+	add_group(&t, "web", 3, 3);
 	add(&t,
 	    (sv_jrec) {.kind  = SV_J_GROUP,
 	        .name         = "tmp",
@@ -84,71 +134,29 @@ history(void)
 	        .spec = "tmp = { argv = [\"/bin/sleep\", \"9\"];\n  count = "
 	                "1; }\n"});
 	for (uint32_t o = 0; o < 3; o++) {
-		add(&t,
-		    (sv_jrec) {.kind = SV_J_STARTED,
-		        .name        = "web",
-		        .ordinal     = o,
-		        .generation  = 0,
-		        .pid         = 100 + o,
-		        .start_time  = 5000 + o});
+		add_started(&t, "web", o, 0, 100 + o, 5000 + o);
 	}
-	add(&t,
-	    (sv_jrec) {.kind = SV_J_STARTED,
-	        .name        = "tmp",
-	        .ordinal     = 0,
-	        .generation  = 0,
-	        .pid         = 200,
-	        .start_time  = 6000});
+	add_started(&t, "tmp", 0, 0, 200, 6000);
 	add(&t, (sv_jrec) {.kind = SV_J_READY, .name = "web", .ordinal = 0});
 	/* web[1] crashes and comes back twice */
 	add(&t, (sv_jrec) {.kind = SV_J_REAPED, .name = "web", .ordinal = 1});
-	add(&t,
-	    (sv_jrec) {.kind = SV_J_STARTED,
-	        .name        = "web",
-	        .ordinal     = 1,
-	        .generation  = 1,
-	        .pid         = 111,
-	        .start_time  = 7000});
+	add_started(&t, "web", 1, 1, 111, 7000);
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_REAPED,
 	        .name        = "web",
 	        .ordinal     = 1,
 	        .generation  = 1});
-	add(&t,
-	    (sv_jrec) {.kind = SV_J_STARTED,
-	        .name        = "web",
-	        .ordinal     = 1,
-	        .generation  = 2,
-	        .pid         = 112,
-	        .start_time  = 7100});
+	add_started(&t, "web", 1, 2, 112, 7100);
 	add(&t, (sv_jrec) {.kind = SV_J_DELETED, .name = "tmp"});
-	add(&t,
-	    (sv_jrec) {.kind  = SV_J_GROUP,
-	        .name         = "web",
-	        .count        = 2,
-	        .config_count = 3});
+	add_group(&t, "web", 2, 3);
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_STOPPING, .name = "web", .ordinal = 2});
 	/* Leases: a worker's, a session's, one that ended, one re-claimed
 	 * (a second L on the same slot replaces the first). */
-	add(&t,
-	    (sv_jrec) {.kind    = SV_J_LEASE,
-	        .name           = "metrics",
-	        .ordinal        = 0,
-	        .lease_id       = (1ull << 32) | 1,
-	        .token          = (1ull << 32) | 1,
-	        .holder_group   = "web",
-	        .holder_ordinal = 0,
-	        .generation     = 0});
-	add(&t,
-	    (sv_jrec) {.kind    = SV_J_LEASE,
-	        .name           = "metrics",
-	        .ordinal        = 1,
-	        .lease_id       = (1ull << 32) | 2,
-	        .token          = (1ull << 32) | 1,
-	        .holder_group   = "web",
-	        .holder_ordinal = 1,
-	        .generation     = 2});
+	add_worker_lease(
+	    &t, "metrics", 0, (1ull << 32) | 1, (1ull << 32) | 1, "web", 0, 0);
+	add_worker_lease(
+	    &t, "metrics", 1, (1ull << 32) | 2, (1ull << 32) | 1, "web", 1, 2);
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_UNLEASE,
 	        .name        = "metrics",
@@ -163,15 +171,8 @@ history(void)
 	        .session     = (1ull << 32) | 9,
 	        .session_uid = 1000,
 	        .session_ttl = 30000});
-	add(&t,
-	    (sv_jrec) {.kind    = SV_J_LEASE,
-	        .name           = "metrics",
-	        .ordinal        = 0,
-	        .lease_id       = (1ull << 32) | 1,
-	        .token          = (1ull << 32) | 1,
-	        .holder_group   = "web",
-	        .holder_ordinal = 0,
-	        .generation     = 0});
+	add_worker_lease(
+	    &t, "metrics", 0, (1ull << 32) | 1, (1ull << 32) | 1, "web", 0, 0);
 	/* A runtime pool, redeclared with another size. */
 	add(&t,
 	    (sv_jrec) {.kind = SV_J_POOL,
@@ -272,21 +273,12 @@ test_freed_seats(void **state)
 
 	(void) state;
 	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b"});
-	add(&t,
-	    (sv_jrec) {.kind  = SV_J_GROUP,
-	        .name         = "w",
-	        .count        = 3,
-	        .config_count = 3});
+	add_group(&t, "w", 3, 3);
 	for (uint32_t o = 0; o < 3; o++) {
 		add(&t,
 		    (sv_jrec) {
 		        .kind = SV_J_SPAWNING, .name = "w", .ordinal = o});
-		add(&t,
-		    (sv_jrec) {.kind = SV_J_STARTED,
-		        .name        = "w",
-		        .ordinal     = o,
-		        .pid         = 10 + o,
-		        .start_time  = 1});
+		add_started(&t, "w", o, 0, 10 + o, 1);
 	}
 	/* w[0] drained (still alive), w[1] terminated and reaped, w[2]
 	 * terminated then started again (its S clears the mark). */
@@ -337,23 +329,14 @@ test_stop_deadline(void **state)
 	text       t = {NULL, 0, 0};
 	sv_jstate  st, st2;
 	sv_jgroup *g;
-	char      *snap, *line, err[200], sealed[200];
+	char      *snap, *line, err[200];
 	size_t     n;
 
 	(void) state;
 	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "b"});
-	add(&t,
-	    (sv_jrec) {.kind  = SV_J_GROUP,
-	        .name         = "w",
-	        .count        = 2,
-	        .config_count = 2});
+	add_group(&t, "w", 2, 2);
 	for (uint32_t o = 0; o < 2; o++) {
-		add(&t,
-		    (sv_jrec) {.kind = SV_J_STARTED,
-		        .name        = "w",
-		        .ordinal     = o,
-		        .pid         = 10 + o,
-		        .start_time  = 1});
+		add_started(&t, "w", o, 0, 10 + o, 1);
 	}
 	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_STOPPING,
 	                                       .name         = "w",
@@ -392,23 +375,11 @@ test_stop_deadline(void **state)
 	sv_jstate_free(&st2);
 	free(snap);
 	/* Refused: a deadline of 0, one that is no number, a sixth field. */
-	seal("T w 0 0 0", sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
-	seal("T w 0 0 x1", sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
-	seal("T w 0 0 5 6", sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "T w 0 0 0"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "T w 0 0 x1"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "T w 0 0 5 6"), SV_EINVAL);
 	/* Only T takes the extra field. */
-	seal("R w 0 0 5", sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "R w 0 0 5"), SV_EINVAL);
 	sv_jstate_free(&st);
 	free(t.p);
 }
@@ -420,7 +391,6 @@ test_lease_records(void **state)
 	char     *line;
 	size_t    n;
 	sv_jstate st;
-	char      buf[300], sealed[320], err[200];
 
 	(void) state;
 	/* Both a group and a session, or neither: no holder is two. */
@@ -443,29 +413,14 @@ test_lease_records(void **state)
 	    SV_EINVAL);
 	/* "-" without a session is refused when read. */
 	assert_int_equal(sv_jstate_init(&st, ""), SV_OK);
-	snprintf(buf, sizeof(buf), "L p 0 1 1 - 0 0 0 0 0");
-	seal(buf, sealed, sizeof(sealed));
 	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
+	    apply_sealed(&st, "L p 0 1 1 - 0 0 0 0 0"), SV_EINVAL);
 	/* A U of another lease id leaves the slot's lease alone. */
-	snprintf(buf, sizeof(buf), "L p 0 7 9 web 0 3 0 0 0");
-	seal(buf, sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_OK);
-	snprintf(buf, sizeof(buf), "U p 0 8");
-	seal(buf, sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_OK);
+	assert_int_equal(apply_sealed(&st, "L p 0 7 9 web 0 3 0 0 0"), SV_OK);
+	assert_int_equal(apply_sealed(&st, "U p 0 8"), SV_OK);
 	assert_int_equal(st.nleases, 1);
 	assert_int_equal(st.leases[0].generation, 3);
-	snprintf(buf, sizeof(buf), "U p 0 7");
-	seal(buf, sealed, sizeof(sealed));
-	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_OK);
+	assert_int_equal(apply_sealed(&st, "U p 0 7"), SV_OK);
 	assert_int_equal(st.nleases, 0);
 	sv_jstate_free(&st);
 }
@@ -496,7 +451,7 @@ test_lease_resource_identity(void **state)
 	size_t    n   = 0;
 	uint64_t  dev = 0;
 	sv_jstate st, st2;
-	char      buf[300], sealed[320], err[200];
+	char      err[200];
 	sv_jrec   r = {.kind = SV_J_LEASE,
 	      .name          = "files",
 	      .ordinal       = 3,
@@ -524,22 +479,13 @@ test_lease_resource_identity(void **state)
 	assert_null(strstr(line, " 2049 "));
 	free(line);
 	/* An older journal's line, and a line with a bad or zero inode. */
-	snprintf(buf, sizeof(buf), "L files 5 14 9 web 0 3 0 0 0");
-	seal(buf, sealed, sizeof(sealed));
 	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_OK);
+	    apply_sealed(&st, "L files 5 14 9 web 0 3 0 0 0"), SV_OK);
 	assert_int_equal(res_ino(&st, "files", 5, NULL), 0);
-	snprintf(buf, sizeof(buf), "L files 6 15 9 web 0 3 0 0 0 7 0");
-	seal(buf, sealed, sizeof(sealed));
 	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
-	snprintf(buf, sizeof(buf), "L files 6 15 9 web 0 3 0 0 0 7");
-	seal(buf, sealed, sizeof(sealed));
+	    apply_sealed(&st, "L files 6 15 9 web 0 3 0 0 0 7 0"), SV_EINVAL);
 	assert_int_equal(
-	    sv_journal_apply(&st, sealed, strlen(sealed), err, sizeof(err)),
-	    SV_EINVAL);
+	    apply_sealed(&st, "L files 6 15 9 web 0 3 0 0 0 7"), SV_EINVAL);
 	/* A snapshot keeps it. */
 	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
 	assert_int_equal(
@@ -550,16 +496,6 @@ test_lease_resource_identity(void **state)
 	free(snap);
 	sv_jstate_free(&st);
 	sv_jstate_free(&st2);
-}
-
-/* apply_sealed seals line and applies it to st; returns the result. */
-static sv_err
-apply_sealed(sv_jstate *st, const char *line)
-{
-	char sealed[320], err[200];
-
-	seal(line, sealed, sizeof(sealed));
-	return sv_journal_apply(st, sealed, strlen(sealed), err, sizeof(err));
 }
 
 /* A journaled lease is 64 bytes whether or not its slot has a resource;

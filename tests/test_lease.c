@@ -284,6 +284,24 @@ slot_state(shell *sh, uint32_t pid, uint32_t slot, sv_lease_info *out)
 	return SV_LEASE_FREE;
 }
 
+/* revoked_at moves the clock to at - 1, where the lease on slot of pool
+ * p is still in state before, then to at, where it is revoked for why:
+ * the slot free, one REVOKED event and one revocation notice. */
+static void
+revoked_at(shell *sh, uint32_t p, uint32_t slot, uint64_t at,
+    sv_lease_state before, sv_lease_reason why)
+{
+	size_t mark;
+
+	sh_advance(sh, at - 1);
+	assert_int_equal(slot_state(sh, p, slot, NULL), before);
+	mark = sh->nlog;
+	sh_advance(sh, at);
+	assert_int_equal(slot_state(sh, p, slot, NULL), SV_LEASE_FREE);
+	assert_int_equal(count_ev(sh, mark, SV_LEV_REVOKED, why), 1);
+	assert_int_equal(count_fx(sh, mark, SV_LFX_NOTICE_REVOKED), 1);
+}
+
 /* ---- exhaustion and waiting ----------------------------------------------
  */
 
@@ -594,12 +612,7 @@ test_ttl_and_renew(void **state)
 	sh_advance(&sh, 189);
 	assert_int_equal(slot_state(&sh, p, 0, NULL), SV_LEASE_HELD);
 	assert_int_equal(count_ev(&sh, 0, SV_LEV_REVOKED, 0), 0);
-	mark = sh.nlog;
-	sh_advance(&sh, 190);
-	assert_int_equal(slot_state(&sh, p, 0, NULL), SV_LEASE_FREE);
-	assert_int_equal(
-	    count_ev(&sh, mark, SV_LEV_REVOKED, SV_LREASON_EXPIRED), 1);
-	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
+	revoked_at(&sh, p, 0, 190, SV_LEASE_HELD, SV_LREASON_EXPIRED);
 	/* Renewing a revoked lease: it is gone. */
 	assert_int_equal(
 	    sv_lease_renew(sh.c, &a, ga.id, sh.now, &g), SV_ENOTFOUND);
@@ -635,14 +648,7 @@ test_disconnect_grace(void **state)
 
 	sv_lease_holder_disconnected(sh.c, &a, sh.now);
 	sh_drain(&sh);
-	sh_advance(&sh, 1049);
-	assert_int_equal(slot_state(&sh, p, 0, NULL), SV_LEASE_HELD);
-	mark = sh.nlog;
-	sh_advance(&sh, 1050);
-	assert_int_equal(slot_state(&sh, p, 0, NULL), SV_LEASE_FREE);
-	assert_int_equal(
-	    count_ev(&sh, mark, SV_LEV_REVOKED, SV_LREASON_DISCONNECTED), 1);
-	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
+	revoked_at(&sh, p, 0, 1050, SV_LEASE_HELD, SV_LREASON_DISCONNECTED);
 
 	/* A grace of 0 revokes at once. */
 	assert_int_equal(acq(&sh, &b, q, -1, &gb), SV_OK);
@@ -879,15 +885,8 @@ test_sessions(void **state)
 		assert_true(sv_lease_session_get(sh.c, id, &si));
 		assert_int_equal(si.expiry_ms, 180);
 	}
-	sh_advance(&sh, 179);
-	assert_int_equal(slot_state(&sh, p, g.slot, NULL), SV_LEASE_HELD);
-	mark = sh.nlog;
-	sh_advance(&sh, 180);
-	assert_int_equal(slot_state(&sh, p, g.slot, NULL), SV_LEASE_FREE);
-	assert_int_equal(
-	    count_ev(&sh, mark, SV_LEV_REVOKED, SV_LREASON_SESSION_EXPIRED),
-	    1);
-	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
+	revoked_at(
+	    &sh, p, g.slot, 180, SV_LEASE_HELD, SV_LREASON_SESSION_EXPIRED);
 	assert_int_equal(acq(&sh, &s, p, -1, &g), SV_ENOTFOUND);
 	{
 		sv_lease_session_info si;
@@ -1048,14 +1047,7 @@ test_restart_reclaim(void **state)
 	sh_drain(&sh);
 
 	/* b never comes back: revoked at the end of the claim grace. */
-	sh_advance(&sh, 1199);
-	assert_int_equal(slot_state(&sh, p, 1, NULL), SV_LEASE_UNCLAIMED);
-	mark = sh.nlog;
-	sh_advance(&sh, 1200);
-	assert_int_equal(slot_state(&sh, p, 1, NULL), SV_LEASE_FREE);
-	assert_int_equal(
-	    count_ev(&sh, mark, SV_LEV_REVOKED, SV_LREASON_UNCLAIMED), 1);
-	assert_int_equal(count_fx(&sh, mark, SV_LFX_NOTICE_REVOKED), 1);
+	revoked_at(&sh, p, 1, 1200, SV_LEASE_UNCLAIMED, SV_LREASON_UNCLAIMED);
 	assert_int_equal(
 	    sv_lease_claim(sh.c, &b, p, 1, tok1[1], sh.now, &g), SV_ENOTFOUND);
 

@@ -36,32 +36,7 @@
 
 #include "core/alloc.h"
 #include "core/lease_internal.h"
-
-/* ---- the injection ------------------------------------------------------ */
-
-typedef struct fi_state {
-	uint64_t count; /* allocations asked for in this run */
-	uint64_t fail_at; /* fail this one (0: none) */
-	bool     hit; /* an allocation failed in this run */
-	bool     pending; /* ... and no entry point has reported it yet */
-	uint64_t enomem; /* SV_ENOMEM returns seen (all runs) */
-} fi_state;
-
-static fi_state FI;
-
-/* fi_hook fails the fail_at-th allocation. */
-static bool
-fi_hook(void *arg)
-{
-	(void) arg;
-	FI.count++;
-	if (FI.fail_at != 0 && FI.count == FI.fail_at) {
-		FI.hit     = true;
-		FI.pending = true;
-		return true;
-	}
-	return false;
-}
+#include "sv_alloc_fault.h" /* FI, fi_hook, fi_arm: the injection */
 
 /* ---- the transcript ----------------------------------------------------- */
 
@@ -575,7 +550,7 @@ run_seq(uint64_t seed, uint64_t fail_at, tr *out)
 	memset(&r, 0, sizeof(r));
 	r.rng = seed * 0x9E3779B97F4A7C15ull + 1;
 	r.now = 1000;
-	FI    = (fi_state) {.fail_at = fail_at, .enomem = FI.enomem};
+	fi_arm(fail_at);
 	sv_mem_set_hook(fi_hook, NULL);
 	setup(&r);
 	for (int i = 0; i < 200; i++) {

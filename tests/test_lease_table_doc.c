@@ -32,64 +32,44 @@
 #endif
 
 #define DOC SV_SOURCE_DIR "/docs/leases.md"
-/* gen_states gives the rows of the slot states table. */
-static void
-gen_states(doc_rows *r)
+/* lease_text gives the name or doc of slot state or event i. */
+static const char *
+lease_text(doc_text what, int i)
 {
-	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
-		doc_add(r, "| `%s` | %s |", svl_phase_name((svl_phase) st),
-		    svl_phase_doc((svl_phase) st));
+	switch (what) {
+	case DOC_STATE_NAME:
+		return svl_phase_name((svl_phase) i);
+	case DOC_STATE_DOC:
+		return svl_phase_doc((svl_phase) i);
+	case DOC_EVENT_NAME:
+		return svl_event_name((svl_event) i);
+	default:
+		return svl_event_doc((svl_event) i);
 	}
 }
 
-/* gen_events gives the rows of the slot events table. */
-static void
-gen_events(doc_rows *r)
+/* lease_cell gives the slot cell of (st, ev); false when no handler. */
+static bool
+lease_cell(int st, int ev, doc_cell *out)
 {
-	for (int ev = 0; ev < SLE_COUNT; ev++) {
-		doc_add(r, "| `%s` | %s |", svl_event_name((svl_event) ev),
-		    svl_event_doc((svl_event) ev));
-	}
+	const svl_slot_cell *c
+	    = svl_slot_cell_at((svl_phase) st, (svl_event) ev);
+
+	assert_non_null(c);
+	*out = (doc_cell) {svl_phase_name(c->next), c->name, c->doc};
+	return c->handler != NULL;
 }
 
-/* gen_table gives the rows of the transition table: every cell with a
- * handler, states in order, events in order within a state. */
-static void
-gen_table(doc_rows *r)
-{
-	for (int st = 0; st < SVL_PHASE_COUNT; st++) {
-		for (int ev = 0; ev < SLE_COUNT; ev++) {
-			const svl_slot_cell *c
-			    = svl_slot_cell_at((svl_phase) st, (svl_event) ev);
-			assert_non_null(c);
-			if (c->handler == NULL) {
-				continue;
-			}
-			assert_null(strchr(c->doc, '|'));
-			doc_add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
-			    svl_phase_name((svl_phase) st),
-			    svl_event_name((svl_event) ev),
-			    svl_phase_name(c->next), c->name, c->doc);
-		}
-	}
-}
-
-static const doc_block blocks[] = {
-    {"lease-states", "| state | meaning |\n|---|---|", gen_states},
-    {"lease-events", "| event | what happens to the slot |\n|---|---|",
-        gen_events},
-    {"lease-table",
-        "| state | event | next | handler | what happens |\n"
-        "|---|---|---|---|---|",
-        gen_table},
-};
-
-static const doc_source source = {
+static const doc_machine machine = {
     .doc     = DOC,
     .source  = "core/lease_table.c",
     .prog    = "test_lease_table_doc",
-    .blocks  = blocks,
-    .nblocks = sizeof(blocks) / sizeof(blocks[0]),
+    .prefix  = "lease",
+    .subject = "slot",
+    .nstates = SVL_PHASE_COUNT,
+    .nevents = SLE_COUNT,
+    .text    = lease_text,
+    .cell    = lease_cell,
 };
 
 /* test_blocks: each generated table equals the docs' table row by row. */
@@ -97,7 +77,32 @@ static void
 test_blocks(void **state)
 {
 	(void) state;
-	doc_table_check(&source);
+	doc_machine_check(&machine);
+}
+
+/* The one holder of the dispatch tests. */
+static const sv_lease_holder holder
+    = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
+
+/* granted makes *c, a core with one pool of nslots slots (ttl_ms and
+ * grace_ms as sv_lease_pool_add takes them), and grants holder a lease at
+ * now_ms into *g; returns the pool.  The caller destroys *c. */
+static lpool *
+granted(sv_lease_core **c, uint32_t nslots, uint64_t ttl_ms, uint64_t grace_ms,
+    uint64_t now_ms, sv_lease_info *g)
+{
+	sv_lease_req rq = {0};
+	uint64_t     w  = 0;
+	uint32_t     id = 0;
+
+	assert_int_equal(sv_lease_core_create(1, c), SV_OK);
+	assert_int_equal(sv_lease_pool_add(*c, "p", nslots, ttl_ms, grace_ms,
+	                     SV_LEASE_KEEP, false, &id),
+	    SV_OK);
+	rq.pool_id = id;
+	assert_int_equal(
+	    sv_lease_acquire(*c, &holder, &rq, now_ms, g, &w), SV_OK);
+	return svl_pool_get(*c, id);
 }
 
 /* test_fire: a free slot is granted through its cell (free -> held,
@@ -106,23 +111,13 @@ test_blocks(void **state)
 static void
 test_fire(void **state)
 {
-	sv_lease_core  *c  = NULL;
-	sv_lease_holder h  = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
-	sv_lease_req    rq = {0};
-	sv_lease_info   g  = {0};
-	svl_slot_arg    a  = {.now_ms = 5};
-	uint64_t        w  = 0;
-	lpool          *p;
-	uint32_t        id = 0;
+	sv_lease_core *c = NULL;
+	sv_lease_info  g = {0};
+	svl_slot_arg   a = {.now_ms = 5};
+	lpool         *p;
 
 	(void) state;
-	assert_int_equal(sv_lease_core_create(1, &c), SV_OK);
-	assert_int_equal(
-	    sv_lease_pool_add(c, "p", 2, 0, 0, SV_LEASE_KEEP, false, &id),
-	    SV_OK);
-	p          = svl_pool_get(c, id);
-	rq.pool_id = id;
-	assert_int_equal(sv_lease_acquire(c, &h, &rq, 1, &g, &w), SV_OK);
+	p = granted(&c, 2, 0, 0, 1, &g);
 	assert_int_equal(p->slots[0].phase, SVL_HELD);
 	assert_int_equal(p->nheld, 1);
 	assert_int_equal(c->nleases, 1);
@@ -141,31 +136,22 @@ test_fire(void **state)
 static void
 test_life(void **state)
 {
-	sv_lease_core  *c  = NULL;
-	sv_lease_holder h  = {.kind = SV_HOLDER_WORKER, .worker = {1, 0, 1}};
-	sv_lease_req    rq = {0};
-	sv_lease_info   g  = {0};
-	sv_lease_fx     fx;
-	uint64_t        w = 0, guard = 0, key = 0, due = 0;
-	lpool          *p;
-	uint32_t        id = 0;
+	sv_lease_core *c = NULL;
+	sv_lease_info  g = {0};
+	sv_lease_fx    fx;
+	uint64_t       guard = 0, key = 0, due = 0;
+	lpool         *p;
 
 	(void) state;
-	assert_int_equal(sv_lease_core_create(1, &c), SV_OK);
-	assert_int_equal(
-	    sv_lease_pool_add(c, "p", 1, 100, 1000, SV_LEASE_KEEP, false, &id),
-	    SV_OK);
-	p          = svl_pool_get(c, id);
-	rq.pool_id = id;
-	assert_int_equal(sv_lease_acquire(c, &h, &rq, 0, &g, &w), SV_OK);
-	assert_int_equal(sv_lease_holder_disconnected(c, &h, 10), SV_OK);
+	p = granted(&c, 1, 100, 1000, 0, &g);
+	assert_int_equal(sv_lease_holder_disconnected(c, &holder, 10), SV_OK);
 	assert_int_equal(p->slots[0].phase, SVL_GRACE);
-	assert_int_equal(sv_lease_renew(c, &h, g.id, 10, &g), SV_OK);
+	assert_int_equal(sv_lease_renew(c, &holder, g.id, 10, &g), SV_OK);
 	assert_int_equal(g.state, SV_LEASE_HELD);
 	assert_true(g.disconnected);
-	assert_int_equal(sv_lease_holder_reconnected(c, &h, 20), SV_OK);
+	assert_int_equal(sv_lease_holder_reconnected(c, &holder, 20), SV_OK);
 	assert_int_equal(p->slots[0].phase, SVL_HELD);
-	assert_int_equal(sv_lease_holder_disconnected(c, &h, 30), SV_OK);
+	assert_int_equal(sv_lease_holder_disconnected(c, &holder, 30), SV_OK);
 	while (sv_lease_pop_effect(c, &fx)) {
 		if (fx.kind == SV_LFX_TIMER_ARM) {
 			key   = fx.key;
@@ -193,7 +179,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
-		doc_table_print(&source);
+		doc_machine_print(&machine);
 		return 0;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

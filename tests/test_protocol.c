@@ -598,6 +598,35 @@ test_requests_have_handlers(void **state)
 /* ---- rule: who may call (the row's who, checked before the handler) -----
  */
 
+/* caller_error dispatches m to a fresh supervisor with groups, from a
+ * worker of group (NULL: from a process of another uid, no worker), and
+ * returns the reply's error (SV_OK for any other reply), with its message
+ * ("" for none) in msg. */
+static sv_err
+caller_error(nng_msg *m, const char *group, char *msg, size_t cap)
+{
+	svd_sup *s = sup_new_groups(true);
+	svw_env *rep;
+	sv_err   e;
+
+	if (group != NULL) {
+		be_worker(s, group);
+		rep = dispatch(s, m);
+		be_no_worker(s);
+	} else {
+		rep = dispatch_as(
+		    s, m, (uint64_t) getpid(), (uint64_t) geteuid() + 1);
+	}
+	e = error_of(rep);
+	snprintf(msg, cap, "%s",
+	    rep->body_case == SUPERVISE__V1__ENVELOPE__BODY_ERROR
+	        ? rep->error->message
+	        : "");
+	supervise__v1__envelope__free_unpacked(rep, NULL);
+	sup_free(s);
+	return e;
+}
+
 /*
  * A worker is no administrator: for every ADMIN row, a caller that is a
  * worker of a group not granted admin gets PERMISSION_DENIED naming that
@@ -613,52 +642,32 @@ test_workers_cannot_admin(void **state)
 	(void) state;
 	for (size_t i = 0; i < sv_req_count(); i++) {
 		const sv_req_row *r = sv_req_at(i);
-		svd_sup          *s;
 		nng_msg          *m;
-		svw_env          *rep;
+		char              msg[256];
 
 		if (r->who != SV_REQ_ADMIN) {
 			continue;
 		}
 		m = minimal_request(body_field(r->body));
 		/* A worker of "web" (not granted admin). */
-		s = sup_new_groups(true);
-		be_worker(s, "web");
-		rep = dispatch(s, m);
-		if (error_of(rep) != SV_EPERM
-		    || strstr(rep->error->message, "not granted admin")
-		        == NULL) {
+		if (caller_error(m, "web", msg, sizeof(msg)) != SV_EPERM
+		    || strstr(msg, "not granted admin") == NULL) {
 			fail_msg("%s from a worker of a group not granted "
 			         "admin was not refused by the caller check",
 			    body_field(r->body)->name);
 		}
-		supervise__v1__envelope__free_unpacked(rep, NULL);
-		be_no_worker(s);
-		sup_free(s);
 		/* A worker of "boss" (granted admin). */
-		s = sup_new_groups(true);
-		be_worker(s, "boss");
-		rep = dispatch(s, m);
-		if (error_of(rep) == SV_EPERM) {
+		if (caller_error(m, "boss", msg, sizeof(msg)) == SV_EPERM) {
 			fail_msg("%s from a worker of a group granted admin "
 			         "was refused: %s",
-			    body_field(r->body)->name, rep->error->message);
+			    body_field(r->body)->name, msg);
 		}
-		supervise__v1__envelope__free_unpacked(rep, NULL);
-		be_no_worker(s);
-		sup_free(s);
 		/* Another uid, no worker. */
-		s   = sup_new_groups(true);
-		rep = dispatch_as(
-		    s, m, (uint64_t) getpid(), (uint64_t) geteuid() + 1);
-		if (error_of(rep) != SV_EPERM
-		    || strstr(rep->error->message, "may not administer")
-		        == NULL) {
+		if (caller_error(m, NULL, msg, sizeof(msg)) != SV_EPERM
+		    || strstr(msg, "may not administer") == NULL) {
 			fail_msg("%s from another uid was not refused",
 			    body_field(r->body)->name);
 		}
-		supervise__v1__envelope__free_unpacked(rep, NULL);
-		sup_free(s);
 		nng_msg_free(m);
 		n++;
 	}

@@ -32,66 +32,44 @@
 #endif
 
 #define DOC SV_SOURCE_DIR "/docs/supervision.md"
-/* gen_states gives the rows of the seat states table. */
-static void
-gen_states(doc_rows *r)
+/* seat_text gives the name or doc of seat state or event i. */
+static const char *
+seat_text(doc_text what, int i)
 {
-	for (int st = 0; st < SV_SP_COUNT; st++) {
-		doc_add(r, "| `%s` | %s |",
-		    svs_seat_phase_name((sv_seat_phase) st),
-		    svs_seat_phase_doc((sv_seat_phase) st));
+	switch (what) {
+	case DOC_STATE_NAME:
+		return svs_seat_phase_name((sv_seat_phase) i);
+	case DOC_STATE_DOC:
+		return svs_seat_phase_doc((sv_seat_phase) i);
+	case DOC_EVENT_NAME:
+		return svs_seat_event_name((svs_seat_event) i);
+	default:
+		return svs_seat_event_doc((svs_seat_event) i);
 	}
 }
 
-/* gen_events gives the rows of the seat events table. */
-static void
-gen_events(doc_rows *r)
+/* seat_cell gives the seat cell of (st, ev); false when no handler. */
+static bool
+seat_cell(int st, int ev, doc_cell *out)
 {
-	for (int ev = 0; ev < SEV_COUNT; ev++) {
-		doc_add(r, "| `%s` | %s |",
-		    svs_seat_event_name((svs_seat_event) ev),
-		    svs_seat_event_doc((svs_seat_event) ev));
-	}
+	const svs_seat_cell *c
+	    = svs_seat_cell_at((sv_seat_phase) st, (svs_seat_event) ev);
+
+	assert_non_null(c);
+	*out = (doc_cell) {svs_seat_phase_name(c->next), c->name, c->doc};
+	return c->handler != NULL;
 }
 
-/* gen_table gives the rows of the transition table: every cell with a
- * handler, states in order, events in order within a state. */
-static void
-gen_table(doc_rows *r)
-{
-	for (int st = 0; st < SV_SP_COUNT; st++) {
-		for (int ev = 0; ev < SEV_COUNT; ev++) {
-			const svs_seat_cell *c = svs_seat_cell_at(
-			    (sv_seat_phase) st, (svs_seat_event) ev);
-			assert_non_null(c);
-			if (c->handler == NULL) {
-				continue;
-			}
-			assert_null(strchr(c->doc, '|'));
-			doc_add(r, "| `%s` | `%s` | `%s` | `%s` | %s |",
-			    svs_seat_phase_name((sv_seat_phase) st),
-			    svs_seat_event_name((svs_seat_event) ev),
-			    svs_seat_phase_name(c->next), c->name, c->doc);
-		}
-	}
-}
-
-static const doc_block blocks[] = {
-    {"seat-states", "| state | meaning |\n|---|---|", gen_states},
-    {"seat-events", "| event | what happens to the seat |\n|---|---|",
-        gen_events},
-    {"seat-table",
-        "| state | event | next | handler | what happens |\n"
-        "|---|---|---|---|---|",
-        gen_table},
-};
-
-static const doc_source source = {
+static const doc_machine machine = {
     .doc     = DOC,
     .source  = "core/seat_table.c",
     .prog    = "test_seat_table_doc",
-    .blocks  = blocks,
-    .nblocks = sizeof(blocks) / sizeof(blocks[0]),
+    .prefix  = "seat",
+    .subject = "seat",
+    .nstates = SV_SP_COUNT,
+    .nevents = SEV_COUNT,
+    .text    = seat_text,
+    .cell    = seat_cell,
 };
 
 /* test_blocks: each generated table equals the docs' table row by row. */
@@ -99,7 +77,7 @@ static void
 test_blocks(void **state)
 {
 	(void) state;
-	doc_table_check(&source);
+	doc_machine_check(&machine);
 }
 
 /* cell_name copies the first cell of a row, without backticks. */
@@ -206,7 +184,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
-		doc_table_print(&source);
+		doc_machine_print(&machine);
 		return 0;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

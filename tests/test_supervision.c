@@ -1109,6 +1109,19 @@ test_intensity_edges(void **state)
 	sh_fini(&sh);
 }
 
+/* one_spawned starts sh (one for one) with group "a" of one seat under p
+ * and spawns its worker; returns the group's id. */
+static uint32_t
+one_spawned(shell *sh, const sv_group_policy *p)
+{
+	uint32_t a;
+
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	a = sh_group(sh, "a", p, 1, 1);
+	assert_int_equal(sh_spawn_all(sh), 1);
+	return a;
+}
+
 /* The window slides: failures at 0, 4000, 8000 (three, max 3, window
  * 10 s); at 10000 the one at 0 has left the window; at 13999 the one at
  * 4000 is still in it (fails), at 14000 it is not (passes). */
@@ -1123,9 +1136,7 @@ test_intensity_sliding(void **state)
 		(void) state;
 		p.max_restarts  = 3;
 		p.max_window_ms = 10000;
-		sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-		a = sh_group(&sh, "a", &p, 1, 1);
-		assert_int_equal(sh_spawn_all(&sh), 1);
+		a               = one_spawned(&sh, &p);
 		fail_at(&sh, a, 0);
 		fail_at(&sh, a, 4000);
 		fail_at(&sh, a, 8000);
@@ -1252,9 +1263,7 @@ test_backoff_sequence(void **state)
 
 	(void) state;
 	p.backoff = (sv_backoff_policy) {1000, 100, 1000, 2.0};
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
+	a         = one_spawned(&sh, &p);
 	assert_int_equal(fast_fail(&sh, a, 10, &attempt), 100);
 	assert_int_equal(attempt, 1);
 	assert_int_equal(fast_fail(&sh, a, 10, &attempt), 200);
@@ -1287,9 +1296,7 @@ test_backoff_operator_restart(void **state)
 
 	(void) state;
 	p.backoff = (sv_backoff_policy) {1000, 100, 30000, 2.0};
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
+	a         = one_spawned(&sh, &p);
 	for (int i = 0; i < 6; i++) {
 		(void) fast_fail(&sh, a, 10, NULL);
 	}
@@ -1445,6 +1452,33 @@ test_ready_sequential(void **state)
 	sh_fini(&sh);
 }
 
+/* start_timed_out starts sh with group "a" (id in *ap) of two seats that
+ * need readiness and start in order, with a 500 ms start timeout and p's
+ * other fields as the caller set them; spawns ordinal 0 and lets its
+ * timeout pass (nothing at 499 ms). Returns its UNRESPONSIVE(start) event;
+ * *ev0 and *sig0 are the counts of events and signals before it. */
+static const sv_event *
+start_timed_out(
+    shell *sh, sv_group_policy *p, uint32_t *ap, size_t *ev0, size_t *sig0)
+{
+	const sv_event *e;
+
+	p->need_ready       = true;
+	p->sequential       = true;
+	p->start_timeout_ms = 500;
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	*ap = sh_group(sh, "a", p, 2, 2);
+	assert_int_equal(sh_spawn_all(sh), 1);
+	*ev0  = sh->nevs;
+	*sig0 = sh->nsigs;
+	sh_advance(sh, 499);
+	assert_int_equal(sh->nevs, *ev0);
+	sh_advance(sh, 500);
+	e = sh_ev(sh, *ev0, SV_EV_UNRESPONSIVE, *ap, 0);
+	assert_int_equal(e->phase, SV_PHASE_START);
+	return e;
+}
+
 /* Start timeout with the kill action: UNRESPONSIVE(start), stopped with
  * why start_timeout, and it counts as a failure (intensity). */
 static void
@@ -1457,21 +1491,9 @@ test_start_timeout_kill(void **state)
 	const sv_event *e;
 
 	(void) state;
-	p.need_ready       = true;
-	p.sequential       = true;
-	p.start_timeout_ms = 500;
-	p.max_restarts     = 1;
-	p.max_window_ms    = 60000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 2, 2);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
-	sh_advance(&sh, 499);
-	assert_int_equal(sh.nevs, ev0);
-	sh_advance(&sh, 500);
-	e = sh_ev(&sh, ev0, SV_EV_UNRESPONSIVE, a, 0);
-	assert_int_equal(e->phase, SV_PHASE_START);
+	p.max_restarts  = 1;
+	p.max_window_ms = 60000;
+	e               = start_timed_out(&sh, &p, &a, &ev0, &sig0);
 	assert_false(e->abandon);
 	assert_int_equal(
 	    sh_ev(&sh, ev0, SV_EV_STOPPING, a, 0)->why, SV_WHY_START_TIMEOUT);
@@ -1507,18 +1529,8 @@ test_start_timeout_abandon(void **state)
 	const sv_event *e;
 
 	(void) state;
-	p.need_ready       = true;
-	p.sequential       = true;
-	p.start_timeout_ms = 500;
 	p.on_start_timeout = SV_START_TIMEOUT_ABANDON;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 2, 2);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
-	sh_advance(&sh, 500);
-	e = sh_ev(&sh, ev0, SV_EV_UNRESPONSIVE, a, 0);
-	assert_int_equal(e->phase, SV_PHASE_START);
+	e                  = start_timed_out(&sh, &p, &a, &ev0, &sig0);
 	assert_true(e->abandon);
 	assert_int_equal(sh.nsigs, sig0);
 	assert_int_equal(sh_nev(&sh, ev0, SV_EV_STOPPING, a, 0), 0);
@@ -1553,12 +1565,10 @@ test_watchdog(void **state)
 	p.watchdog_ms   = 1000;
 	p.max_restarts  = 1;
 	p.max_window_ms = 100000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	k     = sh_key(&sh, a, 0);
-	t     = sh_timer(&sh, SV_TIMER_PROC, k);
-	first = *t;
+	a               = one_spawned(&sh, &p);
+	k               = sh_key(&sh, a, 0);
+	t               = sh_timer(&sh, SV_TIMER_PROC, k);
+	first           = *t;
 	assert_int_equal(first.due, 1000);
 	sh.now = 900;
 	assert_int_equal(sv_core_heartbeat(sh.c, k, sh.now), SV_OK);
@@ -1630,12 +1640,10 @@ test_stop_escalate(void **state)
 	(void) state;
 	p.stop_signal     = SIGINT;
 	p.stop_timeout_ms = 1000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	pid  = sh_pid(&sh, a, 0);
-	ev0  = sh.nevs;
-	sig0 = sh.nsigs;
+	a                 = one_spawned(&sh, &p);
+	pid               = sh_pid(&sh, a, 0);
+	ev0               = sh.nevs;
+	sig0              = sh.nsigs;
 	assert_int_equal(sv_core_terminate_one(sh.c, a, 0, 0), SV_OK);
 	sh_drain(&sh);
 	assert_int_equal(sh.nsigs - sig0, 1);
@@ -1690,13 +1698,11 @@ test_stop_abandon(void **state)
 	(void) state;
 	p.stop_timeout_ms = 1000;
 	p.on_unresponsive = SV_UNRESPONSIVE_ABANDON;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	a = sh_group(&sh, "a", &p, 1, 1);
-	assert_int_equal(sh_spawn_all(&sh), 1);
-	oldpid = sh_pid(&sh, a, 0);
-	oldgen = S(&sh, a, 0)->cur.generation;
-	ev0    = sh.nevs;
-	sig0   = sh.nsigs;
+	a                 = one_spawned(&sh, &p);
+	oldpid            = sh_pid(&sh, a, 0);
+	oldgen            = S(&sh, a, 0)->cur.generation;
+	ev0               = sh.nevs;
+	sig0              = sh.nsigs;
 	assert_int_equal(sv_core_restart(sh.c, a, 0, false, 0, 0), SV_OK);
 	sh_drain(&sh);
 	sh_advance(&sh, 1000);
@@ -2561,30 +2567,58 @@ model_finish(model *m)
 	assert_true(sv_core_done(sh->c));
 }
 
+/* model_begin starts m as sequence seed: a random strategy and one to
+ * three random groups (model_end frees what it holds). */
+static void
+model_begin(model *m, unsigned seed)
+{
+	memset(m, 0, sizeof(*m));
+	m->seed = seed;
+	sh_init(&m->sh, (sv_strategy) rnd(m, 3));
+	for (uint32_t n = 1 + rnd(m, 3); n > 0; n--) {
+		model_add(m);
+	}
+}
+
+/* model_steps runs nsteps random steps of m, checking the core after each
+ * and then, when also is not NULL, calling also on the shell. */
+static void
+model_steps(model *m, int nsteps, void (*also)(shell *sh))
+{
+	for (int step = 0; step < nsteps; step++) {
+		model_step(m, step, nsteps);
+		model_events(m);
+		check_core(&m->sh);
+		if (also != NULL) {
+			also(&m->sh);
+		}
+	}
+}
+
+/* model_end frees the runs m kept and its shell. */
+static void
+model_end(model *m)
+{
+	for (size_t i = 0; i < MAX_GIDS; i++) {
+		free(m->rs[i]);
+	}
+	sh_fini(&m->sh);
+}
+
+/* model_run runs sequence seed for nsteps steps and a shutdown, adding
+ * what it counted to stats. */
 static void
 model_run(unsigned seed, int nsteps, unsigned long *stats)
 {
 	model m;
 
-	memset(&m, 0, sizeof(m));
-	m.seed = seed;
-	sh_init(&m.sh, (sv_strategy) rnd(&m, 3));
-	for (uint32_t n = 1 + rnd(&m, 3); n > 0; n--) {
-		model_add(&m);
-	}
-	for (int step = 0; step < nsteps; step++) {
-		model_step(&m, step, nsteps);
-		model_events(&m);
-		check_core(&m.sh);
-	}
+	model_begin(&m, seed);
+	model_steps(&m, nsteps, NULL);
 	model_finish(&m);
 	for (size_t i = 0; i < 8; i++) {
 		stats[i] += m.stats[i];
 	}
-	for (size_t i = 0; i < MAX_GIDS; i++) {
-		free(m.rs[i]);
-	}
-	sh_fini(&m.sh);
+	model_end(&m);
 }
 
 /* 2,000 sequences of 300 random steps each. */
@@ -3003,6 +3037,30 @@ ready_count(const shell *sh, uint32_t id)
 	return n;
 }
 
+/* all_ready starts sh with group "web" of n seats that need readiness
+ * (p's other fields as the caller set them), spawns all n and makes each
+ * ready, keeping its generation in gen0[o] when gen0 is not NULL; returns
+ * the group's id. */
+static uint32_t
+all_ready(shell *sh, sv_group_policy *p, uint32_t n, uint64_t *gen0)
+{
+	uint32_t id;
+
+	p->need_ready = true;
+	sh_init(sh, SV_STRATEGY_ONE_FOR_ONE);
+	id = sh_group(sh, "web", p, n, n);
+	assert_int_equal(sh_spawn_all(sh), n);
+	for (uint32_t o = 0; o < n; o++) {
+		if (gen0 != NULL) {
+			gen0[o] = S(sh, id, o)->cur.generation;
+		}
+		assert_int_equal(
+		    sv_core_ready(sh->c, sh_key(sh, id, o), sh->now), SV_OK);
+		sh_drain(sh);
+	}
+	return id;
+}
+
 /* A rolling restart of 3 workers with readiness: each new generation
  * starts beside the old one, the old one is drained once the new one is
  * ready; ready never drops below 3; generations grow by one. */
@@ -3016,18 +3074,9 @@ test_roll(void **state)
 	const sv_drain *d;
 
 	(void) state;
-	p.need_ready       = true;
 	p.drain_signal     = SIGTERM;
 	p.drain_timeout_ms = 1000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, 3, 3);
-	assert_int_equal(sh_spawn_all(&sh), 3);
-	for (uint32_t o = 0; o < 3; o++) {
-		gen0[o] = S(&sh, id, o)->cur.generation;
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id                 = all_ready(&sh, &p, 3, gen0);
 	assert_int_equal(ready_count(&sh, id), 3);
 	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_OK);
 	sh_drain(&sh);
@@ -3076,15 +3125,7 @@ test_roll_not_ready(void **state)
 	const sv_drain *d;
 
 	(void) state;
-	p.need_ready = true;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, 3, 3);
-	assert_int_equal(sh_spawn_all(&sh), 3);
-	for (uint32_t o = 0; o < 3; o++) {
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id   = all_ready(&sh, &p, 3, NULL);
 	old1 = sh_pid(&sh, id, 1);
 	old2 = sh_pid(&sh, id, 2);
 	assert_int_equal(sv_core_roll(sh.c, id, 400, sh.now, &did), SV_OK);
@@ -3138,18 +3179,9 @@ roll_budget_run(uint32_t surge, uint32_t unavail, uint32_t *min_readyp)
 	const sv_drain *d;
 	bool            dflt = surge == ~0u;
 
-	p.need_ready       = true;
 	p.drain_signal     = SIGTERM;
 	p.drain_timeout_ms = 60000;
-	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
-	id = sh_group(&sh, "web", &p, N, N);
-	assert_int_equal(sh_spawn_all(&sh), N);
-	for (uint32_t o = 0; o < N; o++) {
-		gen0[o] = S(&sh, id, o)->cur.generation;
-		assert_int_equal(
-		    sv_core_ready(sh.c, sh_key(&sh, id, o), sh.now), SV_OK);
-		sh_drain(&sh);
-	}
+	id                 = all_ready(&sh, &p, N, gen0);
 	assert_int_equal(dflt ? sv_core_roll(sh.c, id, 5000, sh.now, &did)
 	                      : sv_core_roll_budget(sh.c, id, 5000, surge,
 	                          unavail, sh.now, &did),

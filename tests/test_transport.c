@@ -319,6 +319,29 @@ fk_start(struct fake *f)
 	assert_int_equal(pthread_create(&f->thr, NULL, fk_main, f), 0);
 }
 
+/* fk_connect starts f's server and initialises c for its URL (c is closed
+ * by the caller with svt_close). */
+static void
+fk_connect(struct fake *f, svt_conn *c)
+{
+	fk_start(f);
+	assert_int_equal(svt_init(c, f->url), SV_OK);
+}
+
+/* timed_call makes a call on c with a deadline ms from now, checks that it
+ * returns want, and returns how long it took (ms). */
+static int64_t
+timed_call(svt_conn *c, int ms, sv_err want)
+{
+	void   *rep = NULL;
+	size_t  n;
+	int64_t t0 = svt_now_ms();
+
+	assert_int_equal(
+	    svt_call(c, "q", 1, 1024, svt_deadline(ms), &rep, &n), want);
+	return svt_now_ms() - t0;
+}
+
 /* fk_free stops the thread (if started) and removes the directory. */
 static void
 fk_free(struct fake *f)
@@ -377,8 +400,7 @@ test_roundtrip(void **state)
 	svt_conn     c, d;
 
 	(void) state;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	assert_int_equal(svt_connect(&c, svt_deadline(2000)), SV_OK);
 	conn_call_ok(&c, "one", 2000);
 	conn_call_ok(&c, "two", 2000);
@@ -406,8 +428,7 @@ test_id_wraps(void **state)
 	svt_conn     c;
 
 	(void) state;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	c.last_id = 0xfffffffeu;
 	conn_call_ok(&c, "a", 2000);
 	conn_call_ok(&c, "b", 2000);
@@ -503,8 +524,7 @@ test_stale_reply_skipped(void **state)
 
 	(void) state;
 	f->stale_first = true;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	conn_call_ok(&c, "fresh", 2000);
 	conn_call_ok(&c, "again", 2000);
 	assert_int_equal(atomic_load(&f->conns), 1);
@@ -517,29 +537,19 @@ test_stale_reply_skipped(void **state)
 static void
 test_no_answer_deadline(void **state)
 {
-	struct fake *f   = fk_new();
-	void        *rep = NULL;
-	size_t       n;
+	struct fake *f = fk_new();
 	svt_conn     c;
-	int64_t      t0, dt;
+	int64_t      dt;
 
 	(void) state;
 	f->silent = true;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
-	t0 = svt_now_ms();
-	assert_int_equal(
-	    svt_call(&c, "q", 1, 1024, svt_deadline(300), &rep, &n),
-	    SV_ETIMEDOUT);
-	dt = svt_now_ms() - t0;
+	fk_connect(f, &c);
+	dt = timed_call(&c, 300, SV_ETIMEDOUT);
 	assert_true(dt >= 300);
 	assert_true(dt < 300 + 200);
 	assert_true(c.fd >= 0);
 	/* Deadline 0: nothing is sent, SV_ETIMEDOUT at once. */
-	t0 = svt_now_ms();
-	assert_int_equal(svt_call(&c, "q", 1, 1024, svt_deadline(0), &rep, &n),
-	    SV_ETIMEDOUT);
-	assert_true(svt_now_ms() - t0 < 200);
+	assert_true(timed_call(&c, 0, SV_ETIMEDOUT) < 200);
 	assert_int_equal(atomic_load(&f->requests), 1);
 	svt_close(&c);
 	fk_free(f);
@@ -554,29 +564,22 @@ test_no_answer_deadline(void **state)
 static void
 test_no_greeting_deadline(void **state)
 {
-	struct fake *f   = fk_new();
-	void        *rep = NULL;
-	sv_client   *cl  = NULL;
-	sv_hello    *h   = NULL;
-	size_t       n;
+	struct fake *f  = fk_new();
+	sv_client   *cl = NULL;
+	sv_hello    *h  = NULL;
 	svt_conn     c;
 	int64_t      t0, dt;
 
 	(void) state;
 	f->never_greet = true;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	t0 = svt_now_ms();
 	assert_int_equal(svt_connect(&c, svt_deadline(200)), SV_OK);
 	dt = svt_now_ms() - t0;
 	assert_true(dt >= 200 && dt < 400);
 	assert_true(c.fd >= 0);
 	assert_false(c.greeted);
-	t0 = svt_now_ms();
-	assert_int_equal(
-	    svt_call(&c, "q", 1, 1024, svt_deadline(200), &rep, &n),
-	    SV_ETIMEDOUT);
-	dt = svt_now_ms() - t0;
+	dt = timed_call(&c, 200, SV_ETIMEDOUT);
 	assert_true(dt >= 200 && dt < 400);
 	assert_true(c.fd >= 0);
 
@@ -608,8 +611,7 @@ test_close_mid_call(void **state)
 
 	(void) state;
 	f->close_first = 1;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	assert_int_equal(
 	    svt_call(&c, "q", 1, 1024, svt_deadline(2000), &rep, &n),
 	    SV_ECLOSED);
@@ -856,8 +858,7 @@ test_forget_reused_fd(void **state)
 	int          fd, p[2];
 
 	(void) state;
-	fk_start(f);
-	assert_int_equal(svt_init(&c, f->url), SV_OK);
+	fk_connect(f, &c);
 	assert_int_equal(svt_connect(&c, svt_deadline(2000)), SV_OK);
 	fd = c.fd;
 	close(fd);
