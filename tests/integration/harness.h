@@ -239,12 +239,24 @@ int it_setup_groups(void **state, const struct it_group *groups, size_t n);
 /* it_teardown is the cmocka teardown matching it_setup_groups. */
 int it_teardown(void **state);
 
+/* it_setup_g3 is it_setup_groups for one group "g" of 3 sv-testworker
+ * processes with max_count 5 (the group of the identity, kill, admin and
+ * wire tests). */
+int it_setup_g3(void **state);
+
 /*
  * it_recv_report waits up to timeout_ms for the next worker report. Returns
  * 0, or the nng error (NNG_ETIMEDOUT when nothing came) or -1 for a line
  * that does not parse.
  */
 int it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r);
+
+/*
+ * it_report_field copies the value of the field " key=" of a report line
+ * raw (up to the next space, at most len - 1 bytes) into buf, terminated.
+ * Returns false, leaving buf alone, when raw has no such field.
+ */
+bool it_report_field(const char *raw, const char *key, char *buf, size_t len);
 
 /*
  * it_expect_no_report asserts that no report arrives within ms: nothing

@@ -72,27 +72,6 @@ typedef struct lw_rep {
 	char      resource[256];
 } lw_rep;
 
-/* lw_field reads "key=value" of raw into buf. */
-static bool
-lw_field(const char *raw, const char *key, char *buf, size_t len)
-{
-	char        pat[32];
-	const char *p;
-	size_t      n = 0;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	if ((p = strstr(raw, pat)) == NULL) {
-		return false;
-	}
-	p += strlen(pat);
-	while (p[n] != '\0' && p[n] != ' ' && n + 1 < len) {
-		n++;
-	}
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
 /* lw_recv waits for the next lease worker report. */
 static void
 lw_recv(it_ctx *ctx, int ms, lw_rep *r)
@@ -107,22 +86,22 @@ lw_recv(it_ctx *ctx, int ms, lw_rep *r)
 	r->pid     = ir.pid;
 	r->ordinal = ir.ordinal;
 	r->rc      = ir.rc;
-	if (lw_field(ir.raw, "event", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "event", v, sizeof(v))) {
 		snprintf(r->event, sizeof(r->event), "%.31s", v);
 	}
-	if (lw_field(ir.raw, "lease", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "lease", v, sizeof(v))) {
 		r->lease = strtoull(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "token", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "token", v, sizeof(v))) {
 		r->token = strtoull(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "slot", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "slot", v, sizeof(v))) {
 		r->slot = (uint32_t) strtoul(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "t_ms", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "t_ms", v, sizeof(v))) {
 		r->t_ms = strtoll(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "resource", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "resource", v, sizeof(v))) {
 		snprintf(r->resource, sizeof(r->resource), "%.200s", v);
 	}
 }

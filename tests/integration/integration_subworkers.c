@@ -53,33 +53,13 @@ typedef struct sw_rep {
 	size_t    nctx;
 } sw_rep;
 
-/* sw_field reads "key=value" of raw into buf. */
-static bool
-sw_field(const char *raw, const char *key, char *buf, size_t len)
-{
-	char        pat[32];
-	const char *p;
-	size_t      n = 0;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	if ((p = strstr(raw, pat)) == NULL) {
-		return false;
-	}
-	p += strlen(pat);
-	while (p[n] != '\0' && p[n] != ' ' && n + 1 < len) {
-		n++;
-	}
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
 /* sw_num reads the number of key in raw (-1 when absent). */
 static long long
 sw_num(const char *raw, const char *key)
 {
 	char v[32];
-	return sw_field(raw, key, v, sizeof(v)) ? strtoll(v, NULL, 10) : -1;
+	return it_report_field(raw, key, v, sizeof(v)) ? strtoll(v, NULL, 10)
+	                                               : -1;
 }
 
 /* sw_recv waits for the next report. */
@@ -93,8 +73,8 @@ sw_recv(it_ctx *ctx, sw_rep *r)
 	}
 	memset(r, 0, sizeof(*r));
 	r->pid = ir.pid;
-	if (!sw_field(ir.raw, "ev", r->ev, sizeof(r->ev))
-	    || !sw_field(ir.raw, "label", r->label, sizeof(r->label))) {
+	if (!it_report_field(ir.raw, "ev", r->ev, sizeof(r->ev))
+	    || !it_report_field(ir.raw, "label", r->label, sizeof(r->label))) {
 		fail_msg("bad report: %s", ir.raw);
 	}
 	r->rc    = (int) sw_num(ir.raw, "rc");
