@@ -322,6 +322,26 @@ int it_wait_workers(it_ctx *ctx, int want, int deadline_ms);
 int it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
     size_t n, int deadline_ms);
 
+/*
+ * it_asuser_dirs prepares ctx for a daemon whose workers run as uid:gid
+ * (harness_asuser.c): makes ctx->dir, a fresh NAME-XXXXXX of mode 0711;
+ * writes DIR/s, the socket_dir the daemon will make, into sdir; makes
+ * DIR/out (0700, owned by uid:gid) and writes it into outdir; names
+ * ctx->conf_path (DIR/supervised.conf, not written), ctx->sock_path (in
+ * sdir) and ctx->url. Returns 0, or -1 (ctx->dir may then exist; the
+ * teardown removes it).
+ */
+int it_asuser_dirs(it_ctx *ctx, const char *name, uid_t uid, gid_t gid,
+    char *sdir, size_t sdir_len, char *outdir, size_t outdir_len);
+
+/*
+ * it_asuser_spawn starts `daemon --config CONF --foreground` (CONF is
+ * ctx->conf_path) with posix_spawn's defaults and the test's environment,
+ * storing its pid in ctx->daemon. Returns 0 or -1. It does not wait for
+ * the daemon to answer.
+ */
+int it_asuser_spawn(it_ctx *ctx, const char *daemon);
+
 /* it_daemon_alive returns true while the daemon has not exited. */
 bool it_daemon_alive(it_ctx *ctx);
 

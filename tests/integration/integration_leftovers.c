@@ -575,7 +575,6 @@ setup_nobody(void **state)
 	nng_listener      l;
 	FILE             *f;
 	int64_t           deadline;
-	char             *argv[5];
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "[it] SKIP: needs root\n");
@@ -606,20 +605,11 @@ setup_nobody(void **state)
 		return 0;
 	}
 	ctx->stop_timeout_ms = 2000;
-	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-lo") != 0
-	    || chmod(ctx->dir, 0711) != 0)
+	if (it_asuser_dirs(ctx, "sv-lo", fx->pw.pw_uid, fx->pw.pw_gid,
+	        fx->sdir, sizeof(fx->sdir), fx->outdir, sizeof(fx->outdir))
+	    != 0)
 		return -1;
-	snprintf(fx->sdir, sizeof(fx->sdir), "%s/s", ctx->dir);
-	snprintf(fx->outdir, sizeof(fx->outdir), "%s/out", ctx->dir);
 	snprintf(fx->out, sizeof(fx->out), "%s/admin.txt", fx->outdir);
-	if (mkdir(fx->outdir, 0700) != 0
-	    || chown(fx->outdir, fx->pw.pw_uid, fx->pw.pw_gid) != 0)
-		return -1;
-	snprintf(ctx->conf_path, sizeof(ctx->conf_path), "%s/supervised.conf",
-	    ctx->dir);
-	snprintf(ctx->sock_path, sizeof(ctx->sock_path), "%s/control.sock",
-	    fx->sdir);
-	snprintf(ctx->url, sizeof(ctx->url), "ipc://%s", ctx->sock_path);
 	snprintf(ctx->report_url, sizeof(ctx->report_url),
 	    "ipc://%s/report.sock", ctx->dir);
 	if (nng_pull0_open(&ctx->pull) != 0)
@@ -644,13 +634,7 @@ setup_nobody(void **state)
 	    it_worker_program(), ctx->report_url);
 	if (fclose(f) != 0)
 		return -1;
-	argv[0] = daemon_exe;
-	argv[1] = "--config";
-	argv[2] = ctx->conf_path;
-	argv[3] = "--foreground";
-	argv[4] = NULL;
-	if (posix_spawn(&ctx->daemon, daemon_exe, NULL, NULL, argv, environ)
-	    != 0)
+	if (it_asuser_spawn(ctx, daemon_exe) != 0)
 		return -1;
 	deadline = it_now_ms() + IT_START_MS;
 	while (sv_client_open(&ctx->client, ctx->url, 200) != SV_OK) {
