@@ -244,6 +244,14 @@ int it_teardown(void **state);
  * wire tests). */
 int it_setup_g3(void **state);
 
+/* A scratch directory for the whole run of a test program (mkdtemp, 0700),
+ * made by the cmocka group setup it_scratch_setup (sv-it-NAME-XXXXXX for
+ * the program integration_NAME) and removed with everything in it by the
+ * group teardown it_scratch_teardown; "" before the setup. */
+extern char it_scratch_dir[64];
+int         it_scratch_setup(void **state);
+int         it_scratch_teardown(void **state);
+
 /*
  * it_recv_report waits up to timeout_ms for the next worker report. Returns
  * 0, or the nng error (NNG_ETIMEDOUT when nothing came) or -1 for a line

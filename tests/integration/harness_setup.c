@@ -5,11 +5,24 @@
  * its groups (it_start); the teardown stops it (it_stop), failing the case
  * on anything left behind, and frees the context. it_setup_g3 is the setup
  * that several tests share: one group "g" of 3 sv-testworker processes that
- * may be scaled up to 5.
+ * may be scaled up to 5. it_scratch_setup and it_scratch_teardown are the
+ * cmocka group setup and teardown of a test that plants files outside the
+ * daemon's directory: one scratch directory for the whole run, named after
+ * the test program.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "harness.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "../sv_tmpdir.h"
+
+char it_scratch_dir[64];
 
 /* cmocka setup: a fresh daemon for groups; it_teardown frees the ctx. */
 int
@@ -51,4 +64,27 @@ it_setup_g3(void **state)
 	};
 
 	return it_setup_groups(state, g, 1);
+}
+
+/* cmocka group setup: makes it_scratch_dir, sv-it-NAME-XXXXXX for the
+ * program integration_NAME. */
+int
+it_scratch_setup(void **state)
+{
+	const char *prog = program_invocation_short_name;
+	char        name[64];
+
+	(void) state;
+	if (strncmp(prog, "integration_", strlen("integration_")) == 0)
+		prog += strlen("integration_");
+	snprintf(name, sizeof(name), "sv-it-%s", prog);
+	return sv_tmpdir(it_scratch_dir, sizeof(it_scratch_dir), name);
+}
+
+/* cmocka group teardown: removes it_scratch_dir and all below it. */
+int
+it_scratch_teardown(void **state)
+{
+	(void) state;
+	return sv_rmtree(it_scratch_dir);
 }

@@ -53,12 +53,10 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "supervise/v1/supervise.pb-c.h"
-#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
 
 static char lw_path[512]; /* sv-leaseworker */
-static char res_dir[64]; /* mkdtemp: the pools' resources */
 static char top[2048]; /* it_config_top */
 
 /* A report of sv-leaseworker, parsed. */
@@ -125,7 +123,7 @@ set_pools(void)
 	    "  { name = \"dirs\"; slots = 2; path = \"%s/d/slot-{slot}\";"
 	    " kind = \"directory\"; on_release = \"remove\"; }\n"
 	    ");",
-	    res_dir, res_dir);
+	    it_scratch_dir, it_scratch_dir);
 	it_config_top = top;
 }
 
@@ -516,7 +514,7 @@ test_resources(void **state)
 	IT_PASS(ctx, sv_client_session_open(ctx->client, 10000, CALL, &s));
 	IT_PASS(ctx,
 	    sv_client_lease_acquire(ctx->client, "files", 1, 0, s, CALL, &f));
-	snprintf(want, sizeof(want), "%s/f/1.dat", res_dir);
+	snprintf(want, sizeof(want), "%s/f/1.dat", it_scratch_dir);
 	assert_string_equal(sv_lease_resource(f), want);
 	assert_int_equal(lstat(want, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -535,7 +533,7 @@ test_resources(void **state)
 	IT_PASS(ctx,
 	    sv_client_lease_acquire(
 	        ctx->client, "dirs", SV_LEASE_ANY_SLOT, 0, s, CALL, &d));
-	snprintf(want, sizeof(want), "%s/d/slot-0", res_dir);
+	snprintf(want, sizeof(want), "%s/d/slot-0", it_scratch_dir);
 	assert_string_equal(sv_lease_resource(d), want);
 	assert_int_equal(lstat(want, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
@@ -650,23 +648,6 @@ test_supervisor_restart_claims(void **state)
 /* An unclaimed lease is revoked after the claim grace (10 s): too slow
  * for this suite; the core's test covers it (tests/test_lease.c). */
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	if (sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-leases") != 0) {
-		return -1;
-	}
-	return 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return sv_rmtree(res_dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -690,6 +671,6 @@ main(int argc, char **argv)
 	dir = strdup(it_worker_program());
 	snprintf(lw_path, sizeof(lw_path), "%s/sv-leaseworker", dirname(dir));
 	free(dir);
-	return it_finish(cmocka_run_group_tests_name(
-	    "integration_leases", tests, group_setup, group_teardown));
+	return it_finish(cmocka_run_group_tests_name("integration_leases",
+	    tests, it_scratch_setup, it_scratch_teardown));
 }

@@ -44,11 +44,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../sv_skip.h"
-#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
-
-static char res_dir[64]; /* mkdtemp: everything planted */
 
 /* A planted object as it was: to be found unchanged. */
 typedef struct planted {
@@ -57,11 +54,11 @@ typedef struct planted {
 	char        content[64]; /* a regular file's; "" otherwise */
 } planted;
 
-/* at writes res_dir/rel into buf. */
+/* at writes it_scratch_dir/rel into buf. */
 static const char *
 at(char *buf, size_t len, const char *rel)
 {
-	snprintf(buf, len, "%s/%s", res_dir, rel);
+	snprintf(buf, len, "%s/%s", it_scratch_dir, rel);
 	return buf;
 }
 
@@ -495,20 +492,6 @@ test_own_files(void **state)
 	sv_lease_free(c);
 }
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-poolpaths");
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return sv_rmtree(res_dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -530,6 +513,7 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return SV_EXIT(it_finish(cmocka_run_group_tests_name(
-	    "integration_poolpaths", tests, group_setup, group_teardown)));
+	return SV_EXIT(
+	    it_finish(cmocka_run_group_tests_name("integration_poolpaths",
+	        tests, it_scratch_setup, it_scratch_teardown)));
 }
