@@ -164,6 +164,11 @@ int it_finish(int failed);
  * (for group specs built by a test); NULL before it_args. */
 const char *it_worker_program(void);
 
+/* it_sibling_program writes the path of the program name built beside
+ * sv-testworker (its directory, "/", name) into buf (harness_sibling.c);
+ * call it after it_args. */
+void it_sibling_program(char *buf, size_t len, const char *name);
+
 /* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
 int64_t it_now_ms(void);
 

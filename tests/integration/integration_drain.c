@@ -30,7 +30,6 @@
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -627,12 +626,10 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_roll_surge, setup_surge, it_teardown),
 	};
-	char tw[512];
-	int  rc;
+	int rc;
 
 	it_args(argc, argv);
-	snprintf(tw, sizeof(tw), "%s", it_worker_program());
-	snprintf(dw_path, sizeof(dw_path), "%s/sv-drainworker", dirname(tw));
+	it_sibling_program(dw_path, sizeof(dw_path), "sv-drainworker");
 	if (sv_tmpdir(note_dir, sizeof(note_dir), "sv-drain") != 0) {
 		return 1;
 	}

@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -665,12 +664,9 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_supervisor_restart_claims, setup_keep, it_teardown),
 	};
-	char *dir;
 
 	it_args(argc, argv);
-	dir = strdup(it_worker_program());
-	snprintf(lw_path, sizeof(lw_path), "%s/sv-leaseworker", dirname(dir));
-	free(dir);
+	it_sibling_program(lw_path, sizeof(lw_path), "sv-leaseworker");
 	return it_finish(cmocka_run_group_tests_name("integration_leases",
 	    tests, it_scratch_setup, it_scratch_teardown));
 }

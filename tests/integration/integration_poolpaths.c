@@ -36,7 +36,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,16 +364,12 @@ test_root_file_worker_holder(void **state)
 	planted          old;
 	struct it_report r;
 	FILE            *f;
-	char            *dup;
 
 	if (geteuid() != 0) {
 		SV_SKIP("the worker-held case needs root");
 		return;
 	}
-	dup = strdup(it_worker_program());
-	assert_non_null(dup);
-	snprintf(lw, sizeof(lw), "%s/sv-leaseworker", dirname(dup));
-	free(dup);
+	it_sibling_program(lw, sizeof(lw), "sv-leaseworker");
 	if (!it_runnable_by_others(lw)) {
 		SV_SKIP(
 		    "sv-leaseworker cannot be run by nobody (a directory on "

@@ -28,7 +28,6 @@
 #endif
 #include "harness.h"
 
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -377,11 +376,9 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_release_by_stranger, setup, it_teardown),
 	};
-	char tw[512];
 
 	it_args(argc, argv);
-	snprintf(tw, sizeof(tw), "%s", it_worker_program());
-	snprintf(sw_path, sizeof(sw_path), "%s/sv-subworker", dirname(tw));
+	it_sibling_program(sw_path, sizeof(sw_path), "sv-subworker");
 	return it_finish(cmocka_run_group_tests_name(
 	    "integration_subworkers", tests, NULL, NULL));
 }
