@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 
+import defect_check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
 PY = "/usr/bin/python3"
@@ -83,31 +85,8 @@ def main():
         cases, must_fail, must_pass = plan[:3]
         must_skip = plan[3] if len(plan) > 3 else []
         rc, out = run(defect, cases, a)
-        lines = out.splitlines()
-        problems = []
-        for case, rule in must_fail.items():
-            want = " - %s [required] FAILED %s" % (case, rule)
-            if not any(l.startswith("not ok ") and want in l for l in lines):
-                problems.append("%s does not fail naming %s" % (case, rule))
-        for case in must_pass:
-            if not any(l.startswith("ok ") and (" - %s [" % case) in l for l in lines):
-                problems.append("%s does not pass" % case)
-        for case in must_skip:
-            if not any(l.startswith("ok ") and (" - %s [" % case) in l and "# SKIP" in l
-                       for l in lines):
-                problems.append("%s is not skipped" % case)
-        want_rc = 1 if must_fail else 0
-        if rc != want_rc:
-            problems.append("exit status %d, want %d" % (rc, want_rc))
-        if not lines or not lines[-1].endswith("skipped"):
-            problems.append("no summary line")
-        status = "ok" if not problems else "not ok"
-        print("%s - defect %s: %s" % (status, defect, lines[-1] if lines else "(no output)"))
-        for l in lines:
-            if l.startswith("not ok") or l.startswith("#   "):
-                print("#     " + l)
-        for pr in problems:
-            print("#   MISS: " + pr)
+        lines, problems = defect_check.check(rc, out, must_fail, must_pass, must_skip)
+        defect_check.report(defect, lines, problems)
         misses += len(problems)
     print("%d defects, %d misses" % (len(PLAN), misses))
     return 1 if misses else 0

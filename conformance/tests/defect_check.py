@@ -1,0 +1,44 @@
+"""defect_check.py — the checks broken_builds.py and broken_clients.py make
+of one run of sv_conformance.py against a deliberately broken peer.
+
+Design: a run's TAP output must show each case of must_fail failing
+("not ok ... - CASE [required] FAILED RULE"), each case of must_pass
+passing, each case of must_skip passing as "# SKIP", an exit status of 1
+when a case must fail (else 0) and a summary as its last line. check()
+lists what misses; report() prints one TAP line for the defect, the
+run's failures and every miss, so a miss names its defect and case.
+"""
+
+
+def check(rc, out, must_fail, must_pass, must_skip=()):
+    """Returns (the run's lines, a list of what misses)."""
+    lines = out.splitlines()
+    problems = []
+    for case, rule in must_fail.items():
+        want = " - %s [required] FAILED %s" % (case, rule)
+        if not any(l.startswith("not ok ") and want in l for l in lines):
+            problems.append("%s does not fail naming %s" % (case, rule))
+    for case in must_pass:
+        if not any(l.startswith("ok ") and (" - %s [" % case) in l for l in lines):
+            problems.append("%s does not pass" % case)
+    for case in must_skip:
+        if not any(l.startswith("ok ") and (" - %s [" % case) in l and "# SKIP" in l
+                   for l in lines):
+            problems.append("%s is not skipped" % case)
+    want_rc = 1 if must_fail else 0
+    if rc != want_rc:
+        problems.append("exit status %d, want %d" % (rc, want_rc))
+    if not lines or not lines[-1].endswith("skipped"):
+        problems.append("no summary line")
+    return lines, problems
+
+
+def report(defect, lines, problems):
+    """Prints the defect's TAP line, the run's failures and the misses."""
+    status = "ok" if not problems else "not ok"
+    print("%s - defect %s: %s" % (status, defect, lines[-1] if lines else "(no output)"))
+    for l in lines:
+        if l.startswith("not ok") or l.startswith("#   "):
+            print("#     " + l)
+    for pr in problems:
+        print("#   MISS: " + pr)
