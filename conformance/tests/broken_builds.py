@@ -16,15 +16,10 @@ Exit status 0 when every expectation holds; each miss is printed.
 """
 
 import argparse
-import os
-import subprocess
 import sys
 
 import defect_check
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, ".."))
-PY = "/usr/bin/python3"
+from defect_check import PY, ROOT
 
 # defect: (cases to run, {case: rule it must fail with}, cases that must pass
 #          [, cases that must be skipped])
@@ -65,14 +60,7 @@ def run(defect, cases, a):
                 "--inner-dir {dir}/inner" % (PY, ROOT, defect, a.supervised))
     if a.descriptor:
         template += " --descriptor " + a.descriptor
-    cmd = [PY, os.path.join(ROOT, "runner", "sv_conformance.py"), "--supervisor", template]
-    if a.descriptor:
-        cmd += ["--descriptor", a.descriptor]
-    for c in cases:
-        cmd += ["--case", c]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=120, text=True)
-    return p.returncode, p.stdout
+    return defect_check.run(["--supervisor", template], cases, a.descriptor, 120)
 
 
 def main():

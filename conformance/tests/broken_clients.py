@@ -13,15 +13,10 @@ Exit status 0 when every expectation holds; each miss is printed.
 """
 
 import argparse
-import os
-import subprocess
 import sys
 
 import defect_check
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, ".."))
-PY = "/usr/bin/python3"
+from defect_check import PY, ROOT
 CASES = ["102-*", "103-*", "107-*", "108-*"]
 ALL = ["102-client-silent-server-deadline", "103-client-late-reply-skipped",
        "107-client-stale-reply-id-skipped", "108-client-wrong-request-id"]
@@ -42,14 +37,7 @@ def run(defect, a):
     adapter = "%s %s/adapters/broken/sv_broken_client.py --defect %s" % (PY, ROOT, defect)
     if a.descriptor:
         adapter += " --descriptor " + a.descriptor
-    cmd = [PY, os.path.join(ROOT, "runner", "sv_conformance.py"), "--client", adapter]
-    if a.descriptor:
-        cmd += ["--descriptor", a.descriptor]
-    for c in CASES:
-        cmd += ["--case", c]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=80, text=True)
-    return p.returncode, p.stdout
+    return defect_check.run(["--client", adapter], CASES, a.descriptor, 80)
 
 
 def main():

@@ -1,5 +1,5 @@
-"""defect_check.py — the checks broken_builds.py and broken_clients.py make
-of one run of sv_conformance.py against a deliberately broken peer.
+"""defect_check.py — one run of sv_conformance.py against a deliberately
+broken peer, and the checks broken_builds.py and broken_clients.py make of it.
 
 Design: a run's TAP output must show each case of must_fail failing
 ("not ok ... - CASE [required] FAILED RULE"), each case of must_pass
@@ -7,7 +7,29 @@ passing, each case of must_skip passing as "# SKIP", an exit status of 1
 when a case must fail (else 0) and a summary as its last line. check()
 lists what misses; report() prints one TAP line for the defect, the
 run's failures and every miss, so a miss names its defect and case.
+run() starts the suite itself (its --supervisor or --client argument
+given by the caller) on the selected cases.
 """
+
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, ".."))
+PY = "/usr/bin/python3"
+
+
+def run(peer_args, cases, descriptor, timeout):
+    """Runs sv_conformance.py PEER_ARGS [--descriptor D] --case C...;
+    returns (its exit status, its output with stderr)."""
+    cmd = [PY, os.path.join(ROOT, "runner", "sv_conformance.py")] + peer_args
+    if descriptor:
+        cmd += ["--descriptor", descriptor]
+    for c in cases:
+        cmd += ["--case", c]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=timeout, text=True)
+    return p.returncode, p.stdout
 
 
 def check(rc, out, must_fail, must_pass, must_skip=()):
