@@ -26,18 +26,11 @@
 # removes the directory. Last line: `long_values_test: N passed, M failed`.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-	echo "usage: $0 SUPERVISED SUPERVISECTL" >&2
-	exit 2
-fi
-SUPERVISED=$1
-CTL=$2
+# cli_args, ok, bad, wait_for, finish
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cli_args "$@"
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=python3
-# ok, bad, wait_for, finish
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-unset SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION \
-	SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID XDG_RUNTIME_DIR
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/long_values_test.XXXXXX")
 daemon_pid=""

@@ -21,16 +21,9 @@
 # non-zero when M > 0 or the script aborted.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-	echo "usage: $0 SUPERVISED SUPERVISECTL" >&2
-	exit 2
-fi
-SUPERVISED=$1
-CTL=$2
-# ok, bad, wait_for, finish
+# cli_args, ok, bad, wait_for, finish
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-unset SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION \
-	SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID XDG_RUNTIME_DIR
+cli_args "$@"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nofile_test.XXXXXX")
 daemon_pid=""
