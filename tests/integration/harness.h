@@ -348,12 +348,15 @@ int it_asuser_dirs(it_ctx *ctx, const char *name, uid_t uid, gid_t gid,
     char *sdir, size_t sdir_len, char *outdir, size_t outdir_len);
 
 /*
- * it_asuser_spawn starts `daemon --config CONF --foreground` (CONF is
- * ctx->conf_path) with posix_spawn's defaults and the test's environment,
- * storing its pid in ctx->daemon. Returns 0 or -1. It does not wait for
- * the daemon to answer.
+ * it_asuser_spawn writes ctx->conf_path: socket_dir = sdir, stop_timeout_ms
+ * = ctx->stop_timeout_ms and the list of groups, whose entries (text in
+ * libconfig, each ending in a newline) are groups; then it starts
+ * `daemon --config CONF --foreground` with posix_spawn's defaults and the
+ * test's environment, storing its pid in ctx->daemon. Returns 0 or -1. It
+ * does not wait for the daemon to answer.
  */
-int it_asuser_spawn(it_ctx *ctx, const char *daemon);
+int it_asuser_spawn(
+    it_ctx *ctx, const char *daemon, const char *sdir, const char *groups);
 
 /* it_daemon_alive returns true while the daemon has not exited. */
 bool it_daemon_alive(it_ctx *ctx);

@@ -6,10 +6,11 @@
  * private directory, because the worker (running as nobody) must reach the
  * control socket and write its output. it_asuser_dirs lays out a directory
  * that user may search (0711) with the daemon's socket_dir below it and an
- * output directory owned by that user; the test then writes its own config
- * (ctx->conf_path) and starts the daemon with it_asuser_spawn, a plain
- * posix_spawn of `DAEMON --config CONF --foreground` with the test's
- * environment. The test waits for the daemon itself; it_teardown stops it.
+ * output directory owned by that user; it_asuser_spawn writes the config
+ * (socket_dir, stop_timeout_ms and the test's groups) and starts the daemon
+ * with a plain posix_spawn of `DAEMON --config CONF --foreground` and the
+ * test's environment. The test waits for the daemon itself; it_teardown stops
+ * it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -46,12 +47,26 @@ it_asuser_dirs(it_ctx *ctx, const char *name, uid_t uid, gid_t gid, char *sdir,
 	return 0;
 }
 
-/* Spawns `daemon --config ctx->conf_path --foreground` into ctx->daemon. */
+/* Writes the config of groups to ctx->conf_path, then spawns
+ * `daemon --config ctx->conf_path --foreground` into ctx->daemon. */
 int
-it_asuser_spawn(it_ctx *ctx, const char *daemon)
+it_asuser_spawn(
+    it_ctx *ctx, const char *daemon, const char *sdir, const char *groups)
 {
 	char *argv[5];
+	FILE *f;
 
+	if ((f = fopen(ctx->conf_path, "w")) == NULL)
+		return -1;
+	fprintf(f,
+	    "socket_dir = \"%s\";\n"
+	    "stop_timeout_ms = %d;\n"
+	    "groups = (\n"
+	    "%s"
+	    ");\n",
+	    sdir, ctx->stop_timeout_ms, groups);
+	if (fclose(f) != 0)
+		return -1;
 	argv[0] = (char *) daemon;
 	argv[1] = (char *) "--config";
 	argv[2] = ctx->conf_path;

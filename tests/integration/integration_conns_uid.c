@@ -53,7 +53,7 @@ setup_uid(void **state)
 {
 	struct uid_fx *fx = calloc(1, sizeof(*fx));
 	it_ctx        *ctx;
-	FILE          *f;
+	char           groups[PATH_MAX + 512];
 	int64_t        deadline;
 	sv_hello      *h = NULL;
 
@@ -69,21 +69,13 @@ setup_uid(void **state)
 	snprintf(
 	    fx->victim_out, sizeof(fx->victim_out), "%s/victim", fx->outdir);
 	snprintf(fx->ctl_err, sizeof(fx->ctl_err), "%s/ctl.err", ctx->dir);
-	if ((f = fopen(ctx->conf_path, "w")) == NULL)
-		return -1;
-	fprintf(f,
-	    "socket_dir = \"%s\";\n"
-	    "stop_timeout_ms = %d;\n"
-	    "groups = (\n"
+	snprintf(groups, sizeof(groups),
 	    "  { name = \"victim\"; count = 0; max_count = 1;\n"
 	    "    purpose = \"a worker of a flooding uid\";\n"
 	    "    argv = [\"%s\", \"victim\", \"%s\"];\n"
-	    "    user = \"nobody\"; min_uptime_ms = 0; }\n"
-	    ");\n",
-	    fx->sdir, ctx->stop_timeout_ms, SV_IT_CONNFLOOD, fx->victim_out);
-	if (fclose(f) != 0)
-		return -1;
-	if (it_asuser_spawn(ctx, daemon_exe) != 0)
+	    "    user = \"nobody\"; min_uptime_ms = 0; }\n",
+	    SV_IT_CONNFLOOD, fx->victim_out);
+	if (it_asuser_spawn(ctx, daemon_exe, fx->sdir, groups) != 0)
 		return -1;
 	deadline = it_now_ms() + IT_START_MS;
 	for (;;) {

@@ -573,7 +573,7 @@ setup_nobody(void **state)
 	it_ctx           *ctx;
 	struct passwd    *pw = NULL;
 	nng_listener      l;
-	FILE             *f;
+	char              groups[3 * PATH_MAX];
 	int64_t           deadline;
 
 	if (geteuid() != 0) {
@@ -619,22 +619,13 @@ setup_nobody(void **state)
 	    || nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0666) != 0
 	    || nng_listener_start(l, 0) != 0)
 		return -1;
-	if ((f = fopen(ctx->conf_path, "w")) == NULL)
-		return -1;
-	fprintf(f,
-	    "socket_dir = \"%s\";\n"
-	    "stop_timeout_ms = %d;\n"
-	    "groups = (\n"
+	snprintf(groups, sizeof(groups),
 	    "  { name = \"w\"; count = 1; purpose = \"as nobody\";\n"
 	    "    argv = [\"%s\", \"--as-user\", \"%s\", \"%s\"];\n"
 	    "    env = [\"SV_TEST_REPORT_URL=%s\"];\n"
-	    "    user = \"nobody\"; min_uptime_ms = 0; }\n"
-	    ");\n",
-	    fx->sdir, ctx->stop_timeout_ms, self_exe, fx->out,
-	    it_worker_program(), ctx->report_url);
-	if (fclose(f) != 0)
-		return -1;
-	if (it_asuser_spawn(ctx, daemon_exe) != 0)
+	    "    user = \"nobody\"; min_uptime_ms = 0; }\n",
+	    self_exe, fx->out, it_worker_program(), ctx->report_url);
+	if (it_asuser_spawn(ctx, daemon_exe, fx->sdir, groups) != 0)
 		return -1;
 	deadline = it_now_ms() + IT_START_MS;
 	while (sv_client_open(&ctx->client, ctx->url, 200) != SV_OK) {
