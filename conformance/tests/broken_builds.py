@@ -68,16 +68,15 @@ def main():
     ap.add_argument("--supervised", required=True)
     ap.add_argument("--descriptor")
     a = ap.parse_args()
-    misses = 0
-    for defect, plan in PLAN.items():
-        cases, must_fail, must_pass = plan[:3]
-        must_skip = plan[3] if len(plan) > 3 else []
-        rc, out = run(defect, cases, a)
-        lines, problems = defect_check.check(rc, out, must_fail, must_pass, must_skip)
-        defect_check.report(defect, lines, problems)
-        misses += len(problems)
-    print("%d defects, %d misses" % (len(PLAN), misses))
-    return 1 if misses else 0
+
+    def runs():
+        for defect, plan in PLAN.items():
+            cases, must_fail, must_pass = plan[:3]
+            must_skip = plan[3] if len(plan) > 3 else []
+            rc, out = run(defect, cases, a)
+            yield defect, rc, out, must_fail, must_pass, must_skip
+
+    return defect_check.tally(runs())
 
 
 if __name__ == "__main__":

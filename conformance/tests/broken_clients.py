@@ -44,14 +44,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--descriptor")
     a = ap.parse_args()
-    misses = 0
-    for defect, (must_fail, must_pass) in PLAN.items():
-        rc, out = run(defect, a)
-        lines, problems = defect_check.check(rc, out, must_fail, must_pass)
-        defect_check.report(defect, lines, problems)
-        misses += len(problems)
-    print("%d defects, %d misses" % (len(PLAN), misses))
-    return 1 if misses else 0
+    return defect_check.tally((defect, *run(defect, a), must_fail, must_pass, [])
+                              for defect, (must_fail, must_pass) in PLAN.items())
 
 
 if __name__ == "__main__":

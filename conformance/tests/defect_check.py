@@ -8,7 +8,8 @@ when a case must fail (else 0) and a summary as its last line. check()
 lists what misses; report() prints one TAP line for the defect, the
 run's failures and every miss, so a miss names its defect and case.
 run() starts the suite itself (its --supervisor or --client argument
-given by the caller) on the selected cases.
+given by the caller) on the selected cases; tally() checks and reports a
+series of runs and totals the misses.
 """
 
 import os
@@ -64,3 +65,16 @@ def report(defect, lines, problems):
             print("#     " + l)
     for pr in problems:
         print("#   MISS: " + pr)
+
+
+def tally(runs):
+    """Checks and reports each (defect, rc, out, must_fail, must_pass,
+    must_skip) of runs, prints the total; returns 1 on any miss, else 0."""
+    defects = misses = 0
+    for defect, rc, out, must_fail, must_pass, must_skip in runs:
+        lines, problems = check(rc, out, must_fail, must_pass, must_skip)
+        report(defect, lines, problems)
+        defects += 1
+        misses += len(problems)
+    print("%d defects, %d misses" % (defects, misses))
+    return 1 if misses else 0
