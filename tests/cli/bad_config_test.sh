@@ -208,94 +208,71 @@ done <<<"$rows"
 G='name = "w"; argv = ["/bin/sleep", "1000"]; count = 1; purpose = "t";'
 H='socket_dir = "@RUN@";'
 
+# check_group NAME KEY BODY checks a config of the one group { BODY }.
+check_group() {
+	check_config "$1" "$2" "$H
+groups = ( { $3 } );"
+}
+
+# check_pool NAME KEY POOLS checks a config of the group { $G } and the
+# pool list ( POOLS ).
+check_pool() {
+	check_config "$1" "$2" "$H
+groups = ( { $G } );
+pools = ( $3 );"
+}
+
 check_config "unknown top-level key" "colour" "$H
 colour = \"red\";
 groups = ( { $G } );"
-check_config "unknown group key" "groups[0].colour" "$H
-groups = ( { $G colour = \"red\"; } );"
-check_config "misspelt group key" "groups[0].max_restart" "$H
-groups = ( { $G max_restart = 3; } );"
-check_config "duplicated group key" "syntax error" "$H
-groups = ( { $G count = 2; } );"
+check_group "unknown group key" "groups[0].colour" "$G colour = \"red\";"
+check_group "misspelt group key" "groups[0].max_restart" "$G max_restart = 3;"
+check_group "duplicated group key" "syntax error" "$G count = 2;"
 check_config "duplicated top-level key" "syntax error" "$H
 stop_timeout_ms = 10;
 stop_timeout_ms = 20;
 groups = ( { $G } );"
-check_config "value missing" "syntax error" "$H
-groups = ( { name = \"w\"; argv = [\"/bin/true\"]; count = ; purpose = \"t\"; } );"
-check_config "unterminated string" "syntax error" "$H
-groups = ( { name = \"w; } );"
+check_group "value missing" "syntax error" "name = \"w\"; argv = [\"/bin/true\"]; count = ; purpose = \"t\";"
+check_group "unterminated string" "syntax error" "name = \"w;"
 check_config "no groups" "groups" "$H" noline
 check_config "empty group list" "groups" "$H
 groups = ( );"
-check_config "group without argv" "groups[0].argv" "$H
-groups = ( { name = \"w\"; count = 1; purpose = \"t\"; } );"
-check_config "group without purpose" "groups[0].purpose" "$H
-groups = ( { name = \"w\"; argv = [\"/bin/true\"]; count = 1; } );"
-check_config "empty purpose" "groups[0].purpose" "$H
-groups = ( { name = \"w\"; argv = [\"/bin/true\"]; count = 1; purpose = \"\"; } );"
-check_config "empty argv" "groups[0].argv" "$H
-groups = ( { name = \"w\"; argv = [ ]; count = 1; purpose = \"t\"; } );"
-check_config "argv of numbers" "groups[0].argv" "$H
-groups = ( { name = \"w\"; argv = [ 1, 2 ]; count = 1; purpose = \"t\"; } );"
-check_config "program that does not exist" "groups[0].argv" "$H
-groups = ( { name = \"w\"; argv = [\"/nonexistent/prog\"]; count = 1; purpose = \"t\"; } );"
+check_group "group without argv" "groups[0].argv" "name = \"w\"; count = 1; purpose = \"t\";"
+check_group "group without purpose" "groups[0].purpose" "name = \"w\"; argv = [\"/bin/true\"]; count = 1;"
+check_group "empty purpose" "groups[0].purpose" "name = \"w\"; argv = [\"/bin/true\"]; count = 1; purpose = \"\";"
+check_group "empty argv" "groups[0].argv" "name = \"w\"; argv = [ ]; count = 1; purpose = \"t\";"
+check_group "argv of numbers" "groups[0].argv" "name = \"w\"; argv = [ 1, 2 ]; count = 1; purpose = \"t\";"
+check_group "program that does not exist" "groups[0].argv" "name = \"w\"; argv = [\"/nonexistent/prog\"]; count = 1; purpose = \"t\";"
 printf 'not a program\n' >"$tmp/notexec"
 chmod 0644 "$tmp/notexec"
-check_config "program not executable" "groups[0].argv" "$H
-groups = ( { name = \"w\"; argv = [\"$tmp/notexec\"]; count = 1; purpose = \"t\"; } );"
-check_config "program not in PATH" "groups[0].argv" "$H
-groups = ( { name = \"w\"; argv = [\"no-such-program-anywhere\"]; count = 1; purpose = \"t\"; } );"
-check_config "group name with a slash" "groups[0].name" "$H
-groups = ( { name = \"a/b\"; argv = [\"/bin/true\"]; count = 1; purpose = \"t\"; } );"
-check_config "group name too long" "groups[0].name" "$H
-groups = ( { name = \"$(printf 'n%.0s' $(seq 65))\"; argv = [\"/bin/true\"]; count = 1; purpose = \"t\"; } );"
+check_group "program not executable" "groups[0].argv" "name = \"w\"; argv = [\"$tmp/notexec\"]; count = 1; purpose = \"t\";"
+check_group "program not in PATH" "groups[0].argv" "name = \"w\"; argv = [\"no-such-program-anywhere\"]; count = 1; purpose = \"t\";"
+check_group "group name with a slash" "groups[0].name" "name = \"a/b\"; argv = [\"/bin/true\"]; count = 1; purpose = \"t\";"
+check_group "group name too long" "groups[0].name" "name = \"$(printf 'n%.0s' $(seq 65))\"; argv = [\"/bin/true\"]; count = 1; purpose = \"t\";"
 check_config "two groups with one name" "groups[1].name" "$H
 groups = ( { $G }, { $G } );"
-check_config "count above max_count" "groups[0].count" "$H
-groups = ( { name = \"w\"; argv = [\"/bin/true\"]; count = 5; max_count = 2; purpose = \"t\"; } );"
-check_config "count far above the limit" "groups[0].count" "$H
-groups = ( { name = \"w\"; argv = [\"/bin/true\"]; count = 1000000; purpose = \"t\"; } );"
-check_config "env entry without =" "groups[0].env" "$H
-groups = ( { $G env = [\"NOEQUALS\"]; } );"
-check_config "env sets a reserved name" "groups[0].env" "$H
-groups = ( { $G env = [\"SUPERVISE_ORDINAL=7\"]; } );"
-check_config "cwd that does not exist" "groups[0].cwd" "$H
-groups = ( { $G cwd = \"/nonexistent/dir\"; } );"
-check_config "cwd relative" "groups[0].cwd" "$H
-groups = ( { $G cwd = \"relative/dir\"; } );"
-check_config "unknown restart type" "groups[0].restart" "$H
-groups = ( { $G restart = \"sometimes\"; } );"
-check_config "unknown stop signal" "groups[0].stop_signal" "$H
-groups = ( { $G stop_signal = \"SIGBOGUS\"; } );"
-check_config "unknown drain signal" "groups[0].drain_signal" "$H
-groups = ( { $G drain_signal = \"BOGUS\"; } );"
-check_config "backoff factor below 1" "groups[0].backoff_factor" "$H
-groups = ( { $G backoff_factor = 0.5; } );"
-check_config "backoff factor above 16" "groups[0].backoff_factor" "$H
-groups = ( { $G backoff_factor = 17.0; } );"
-check_config "max_seconds above a day" "groups[0].max_seconds" "$H
-groups = ( { $G max_seconds = 86401; } );"
-check_config "unknown notify_access" "groups[0].notify_access" "$H
-groups = ( { $G notify_access = \"some\"; } );"
-check_config "unknown on_start_timeout" "groups[0].on_start_timeout" "$H
-groups = ( { $G on_start_timeout = \"retry\"; } );"
-check_config "unknown on_unresponsive" "groups[0].on_unresponsive" "$H
-groups = ( { $G on_unresponsive = \"ignore\"; } );"
-check_config "user that does not exist" "groups[0].user" "$H
-groups = ( { $G user = \"no-such-user-here\"; } );"
-check_config "group that does not exist" "groups[0].group" "$H
-groups = ( { $G user = \"root\"; group = \"no-such-group-here\"; } );"
-check_config "group without user" "groups[0].group" "$H
-groups = ( { $G group = \"root\"; } );"
-check_config "socket without a path" "groups[0].sockets" "$H
-groups = ( { $G sockets = ( { name = \"jobs\"; } ); } );"
-check_config "socket with a relative path" "groups[0].sockets" "$H
-groups = ( { $G sockets = ( { name = \"jobs\"; path = \"jobs.sock\"; } ); } );"
-check_config "socket of an unknown type" "groups[0].sockets" "$H
-groups = ( { $G sockets = ( { name = \"jobs\"; path = \"$tmp/j.sock\"; type = \"raw\"; } ); } );"
-check_config "socket with a bad mode" "groups[0].sockets" "$H
-groups = ( { $G sockets = ( { name = \"jobs\"; path = \"$tmp/j.sock\"; mode = \"0999\"; } ); } );"
+check_group "count above max_count" "groups[0].count" "name = \"w\"; argv = [\"/bin/true\"]; count = 5; max_count = 2; purpose = \"t\";"
+check_group "count far above the limit" "groups[0].count" "name = \"w\"; argv = [\"/bin/true\"]; count = 1000000; purpose = \"t\";"
+check_group "env entry without =" "groups[0].env" "$G env = [\"NOEQUALS\"];"
+check_group "env sets a reserved name" "groups[0].env" "$G env = [\"SUPERVISE_ORDINAL=7\"];"
+check_group "cwd that does not exist" "groups[0].cwd" "$G cwd = \"/nonexistent/dir\";"
+check_group "cwd relative" "groups[0].cwd" "$G cwd = \"relative/dir\";"
+check_group "unknown restart type" "groups[0].restart" "$G restart = \"sometimes\";"
+check_group "unknown stop signal" "groups[0].stop_signal" "$G stop_signal = \"SIGBOGUS\";"
+check_group "unknown drain signal" "groups[0].drain_signal" "$G drain_signal = \"BOGUS\";"
+check_group "backoff factor below 1" "groups[0].backoff_factor" "$G backoff_factor = 0.5;"
+check_group "backoff factor above 16" "groups[0].backoff_factor" "$G backoff_factor = 17.0;"
+check_group "max_seconds above a day" "groups[0].max_seconds" "$G max_seconds = 86401;"
+check_group "unknown notify_access" "groups[0].notify_access" "$G notify_access = \"some\";"
+check_group "unknown on_start_timeout" "groups[0].on_start_timeout" "$G on_start_timeout = \"retry\";"
+check_group "unknown on_unresponsive" "groups[0].on_unresponsive" "$G on_unresponsive = \"ignore\";"
+check_group "user that does not exist" "groups[0].user" "$G user = \"no-such-user-here\";"
+check_group "group that does not exist" "groups[0].group" "$G user = \"root\"; group = \"no-such-group-here\";"
+check_group "group without user" "groups[0].group" "$G group = \"root\";"
+check_group "socket without a path" "groups[0].sockets" "$G sockets = ( { name = \"jobs\"; } );"
+check_group "socket with a relative path" "groups[0].sockets" "$G sockets = ( { name = \"jobs\"; path = \"jobs.sock\"; } );"
+check_group "socket of an unknown type" "groups[0].sockets" "$G sockets = ( { name = \"jobs\"; path = \"$tmp/j.sock\"; type = \"raw\"; } );"
+check_group "socket with a bad mode" "groups[0].sockets" "$G sockets = ( { name = \"jobs\"; path = \"$tmp/j.sock\"; mode = \"0999\"; } );"
 check_config "unknown strategy" "strategy" "$H
 strategy = \"all_for_none\";
 groups = ( { $G } );"
@@ -307,53 +284,25 @@ groups = ( { $G } );"
 check_config "negative stop timeout" "stop_timeout_ms" "$H
 stop_timeout_ms = -5;
 groups = ( { $G } );"
-check_config "pool without slots" "pools[0].slots" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; } );"
-check_config "pool with zero slots" "pools[0].slots" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 0; } );"
-check_config "pool with an unknown key" "pools[0].size" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; size = 4; } );"
-check_config "two pools with one name" "pools[1].name" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 1; }, { name = \"p\"; slots = 1; } );"
-check_config "pool path without {slot}" "pools[0].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; path = \"$tmp/slots/file.db\"; } );"
-check_config "pool path relative" "pools[0].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; path = \"slots/{slot}.db\"; } );"
-check_config "pool path with .." "pools[0].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; path = \"$tmp/a/../{slot}.db\"; } );"
-check_config "pool path {slot} not in the last component" "pools[0].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; path = \"$tmp/{slot}/x.db\"; } );"
+check_pool "pool without slots" "pools[0].slots" "{ name = \"p\"; }"
+check_pool "pool with zero slots" "pools[0].slots" "{ name = \"p\"; slots = 0; }"
+check_pool "pool with an unknown key" "pools[0].size" "{ name = \"p\"; slots = 2; size = 4; }"
+check_pool "two pools with one name" "pools[1].name" "{ name = \"p\"; slots = 1; }, { name = \"p\"; slots = 1; }"
+check_pool "pool path without {slot}" "pools[0].path" "{ name = \"p\"; slots = 2; path = \"$tmp/slots/file.db\"; }"
+check_pool "pool path relative" "pools[0].path" "{ name = \"p\"; slots = 2; path = \"slots/{slot}.db\"; }"
+check_pool "pool path with .." "pools[0].path" "{ name = \"p\"; slots = 2; path = \"$tmp/a/../{slot}.db\"; }"
+check_pool "pool path {slot} not in the last component" "pools[0].path" "{ name = \"p\"; slots = 2; path = \"$tmp/{slot}/x.db\"; }"
 # A pool under a directory a symbolic link or another user could redirect.
 mkdir "$tmp/plink-target" "$tmp/popen"
 ln -s "$tmp/plink-target" "$tmp/plink"
 chmod 0777 "$tmp/popen"
-check_config "pool path under a symbolic link" "pools[0].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; path = \"$tmp/plink/{slot}.db\"; } );"
-check_config "pool path under a world-writable directory" "pools[1].path" "$H
-groups = ( { $G } );
-pools = ( { name = \"q\"; slots = 1; },
-          { name = \"p\"; slots = 2; path = \"$tmp/popen/x/{slot}.db\"; } );"
-check_config "pool on_release unknown" "pools[0].on_release" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; on_release = \"shred\"; } );"
-check_config "pool kind unknown" "pools[0].kind" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; kind = \"fifo\"; } );"
-check_config "pool ttl above a day" "pools[0].ttl_ms" "$H
-groups = ( { $G } );
-pools = ( { name = \"p\"; slots = 2; ttl_ms = 86400001; } );"
-check_config "pool entry not a group" "pools[0]" "$H
-groups = ( { $G } );
-pools = ( 5 );"
+check_pool "pool path under a symbolic link" "pools[0].path" "{ name = \"p\"; slots = 2; path = \"$tmp/plink/{slot}.db\"; }"
+check_pool "pool path under a world-writable directory" "pools[1].path" "{ name = \"q\"; slots = 1; },
+          { name = \"p\"; slots = 2; path = \"$tmp/popen/x/{slot}.db\"; }"
+check_pool "pool on_release unknown" "pools[0].on_release" "{ name = \"p\"; slots = 2; on_release = \"shred\"; }"
+check_pool "pool kind unknown" "pools[0].kind" "{ name = \"p\"; slots = 2; kind = \"fifo\"; }"
+check_pool "pool ttl above a day" "pools[0].ttl_ms" "{ name = \"p\"; slots = 2; ttl_ms = 86400001; }"
+check_pool "pool entry not a group" "pools[0]" "5"
 
 # ---- bad command lines -------------------------------------------------------
 

@@ -26,22 +26,15 @@
 # removes the directory. Last line: `long_values_test: N passed, M failed`.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-	echo "usage: $0 SUPERVISED SUPERVISECTL" >&2
-	exit 2
-fi
-SUPERVISED=$1
-CTL=$2
+# cli_args, ok, bad, wait_for, finish
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cli_args "$@"
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=python3
-unset SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION \
-	SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID XDG_RUNTIME_DIR
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/long_values_test.XXXXXX")
 daemon_pid=""
 reader_pid=""
-pass=0
-fail=0
 cleanup() {
 	if [[ -n $reader_pid ]]; then
 		kill -TERM "$reader_pid" 2>/dev/null || true
@@ -59,24 +52,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() {
-	pass=$((pass + 1))
-	echo "ok: $*"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL: $*" >&2
-}
 export SUPERVISE_URL="ipc://$tmp/run/control.sock"
 ctl() { "$CTL" -t 5000 "$@"; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.05
-	done
-}
 
 # The values, made once and kept in files for python to compare with.
 NAME=$(printf 'G%.0s' $(seq 31))-$(printf 'g%.0s' $(seq 32)) # 64 bytes
@@ -253,5 +230,4 @@ if kill -0 "$daemon_pid" 2>/dev/null; then
 else
 	bad "the daemon died: $(tail -c 600 "$tmp/log")"
 fi
-echo "long_values_test: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish long_values_test

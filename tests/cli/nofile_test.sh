@@ -21,19 +21,12 @@
 # non-zero when M > 0 or the script aborted.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-	echo "usage: $0 SUPERVISED SUPERVISECTL" >&2
-	exit 2
-fi
-SUPERVISED=$1
-CTL=$2
-unset SUPERVISE_URL SUPERVISE_GROUP SUPERVISE_ORDINAL SUPERVISE_GENERATION \
-	SUPERVISE_PURPOSE SUPERVISE_SUPERVISOR_ID XDG_RUNTIME_DIR
+# cli_args, ok, bad, wait_for, finish
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cli_args "$@"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nofile_test.XXXXXX")
 daemon_pid=""
-pass=0
-fail=0
 cleanup() {
 	if [[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null; then
 		kill -KILL "$daemon_pid" 2>/dev/null || true
@@ -42,27 +35,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() {
-	pass=$((pass + 1))
-	echo "ok: $*"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL: $*" >&2
-}
 export SUPERVISE_URL="ipc://$tmp/run/control.sock"
 ctl() { "$CTL" -t 3000 "$@"; }
-
-# wait_for SECONDS CMD... polls CMD every 50 ms until it succeeds or the
-# deadline passes (status 1).
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.05
-	done
-}
 
 # count_state STATE prints how many workers status shows in STATE.
 count_state() {
@@ -155,5 +129,4 @@ else
 	bad "SIGTERM: exit $rc: $(tail -5 "$tmp/log")"
 fi
 
-echo "nofile_test: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish nofile_test

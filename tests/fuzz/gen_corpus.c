@@ -134,6 +134,20 @@ envelope(const char *name, env_t *e, bool reply)
 	free(b);
 }
 
+/*
+ * SEED writes the seed name (envelope(), reply as there) from the local
+ * env_t e, made afresh with the body case SUPERVISE__V1__ENVELOPE__BODY_kase
+ * and its oneof member field pointing at msg. e keeps that body afterwards,
+ * for a variant written by changing one field.
+ */
+#define SEED(name, kase, field, msg, reply)                          \
+	do {                                                         \
+		e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT; \
+		e.body_case = SUPERVISE__V1__ENVELOPE__BODY_##kase;  \
+		e.field     = (msg);                                 \
+		envelope((name), &e, (reply));                       \
+	} while (0)
+
 /* requests writes one envelope of every request kind. */
 static void
 requests(void)
@@ -165,117 +179,74 @@ requests(void)
 	h.client_name = "gen_corpus/1";
 	h.min_version = 1;
 	h.max_version = 1;
-	e.body_case   = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
-	e.hello       = &h;
-	envelope("hello", &e, false);
+	SEED("hello", HELLO, hello, &h, false);
 
-	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_WHOAMI;
-	e.whoami    = &w;
-	envelope("whoami", &e, false);
+	SEED("whoami", WHOAMI, whoami, &w, false);
 
-	lw.group       = "web";
-	lw.page_size   = 1;
-	e              = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_LIST_WORKERS;
-	e.list_workers = &lw;
-	envelope("list-workers", &e, false);
+	lw.group     = "web";
+	lw.page_size = 1;
+	SEED("list-workers", LIST_WORKERS, list_workers, &lw, false);
 	lw.group     = "";
 	lw.page_size = 0;
 	envelope("list-workers-all", &e, false);
 
-	gs.group     = "web";
-	gs.ordinal   = 1;
-	e            = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GET_STATUS;
-	e.get_status = &gs;
-	envelope("get-status", &e, false);
+	gs.group   = "web";
+	gs.ordinal = 1;
+	SEED("get-status", GET_STATUS, get_status, &gs, false);
 
-	sg.group      = "web";
-	sg.count      = 3;
-	e             = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case   = SUPERVISE__V1__ENVELOPE__BODY_SCALE_GROUP;
-	e.scale_group = &sg;
-	envelope("scale-group", &e, false);
+	sg.group = "web";
+	sg.count = 3;
+	SEED("scale-group", SCALE_GROUP, scale_group, &sg, false);
 
-	st.group     = "web";
-	e            = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case  = SUPERVISE__V1__ENVELOPE__BODY_STOP_GROUP;
-	e.stop_group = &st;
-	envelope("stop-group", &e, false);
+	st.group = "web";
+	SEED("stop-group", STOP_GROUP, stop_group, &st, false);
 
-	rw.group         = "web";
-	rw.ordinal       = 0;
-	e                = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case      = SUPERVISE__V1__ENVELOPE__BODY_RESTART_WORKER;
-	e.restart_worker = &rw;
-	envelope("restart-worker", &e, false);
+	rw.group   = "web";
+	rw.ordinal = 0;
+	SEED("restart-worker", RESTART_WORKER, restart_worker, &rw, false);
 	rw.check_generation    = 1;
 	rw.expected_generation = 0;
 	envelope("restart-worker-cas", &e, false);
 
-	rg.group      = "web";
-	e             = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case   = SUPERVISE__V1__ENVELOPE__BODY_RESET_GROUP;
-	e.reset_group = &rg;
-	envelope("reset-group", &e, false);
+	rg.group = "web";
+	SEED("reset-group", RESET_GROUP, reset_group, &rg, false);
 
-	lg.group      = "web";
-	e             = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case   = SUPERVISE__V1__ENVELOPE__BODY_LIST_GROUPS;
-	e.list_groups = &lg;
-	envelope("list-groups", &e, false);
+	lg.group = "web";
+	SEED("list-groups", LIST_GROUPS, list_groups, &lg, false);
 
-	sw.group       = "web";
-	e              = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_START_WORKER;
-	e.start_worker = &sw;
-	envelope("start-worker", &e, false);
+	sw.group = "web";
+	SEED("start-worker", START_WORKER, start_worker, &sw, false);
 
-	tw.group           = "web";
-	tw.ordinal         = 1;
-	e                  = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case        = SUPERVISE__V1__ENVELOPE__BODY_TERMINATE_WORKER;
-	e.terminate_worker = &tw;
-	envelope("terminate-worker", &e, false);
+	tw.group   = "web";
+	tw.ordinal = 1;
+	SEED("terminate-worker", TERMINATE_WORKER, terminate_worker, &tw,
+	    false);
 
-	rd.status   = "warming up";
-	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_READY;
-	e.ready     = &rd;
-	envelope("ready", &e, false);
+	rd.status = "warming up";
+	SEED("ready", READY, ready, &rd, false);
 
-	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_HEARTBEAT;
-	e.heartbeat = &hb;
-	envelope("heartbeat", &e, false);
+	SEED("heartbeat", HEARTBEAT, heartbeat, &hb, false);
 
-	sp.name        = "batch";
-	sp.n_argv      = 3;
-	sp.argv        = argv;
-	sp.count       = 1;
-	sp.purpose     = "run batch jobs";
-	sp.n_env       = 1;
-	sp.env         = env;
-	sp.cwd         = "/tmp";
-	sp.max_count   = 8;
-	o1.key         = "restart";
-	o1.value       = "transient";
-	o2.key         = "backoff_factor";
-	o2.value       = "1.5";
-	sp.n_options   = 2;
-	sp.options     = opts;
-	cg.spec        = &sp;
-	e              = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_CREATE_GROUP;
-	e.create_group = &cg;
-	envelope("create-group", &e, false);
+	sp.name      = "batch";
+	sp.n_argv    = 3;
+	sp.argv      = argv;
+	sp.count     = 1;
+	sp.purpose   = "run batch jobs";
+	sp.n_env     = 1;
+	sp.env       = env;
+	sp.cwd       = "/tmp";
+	sp.max_count = 8;
+	o1.key       = "restart";
+	o1.value     = "transient";
+	o2.key       = "backoff_factor";
+	o2.value     = "1.5";
+	sp.n_options = 2;
+	sp.options   = opts;
+	cg.spec      = &sp;
+	SEED("create-group", CREATE_GROUP, create_group, &cg, false);
 
-	dg.group       = "web";
-	e              = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case    = SUPERVISE__V1__ENVELOPE__BODY_DELETE_GROUP;
-	e.delete_group = &dg;
-	envelope("delete-group", &e, false);
+	dg.group = "web";
+	SEED("delete-group", DELETE_GROUP, delete_group, &dg, false);
 }
 
 /* replies writes envelopes of the reply kinds (requests to the dispatcher,
@@ -305,16 +276,11 @@ replies(void)
 	hr.n_features    = 3;
 	hr.features      = features;
 	hr.events_url    = "ipc:///tmp/supervise/events.sock";
-	e.body_case      = SUPERVISE__V1__ENVELOPE__BODY_HELLO_REPLY;
-	e.hello_reply    = &hr;
-	envelope("hello-reply", &e, true);
+	SEED("hello-reply", HELLO_REPLY, hello_reply, &hr, true);
 
-	er.code     = SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_FOUND;
-	er.message  = "no group named \"nope\"";
-	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_ERROR;
-	e.error     = &er;
-	envelope("error", &e, true);
+	er.code    = SUPERVISE__V1__ERROR_CODE__ERROR_CODE_NOT_FOUND;
+	er.message = "no group named \"nope\"";
+	SEED("error", ERROR, error, &er, true);
 
 	fr.kind          = SUPERVISE__V1__WORKER_KIND__WORKER_KIND_PROCESS;
 	fr.ordinal       = 2;
@@ -329,10 +295,7 @@ replies(void)
 	id.n_context     = 1;
 	id.context       = ctx;
 	id.group_size    = 3;
-	e                = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case      = SUPERVISE__V1__ENVELOPE__BODY_IDENTITY;
-	e.identity       = &id;
-	envelope("identity", &e, true);
+	SEED("identity", IDENTITY, identity, &id, true);
 
 	ws.group          = "web";
 	ws.ordinal        = 1;
@@ -346,18 +309,12 @@ replies(void)
 	ws.last_signal    = 9;
 	ws.ready          = 1;
 	ws.status_text    = "ok";
-	e                 = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case       = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
-	e.worker_status   = &ws;
-	envelope("worker-status", &e, true);
+	SEED("worker-status", WORKER_STATUS, worker_status, &ws, true);
 
 	wl.n_workers       = 2;
 	wl.workers         = wsl;
 	wl.next_page_token = "p1";
-	e                  = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case        = SUPERVISE__V1__ENVELOPE__BODY_WORKER_LIST;
-	e.worker_list      = &wl;
-	envelope("worker-list", &e, true);
+	SEED("worker-list", WORKER_LIST, worker_list, &wl, true);
 
 	gi.name      = "web";
 	gi.count     = 3;
@@ -368,27 +325,15 @@ replies(void)
 	gi.purpose   = "serve";
 	gl.n_groups  = 1;
 	gl.groups    = gil;
-	e            = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_LIST;
-	e.group_list = &gl;
-	envelope("group-list", &e, true);
-	e            = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case  = SUPERVISE__V1__ENVELOPE__BODY_GROUP_INFO;
-	e.group_info = &gi;
-	envelope("group-info", &e, true);
+	SEED("group-list", GROUP_LIST, group_list, &gl, true);
+	SEED("group-info", GROUP_INFO, group_info, &gi, true);
 
 	gc.group          = "web";
 	gc.previous_count = 3;
 	gc.count          = 5;
-	e                 = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case       = SUPERVISE__V1__ENVELOPE__BODY_GROUP_CHANGE;
-	e.group_change    = &gc;
-	envelope("group-change", &e, true);
+	SEED("group-change", GROUP_CHANGE, group_change, &gc, true);
 
-	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_ACK;
-	e.ack       = &ack;
-	envelope("ack", &e, true);
+	SEED("ack", ACK, ack, &ack, true);
 }
 
 /* refusals writes envelopes the checking order refuses. */
@@ -402,9 +347,7 @@ refusals(void)
 	static const uint8_t unknown[]
 	    = {0x08, 0x01, 0x10, 0x07, 0x9a, 0x1f, 0x00};
 
-	e.body_case = SUPERVISE__V1__ENVELOPE__BODY_HELLO;
-	e.hello     = &h;
-	envelope("v0-hello", &e, false);
+	SEED("v0-hello", HELLO, hello, &h, false);
 	e.version = 2;
 	envelope("v2-hello", &e, false);
 	e           = (env_t) SUPERVISE__V1__ENVELOPE__INIT;

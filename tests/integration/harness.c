@@ -560,37 +560,6 @@ it_stop(it_ctx *ctx)
 	return rc;
 }
 
-/* cmocka setup: a fresh daemon for groups. */
-int
-it_setup_groups(void **state, const struct it_group *groups, size_t n)
-{
-	it_ctx *ctx = calloc(1, sizeof(*ctx));
-
-	if (ctx == NULL)
-		return -1;
-	if (it_start(ctx, groups, n) != 0) {
-		free(ctx);
-		return -1;
-	}
-	*state = ctx;
-	return 0;
-}
-
-/* cmocka teardown: it_stop, failing the test on leftovers. */
-int
-it_teardown(void **state)
-{
-	it_ctx *ctx = *state;
-	int     rc;
-
-	if (ctx == NULL)
-		return 0;
-	rc = it_stop(ctx);
-	free(ctx);
-	*state = NULL;
-	return rc;
-}
-
 /* Parses "k=v k=v ..." into r; returns 0, or -1 without pid= or rc=. */
 static int
 it_parse_report(struct it_report *r)

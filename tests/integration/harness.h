@@ -164,6 +164,11 @@ int it_finish(int failed);
  * (for group specs built by a test); NULL before it_args. */
 const char *it_worker_program(void);
 
+/* it_sibling_program writes the path of the program name built beside
+ * sv-testworker (its directory, "/", name) into buf (harness_sibling.c);
+ * call it after it_args. */
+void it_sibling_program(char *buf, size_t len, const char *name);
+
 /* it_now_ms returns CLOCK_MONOTONIC in milliseconds. */
 int64_t it_now_ms(void);
 
@@ -239,12 +244,32 @@ int it_setup_groups(void **state, const struct it_group *groups, size_t n);
 /* it_teardown is the cmocka teardown matching it_setup_groups. */
 int it_teardown(void **state);
 
+/* it_setup_g3 is it_setup_groups for one group "g" of 3 sv-testworker
+ * processes with max_count 5 (the group of the identity, kill, admin and
+ * wire tests). */
+int it_setup_g3(void **state);
+
+/* A scratch directory for the whole run of a test program (mkdtemp, 0700),
+ * made by the cmocka group setup it_scratch_setup (sv-it-NAME-XXXXXX for
+ * the program integration_NAME) and removed with everything in it by the
+ * group teardown it_scratch_teardown; "" before the setup. */
+extern char it_scratch_dir[64];
+int         it_scratch_setup(void **state);
+int         it_scratch_teardown(void **state);
+
 /*
  * it_recv_report waits up to timeout_ms for the next worker report. Returns
  * 0, or the nng error (NNG_ETIMEDOUT when nothing came) or -1 for a line
  * that does not parse.
  */
 int it_recv_report(it_ctx *ctx, int timeout_ms, struct it_report *r);
+
+/*
+ * it_report_field copies the value of the field " key=" of a report line
+ * raw (up to the next space, at most len - 1 bytes) into buf, terminated.
+ * Returns false, leaving buf alone, when raw has no such field.
+ */
+bool it_report_field(const char *raw, const char *key, char *buf, size_t len);
 
 /*
  * it_expect_no_report asserts that no report arrives within ms: nothing
@@ -309,6 +334,29 @@ int it_wait_workers(it_ctx *ctx, int want, int deadline_ms);
  */
 int it_wait_ordinals(it_ctx *ctx, const char *group, const uint32_t *want,
     size_t n, int deadline_ms);
+
+/*
+ * it_asuser_dirs prepares ctx for a daemon whose workers run as uid:gid
+ * (harness_asuser.c): makes ctx->dir, a fresh NAME-XXXXXX of mode 0711;
+ * writes DIR/s, the socket_dir the daemon will make, into sdir; makes
+ * DIR/out (0700, owned by uid:gid) and writes it into outdir; names
+ * ctx->conf_path (DIR/supervised.conf, not written), ctx->sock_path (in
+ * sdir) and ctx->url. Returns 0, or -1 (ctx->dir may then exist; the
+ * teardown removes it).
+ */
+int it_asuser_dirs(it_ctx *ctx, const char *name, uid_t uid, gid_t gid,
+    char *sdir, size_t sdir_len, char *outdir, size_t outdir_len);
+
+/*
+ * it_asuser_spawn writes ctx->conf_path: socket_dir = sdir, stop_timeout_ms
+ * = ctx->stop_timeout_ms and the list of groups, whose entries (text in
+ * libconfig, each ending in a newline) are groups; then it starts
+ * `daemon --config CONF --foreground` with posix_spawn's defaults and the
+ * test's environment, storing its pid in ctx->daemon. Returns 0 or -1. It
+ * does not wait for the daemon to answer.
+ */
+int it_asuser_spawn(
+    it_ctx *ctx, const char *daemon, const char *sdir, const char *groups);
 
 /* it_daemon_alive returns true while the daemon has not exited. */
 bool it_daemon_alive(it_ctx *ctx);

@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #endif
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -347,11 +346,9 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_spare_region, setup_spare, it_teardown),
 	};
-	char tw[512];
 
 	it_args(argc, argv);
-	snprintf(tw, sizeof(tw), "%s", it_worker_program());
-	snprintf(aw_path, sizeof(aw_path), "%s/sv-actworker", dirname(tw));
+	it_sibling_program(aw_path, sizeof(aw_path), "sv-actworker");
 	return it_finish(cmocka_run_group_tests_name(
 	    "integration_activity", tests, NULL, NULL));
 }

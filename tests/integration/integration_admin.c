@@ -18,19 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROUP     "g"
+#define GROUP     "g" /* it_setup_g3: group "g", at most MAX_COUNT */
 #define MAX_COUNT 5
-
-/* cmocka setup: one group of 3 workers, at most 5. */
-static int
-setup_g3(void **state)
-{
-	static const struct it_group g[] = {
-	    {.name = GROUP, .count = 3, .max_count = MAX_COUNT},
-	};
-
-	return it_setup_groups(state, g, 1);
-}
 
 /*
  * Receives n reports and asserts their ordinals are exactly want[0..n-1]
@@ -233,13 +222,13 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
-	        test_scale_up_and_down, setup_g3, it_teardown),
+	        test_scale_up_and_down, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_restart_one, setup_g3, it_teardown),
+	        test_restart_one, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_stop_group, setup_g3, it_teardown),
+	        test_stop_group, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_admin_errors, setup_g3, it_teardown),
+	        test_admin_errors, it_setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);

@@ -53,52 +53,29 @@ setup_uid(void **state)
 {
 	struct uid_fx *fx = calloc(1, sizeof(*fx));
 	it_ctx        *ctx;
-	FILE          *f;
+	char           groups[PATH_MAX + 512];
 	int64_t        deadline;
-	char          *argv[5];
 	sv_hello      *h = NULL;
 
 	assert_non_null(fx);
 	*state               = fx;
 	ctx                  = &fx->ctx;
 	ctx->stop_timeout_ms = 2000;
-	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-cu") != 0
-	    || chmod(ctx->dir, 0711) != 0)
+	if (it_asuser_dirs(ctx, "sv-cu", nobody.pw_uid, nobody.pw_gid,
+	        fx->sdir, sizeof(fx->sdir), fx->outdir, sizeof(fx->outdir))
+	    != 0)
 		return -1;
-	snprintf(fx->sdir, sizeof(fx->sdir), "%s/s", ctx->dir);
-	snprintf(fx->outdir, sizeof(fx->outdir), "%s/out", ctx->dir);
 	snprintf(fx->flood_out, sizeof(fx->flood_out), "%s/flood", fx->outdir);
 	snprintf(
 	    fx->victim_out, sizeof(fx->victim_out), "%s/victim", fx->outdir);
 	snprintf(fx->ctl_err, sizeof(fx->ctl_err), "%s/ctl.err", ctx->dir);
-	if (mkdir(fx->outdir, 0700) != 0
-	    || chown(fx->outdir, nobody.pw_uid, nobody.pw_gid) != 0)
-		return -1;
-	snprintf(ctx->conf_path, sizeof(ctx->conf_path), "%s/supervised.conf",
-	    ctx->dir);
-	snprintf(ctx->sock_path, sizeof(ctx->sock_path), "%s/control.sock",
-	    fx->sdir);
-	snprintf(ctx->url, sizeof(ctx->url), "ipc://%s", ctx->sock_path);
-	if ((f = fopen(ctx->conf_path, "w")) == NULL)
-		return -1;
-	fprintf(f,
-	    "socket_dir = \"%s\";\n"
-	    "stop_timeout_ms = %d;\n"
-	    "groups = (\n"
+	snprintf(groups, sizeof(groups),
 	    "  { name = \"victim\"; count = 0; max_count = 1;\n"
 	    "    purpose = \"a worker of a flooding uid\";\n"
 	    "    argv = [\"%s\", \"victim\", \"%s\"];\n"
-	    "    user = \"nobody\"; min_uptime_ms = 0; }\n"
-	    ");\n",
-	    fx->sdir, ctx->stop_timeout_ms, SV_IT_CONNFLOOD, fx->victim_out);
-	if (fclose(f) != 0)
-		return -1;
-	argv[0] = (char *) daemon_exe;
-	argv[1] = (char *) "--config";
-	argv[2] = ctx->conf_path;
-	argv[3] = (char *) "--foreground";
-	argv[4] = NULL;
-	if (posix_spawn(&ctx->daemon, argv[0], NULL, NULL, argv, environ) != 0)
+	    "    user = \"nobody\"; min_uptime_ms = 0; }\n",
+	    SV_IT_CONNFLOOD, fx->victim_out);
+	if (it_asuser_spawn(ctx, daemon_exe, fx->sdir, groups) != 0)
 		return -1;
 	deadline = it_now_ms() + IT_START_MS;
 	for (;;) {

@@ -30,7 +30,6 @@
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +126,73 @@ wait_ready(it_ctx *ctx, const char *group, size_t n)
 		}
 		it_pause_ms(10);
 	}
+}
+
+/* web_generations waits for 3 ready workers of "web" and stores each
+ * ordinal's generation in gen[ordinal]. */
+static void
+web_generations(it_ctx *ctx, uint64_t gen[3])
+{
+	sv_workers *w = NULL;
+
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	for (size_t i = 0; i < 3; i++) {
+		gen[sv_workers_ordinal(w, i)] = sv_workers_generation(w, i);
+	}
+	sv_workers_free(w);
+}
+
+/* web_rolled waits for 3 ready workers of "web" and asserts that each is
+ * one generation past gen0[its ordinal]. */
+static void
+web_rolled(it_ctx *ctx, const uint64_t gen0[3])
+{
+	sv_workers *w = NULL;
+
+	wait_ready(ctx, "web", 3);
+	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
+	assert_int_equal(sv_workers_count(w), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(sv_workers_generation(w, i),
+		    gen0[sv_workers_ordinal(w, i)] + 1);
+	}
+	sv_workers_free(w);
+}
+
+/* roll_done reads the report of roll id into *rp: true once the roll is
+ * done (*rp is then the caller's to free), false after freeing it while
+ * the roll goes on; fails the case once end (it_now_ms) has passed. */
+static bool
+roll_done(it_ctx *ctx, uint64_t id, int64_t end, sv_drain_report **rp)
+{
+	IT_PASS(ctx, sv_client_drain_report(ctx->client, id, CALL, rp));
+	if (sv_drain_report_done(*rp)) {
+		return true;
+	}
+	sv_drain_report_free(*rp);
+	if (it_now_ms() > end) {
+		fail_msg("roll not done in 30 s");
+	}
+	return false;
+}
+
+/* setup_web starts group "web" of 3 (at most 3) drain workers with args,
+ * env and the group lines extra (ready = true; drain_timeout_ms). */
+static int
+setup_web(void **state, const char *const *args, const char *const *env,
+    const char *extra)
+{
+	static struct it_group g[1];
+
+	g[0] = (struct it_group) {.name = "web",
+	    .count                      = 3,
+	    .max_count                  = 3,
+	    .program                    = dw_path,
+	    .args                       = args,
+	    .env_extra                  = env,
+	    .extra                      = extra};
+	return it_setup_groups(state, g, 1);
 }
 
 /* ---- a drain of three kinds of workers ---------------------------------- */
@@ -332,16 +398,8 @@ test_drain_notice(void **state)
 static int
 setup_roll(void **state)
 {
-	static struct it_group g[1];
-
-	g[0] = (struct it_group) {.name = "web",
-	    .count                      = 3,
-	    .max_count                  = 3,
-	    .program                    = dw_path,
-	    .args                       = args_roll,
-	    .env_extra                  = env_roll,
-	    .extra = "    ready = true;\n    drain_timeout_ms = 3000;\n"};
-	return it_setup_groups(state, g, 1);
+	return setup_web(state, args_roll, env_roll,
+	    "    ready = true;\n    drain_timeout_ms = 3000;\n");
 }
 
 /* The status list is polled through the roll: never fewer than 3 ready. */
@@ -350,17 +408,11 @@ test_roll(void **state)
 {
 	it_ctx          *ctx = *state;
 	sv_drain_report *r   = NULL;
-	sv_workers      *w   = NULL;
 	uint64_t         id, gen0[3];
 	size_t           ready, polls = 0, overlap = 0;
 	int64_t          end;
 
-	wait_ready(ctx, "web", 3);
-	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
-	for (size_t i = 0; i < 3; i++) {
-		gen0[sv_workers_ordinal(w, i)] = sv_workers_generation(w, i);
-	}
-	sv_workers_free(w);
+	web_generations(ctx, gen0);
 	IT_PASS(
 	    ctx, sv_client_rolling_restart(ctx->client, "web", 0, CALL, &r));
 	id = sv_drain_report_id(r);
@@ -374,14 +426,8 @@ test_roll(void **state)
 		if (ready < 3) {
 			fail_msg("only %zu ready during the roll", ready);
 		}
-		IT_PASS(
-		    ctx, sv_client_drain_report(ctx->client, id, CALL, &r));
-		if (sv_drain_report_done(r)) {
+		if (roll_done(ctx, id, end, &r)) {
 			break;
-		}
-		sv_drain_report_free(r);
-		if (it_now_ms() > end) {
-			fail_msg("roll not done in 30 s");
 		}
 	}
 	print_message(
@@ -400,14 +446,7 @@ test_roll(void **state)
 		assert_int_equal(sv_drain_report_served(r, i), 1);
 	}
 	sv_drain_report_free(r);
-	wait_ready(ctx, "web", 3);
-	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
-	assert_int_equal(sv_workers_count(w), 3);
-	for (size_t i = 0; i < 3; i++) {
-		assert_int_equal(sv_workers_generation(w, i),
-		    gen0[sv_workers_ordinal(w, i)] + 1);
-	}
-	sv_workers_free(w);
+	web_rolled(ctx, gen0);
 }
 
 /* ---- a roll's surge with slow drains -----------------------------------
@@ -421,16 +460,8 @@ static const char *const env_slowdrain[]
 static int
 setup_surge(void **state)
 {
-	static struct it_group g[1];
-
-	g[0] = (struct it_group) {.name = "web",
-	    .count                      = 3,
-	    .max_count                  = 3,
-	    .program                    = dw_path,
-	    .args                       = args_slowdrain,
-	    .env_extra                  = env_slowdrain,
-	    .extra = "    ready = true;\n    drain_timeout_ms = 8000;\n"};
-	return it_setup_groups(state, g, 1);
+	return setup_web(state, args_slowdrain, env_slowdrain,
+	    "    ready = true;\n    drain_timeout_ms = 8000;\n");
 }
 
 /* live_children counts the daemon's children that are not zombies: the
@@ -455,18 +486,12 @@ static size_t
 roll_surge(it_ctx *ctx, uint32_t surge)
 {
 	sv_drain_report *r = NULL;
-	sv_workers      *w = NULL;
 	uint64_t         id, gen0[3];
 	size_t  peak = 0, samples = 0, limit = 3 + (surge ? surge : 1);
 	int64_t end;
 
-	wait_ready(ctx, "web", 3);
+	web_generations(ctx, gen0);
 	assert_int_equal(live_children(ctx->daemon), 3);
-	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
-	for (size_t i = 0; i < 3; i++) {
-		gen0[sv_workers_ordinal(w, i)] = sv_workers_generation(w, i);
-	}
-	sv_workers_free(w);
 	if (surge == 0) {
 		IT_PASS(ctx,
 		    sv_client_rolling_restart(
@@ -490,14 +515,8 @@ roll_surge(it_ctx *ctx, uint32_t surge)
 			         "max_surge %u",
 			    live, surge ? surge : 1);
 		}
-		IT_PASS(
-		    ctx, sv_client_drain_report(ctx->client, id, CALL, &r));
-		if (sv_drain_report_done(r)) {
+		if (roll_done(ctx, id, end, &r)) {
 			break;
-		}
-		sv_drain_report_free(r);
-		if (it_now_ms() > end) {
-			fail_msg("roll not done in 30 s");
 		}
 		it_pause_ms(5);
 	}
@@ -511,14 +530,7 @@ roll_surge(it_ctx *ctx, uint32_t surge)
 		assert_int_equal(sv_drain_report_code(r, i), 0);
 	}
 	sv_drain_report_free(r);
-	wait_ready(ctx, "web", 3);
-	IT_PASS(ctx, sv_client_list(ctx->client, "web", CALL, &w));
-	assert_int_equal(sv_workers_count(w), 3);
-	for (size_t i = 0; i < 3; i++) {
-		assert_int_equal(sv_workers_generation(w, i),
-		    gen0[sv_workers_ordinal(w, i)] + 1);
-	}
-	sv_workers_free(w);
+	web_rolled(ctx, gen0);
 	return peak;
 }
 
@@ -539,16 +551,8 @@ test_roll_surge(void **state)
 static int
 setup_stuck(void **state)
 {
-	static struct it_group g[1];
-
-	g[0] = (struct it_group) {.name = "web",
-	    .count                      = 3,
-	    .max_count                  = 3,
-	    .program                    = dw_path,
-	    .args                       = args_roll,
-	    .env_extra                  = env_stuck,
-	    .extra = "    ready = true;\n    drain_timeout_ms = 3000;\n"};
-	return it_setup_groups(state, g, 1);
+	return setup_web(state, args_roll, env_stuck,
+	    "    ready = true;\n    drain_timeout_ms = 3000;\n");
 }
 
 /* The new generation of ordinal 1 never gets ready: the roll stops at its
@@ -622,12 +626,10 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_roll_surge, setup_surge, it_teardown),
 	};
-	char tw[512];
-	int  rc;
+	int rc;
 
 	it_args(argc, argv);
-	snprintf(tw, sizeof(tw), "%s", it_worker_program());
-	snprintf(dw_path, sizeof(dw_path), "%s/sv-drainworker", dirname(tw));
+	it_sibling_program(dw_path, sizeof(dw_path), "sv-drainworker");
 	if (sv_tmpdir(note_dir, sizeof(note_dir), "sv-drain") != 0) {
 		return 1;
 	}

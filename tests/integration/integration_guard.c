@@ -201,56 +201,51 @@ raw_connect(it_ctx *ctx)
 	return fd;
 }
 
-/* Reads the daemon's 8-byte SP header within ms; true if it came. */
-static bool
-read_header(int fd, int ms)
-{
-	int64_t dl = it_now_ms() + ms;
-	uint8_t hdr[8];
-	size_t  got = 0;
-
-	while (got < sizeof(hdr)) {
-		struct pollfd pf   = {.fd = fd, .events = POLLIN};
-		int64_t       left = dl - it_now_ms();
-		ssize_t       n;
-
-		if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
-			return false;
-		n = recv(fd, hdr + got, sizeof(hdr) - got, 0);
-		if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR)))
-			return false;
-		got += n > 0 ? (size_t) n : 0;
-	}
-	return hdr[5] == 0x31;
-}
-
 /* What became of a connection: the daemon's header came (it was
  * accepted), it was hung up without one (shed), or neither by the
  * deadline. */
 enum fate { FATE_HEADER, FATE_HUNG_UP, FATE_NOTHING };
 
-/* Waits up to ms for fd's fate. A deadline here is about correctness (a
- * connection left in the backlog), not speed: it is generous. */
+/* Reads the daemon's 8-byte SP header of fd into hdr within ms and says
+ * what became of the connection. */
 static enum fate
-await_fate(int fd, int ms)
+recv_header(int fd, int ms, uint8_t hdr[8])
 {
-	int64_t dl = it_now_ms() + ms;
-	uint8_t hdr[8];
+	int64_t dl  = it_now_ms() + ms;
 	size_t  got = 0;
 
-	while (got < sizeof(hdr)) {
+	while (got < 8) {
 		struct pollfd pf   = {.fd = fd, .events = POLLIN};
 		int64_t       left = dl - it_now_ms();
 		ssize_t       n;
 
 		if (left <= 0 || poll(&pf, 1, (int) left) <= 0)
 			return FATE_NOTHING;
-		n = recv(fd, hdr + got, sizeof(hdr) - got, 0);
+		n = recv(fd, hdr + got, 8 - got, 0);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			return FATE_HUNG_UP;
 		got += n > 0 ? (size_t) n : 0;
 	}
 	return FATE_HEADER;
+}
+
+/* Reads the daemon's 8-byte SP header within ms; true if it came. */
+static bool
+read_header(int fd, int ms)
+{
+	uint8_t hdr[8];
+
+	return recv_header(fd, ms, hdr) == FATE_HEADER && hdr[5] == 0x31;
+}
+
+/* Waits up to ms for fd's fate. A deadline here is about correctness (a
+ * connection left in the backlog), not speed: it is generous. */
+static enum fate
+await_fate(int fd, int ms)
+{
+	uint8_t hdr[8];
+
+	return recv_header(fd, ms, hdr);
 }
 
 /* cmocka setup: one worker. */

@@ -19,19 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GROUP    "g"
+#define GROUP    "g" /* it_setup_g3: group "g" of NWORKERS, at most 5 */
 #define NWORKERS 3
-
-/* cmocka setup: one group of 3 workers. */
-static int
-setup_g3(void **state)
-{
-	static const struct it_group g[] = {
-	    {.name = GROUP, .count = NWORKERS, .max_count = 5},
-	};
-
-	return it_setup_groups(state, g, 1);
-}
 
 /* 1: three workers, ordinals exactly {0,1,2}, pids match the status list. */
 static void
@@ -133,9 +122,10 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
-	        test_three_workers_know_their_ordinals, setup_g3, it_teardown),
+	        test_three_workers_know_their_ordinals, it_setup_g3,
+	        it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_non_worker_gets_enotworker, setup_g3, it_teardown),
+	        test_non_worker_gets_enotworker, it_setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);

@@ -22,20 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GROUP    "g"
+#define GROUP    "g" /* it_setup_g3: group "g" of NWORKERS, at most 5 */
 #define NWORKERS 3
 #define KILLS    10
-
-/* cmocka setup: one group of 3 workers. */
-static int
-setup_g3(void **state)
-{
-	static const struct it_group g[] = {
-	    {.name = GROUP, .count = NWORKERS, .max_count = 5},
-	};
-
-	return it_setup_groups(state, g, 1);
-}
 
 /* Reads the status of ordinal of GROUP; asserts a single running entry. */
 static void
@@ -148,7 +137,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
-	        test_kill9_ordinal1_ten_times, setup_g3, it_teardown),
+	        test_kill9_ordinal1_ten_times, it_setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);

@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,12 +52,10 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "supervise/v1/supervise.pb-c.h"
-#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
 
 static char lw_path[512]; /* sv-leaseworker */
-static char res_dir[64]; /* mkdtemp: the pools' resources */
 static char top[2048]; /* it_config_top */
 
 /* A report of sv-leaseworker, parsed. */
@@ -71,27 +68,6 @@ typedef struct lw_rep {
 	long long t_ms;
 	char      resource[256];
 } lw_rep;
-
-/* lw_field reads "key=value" of raw into buf. */
-static bool
-lw_field(const char *raw, const char *key, char *buf, size_t len)
-{
-	char        pat[32];
-	const char *p;
-	size_t      n = 0;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	if ((p = strstr(raw, pat)) == NULL) {
-		return false;
-	}
-	p += strlen(pat);
-	while (p[n] != '\0' && p[n] != ' ' && n + 1 < len) {
-		n++;
-	}
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
 
 /* lw_recv waits for the next lease worker report. */
 static void
@@ -107,22 +83,22 @@ lw_recv(it_ctx *ctx, int ms, lw_rep *r)
 	r->pid     = ir.pid;
 	r->ordinal = ir.ordinal;
 	r->rc      = ir.rc;
-	if (lw_field(ir.raw, "event", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "event", v, sizeof(v))) {
 		snprintf(r->event, sizeof(r->event), "%.31s", v);
 	}
-	if (lw_field(ir.raw, "lease", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "lease", v, sizeof(v))) {
 		r->lease = strtoull(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "token", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "token", v, sizeof(v))) {
 		r->token = strtoull(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "slot", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "slot", v, sizeof(v))) {
 		r->slot = (uint32_t) strtoul(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "t_ms", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "t_ms", v, sizeof(v))) {
 		r->t_ms = strtoll(v, NULL, 10);
 	}
-	if (lw_field(ir.raw, "resource", v, sizeof(v))) {
+	if (it_report_field(ir.raw, "resource", v, sizeof(v))) {
 		snprintf(r->resource, sizeof(r->resource), "%.200s", v);
 	}
 }
@@ -146,7 +122,7 @@ set_pools(void)
 	    "  { name = \"dirs\"; slots = 2; path = \"%s/d/slot-{slot}\";"
 	    " kind = \"directory\"; on_release = \"remove\"; }\n"
 	    ");",
-	    res_dir, res_dir);
+	    it_scratch_dir, it_scratch_dir);
 	it_config_top = top;
 }
 
@@ -537,7 +513,7 @@ test_resources(void **state)
 	IT_PASS(ctx, sv_client_session_open(ctx->client, 10000, CALL, &s));
 	IT_PASS(ctx,
 	    sv_client_lease_acquire(ctx->client, "files", 1, 0, s, CALL, &f));
-	snprintf(want, sizeof(want), "%s/f/1.dat", res_dir);
+	snprintf(want, sizeof(want), "%s/f/1.dat", it_scratch_dir);
 	assert_string_equal(sv_lease_resource(f), want);
 	assert_int_equal(lstat(want, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -556,7 +532,7 @@ test_resources(void **state)
 	IT_PASS(ctx,
 	    sv_client_lease_acquire(
 	        ctx->client, "dirs", SV_LEASE_ANY_SLOT, 0, s, CALL, &d));
-	snprintf(want, sizeof(want), "%s/d/slot-0", res_dir);
+	snprintf(want, sizeof(want), "%s/d/slot-0", it_scratch_dir);
 	assert_string_equal(sv_lease_resource(d), want);
 	assert_int_equal(lstat(want, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
@@ -671,23 +647,6 @@ test_supervisor_restart_claims(void **state)
 /* An unclaimed lease is revoked after the claim grace (10 s): too slow
  * for this suite; the core's test covers it (tests/test_lease.c). */
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	if (sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-leases") != 0) {
-		return -1;
-	}
-	return 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return sv_rmtree(res_dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -705,12 +664,9 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_supervisor_restart_claims, setup_keep, it_teardown),
 	};
-	char *dir;
 
 	it_args(argc, argv);
-	dir = strdup(it_worker_program());
-	snprintf(lw_path, sizeof(lw_path), "%s/sv-leaseworker", dirname(dir));
-	free(dir);
-	return it_finish(cmocka_run_group_tests_name(
-	    "integration_leases", tests, group_setup, group_teardown));
+	it_sibling_program(lw_path, sizeof(lw_path), "sv-leaseworker");
+	return it_finish(cmocka_run_group_tests_name("integration_leases",
+	    tests, it_scratch_setup, it_scratch_teardown));
 }

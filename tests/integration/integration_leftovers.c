@@ -573,9 +573,8 @@ setup_nobody(void **state)
 	it_ctx           *ctx;
 	struct passwd    *pw = NULL;
 	nng_listener      l;
-	FILE             *f;
+	char              groups[3 * PATH_MAX];
 	int64_t           deadline;
-	char             *argv[5];
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "[it] SKIP: needs root\n");
@@ -606,20 +605,11 @@ setup_nobody(void **state)
 		return 0;
 	}
 	ctx->stop_timeout_ms = 2000;
-	if (sv_tmpdir(ctx->dir, sizeof(ctx->dir), "sv-lo") != 0
-	    || chmod(ctx->dir, 0711) != 0)
+	if (it_asuser_dirs(ctx, "sv-lo", fx->pw.pw_uid, fx->pw.pw_gid,
+	        fx->sdir, sizeof(fx->sdir), fx->outdir, sizeof(fx->outdir))
+	    != 0)
 		return -1;
-	snprintf(fx->sdir, sizeof(fx->sdir), "%s/s", ctx->dir);
-	snprintf(fx->outdir, sizeof(fx->outdir), "%s/out", ctx->dir);
 	snprintf(fx->out, sizeof(fx->out), "%s/admin.txt", fx->outdir);
-	if (mkdir(fx->outdir, 0700) != 0
-	    || chown(fx->outdir, fx->pw.pw_uid, fx->pw.pw_gid) != 0)
-		return -1;
-	snprintf(ctx->conf_path, sizeof(ctx->conf_path), "%s/supervised.conf",
-	    ctx->dir);
-	snprintf(ctx->sock_path, sizeof(ctx->sock_path), "%s/control.sock",
-	    fx->sdir);
-	snprintf(ctx->url, sizeof(ctx->url), "ipc://%s", ctx->sock_path);
 	snprintf(ctx->report_url, sizeof(ctx->report_url),
 	    "ipc://%s/report.sock", ctx->dir);
 	if (nng_pull0_open(&ctx->pull) != 0)
@@ -629,28 +619,13 @@ setup_nobody(void **state)
 	    || nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0666) != 0
 	    || nng_listener_start(l, 0) != 0)
 		return -1;
-	if ((f = fopen(ctx->conf_path, "w")) == NULL)
-		return -1;
-	fprintf(f,
-	    "socket_dir = \"%s\";\n"
-	    "stop_timeout_ms = %d;\n"
-	    "groups = (\n"
+	snprintf(groups, sizeof(groups),
 	    "  { name = \"w\"; count = 1; purpose = \"as nobody\";\n"
 	    "    argv = [\"%s\", \"--as-user\", \"%s\", \"%s\"];\n"
 	    "    env = [\"SV_TEST_REPORT_URL=%s\"];\n"
-	    "    user = \"nobody\"; min_uptime_ms = 0; }\n"
-	    ");\n",
-	    fx->sdir, ctx->stop_timeout_ms, self_exe, fx->out,
-	    it_worker_program(), ctx->report_url);
-	if (fclose(f) != 0)
-		return -1;
-	argv[0] = daemon_exe;
-	argv[1] = "--config";
-	argv[2] = ctx->conf_path;
-	argv[3] = "--foreground";
-	argv[4] = NULL;
-	if (posix_spawn(&ctx->daemon, daemon_exe, NULL, NULL, argv, environ)
-	    != 0)
+	    "    user = \"nobody\"; min_uptime_ms = 0; }\n",
+	    self_exe, fx->out, it_worker_program(), ctx->report_url);
+	if (it_asuser_spawn(ctx, daemon_exe, fx->sdir, groups) != 0)
 		return -1;
 	deadline = it_now_ms() + IT_START_MS;
 	while (sv_client_open(&ctx->client, ctx->url, 200) != SV_OK) {

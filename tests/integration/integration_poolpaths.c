@@ -36,7 +36,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../sv_skip.h"
-#include "../sv_tmpdir.h"
 
 #define CALL IT_CALL_MS
-
-static char res_dir[64]; /* mkdtemp: everything planted */
 
 /* A planted object as it was: to be found unchanged. */
 typedef struct planted {
@@ -57,11 +53,11 @@ typedef struct planted {
 	char        content[64]; /* a regular file's; "" otherwise */
 } planted;
 
-/* at writes res_dir/rel into buf. */
+/* at writes it_scratch_dir/rel into buf. */
 static const char *
 at(char *buf, size_t len, const char *rel)
 {
-	snprintf(buf, len, "%s/%s", res_dir, rel);
+	snprintf(buf, len, "%s/%s", it_scratch_dir, rel);
 	return buf;
 }
 
@@ -368,16 +364,12 @@ test_root_file_worker_holder(void **state)
 	planted          old;
 	struct it_report r;
 	FILE            *f;
-	char            *dup;
 
 	if (geteuid() != 0) {
 		SV_SKIP("the worker-held case needs root");
 		return;
 	}
-	dup = strdup(it_worker_program());
-	assert_non_null(dup);
-	snprintf(lw, sizeof(lw), "%s/sv-leaseworker", dirname(dup));
-	free(dup);
+	it_sibling_program(lw, sizeof(lw), "sv-leaseworker");
 	if (!it_runnable_by_others(lw)) {
 		SV_SKIP(
 		    "sv-leaseworker cannot be run by nobody (a directory on "
@@ -495,20 +487,6 @@ test_own_files(void **state)
 	sv_lease_free(c);
 }
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return sv_tmpdir(res_dir, sizeof(res_dir), "sv-it-poolpaths");
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return sv_rmtree(res_dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -530,6 +508,7 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return SV_EXIT(it_finish(cmocka_run_group_tests_name(
-	    "integration_poolpaths", tests, group_setup, group_teardown)));
+	return SV_EXIT(
+	    it_finish(cmocka_run_group_tests_name("integration_poolpaths",
+	        tests, it_scratch_setup, it_scratch_teardown)));
 }

@@ -28,7 +28,6 @@
 #endif
 #include "harness.h"
 
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -53,33 +52,13 @@ typedef struct sw_rep {
 	size_t    nctx;
 } sw_rep;
 
-/* sw_field reads "key=value" of raw into buf. */
-static bool
-sw_field(const char *raw, const char *key, char *buf, size_t len)
-{
-	char        pat[32];
-	const char *p;
-	size_t      n = 0;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	if ((p = strstr(raw, pat)) == NULL) {
-		return false;
-	}
-	p += strlen(pat);
-	while (p[n] != '\0' && p[n] != ' ' && n + 1 < len) {
-		n++;
-	}
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
 /* sw_num reads the number of key in raw (-1 when absent). */
 static long long
 sw_num(const char *raw, const char *key)
 {
 	char v[32];
-	return sw_field(raw, key, v, sizeof(v)) ? strtoll(v, NULL, 10) : -1;
+	return it_report_field(raw, key, v, sizeof(v)) ? strtoll(v, NULL, 10)
+	                                               : -1;
 }
 
 /* sw_recv waits for the next report. */
@@ -93,8 +72,8 @@ sw_recv(it_ctx *ctx, sw_rep *r)
 	}
 	memset(r, 0, sizeof(*r));
 	r->pid = ir.pid;
-	if (!sw_field(ir.raw, "ev", r->ev, sizeof(r->ev))
-	    || !sw_field(ir.raw, "label", r->label, sizeof(r->label))) {
+	if (!it_report_field(ir.raw, "ev", r->ev, sizeof(r->ev))
+	    || !it_report_field(ir.raw, "label", r->label, sizeof(r->label))) {
 		fail_msg("bad report: %s", ir.raw);
 	}
 	r->rc    = (int) sw_num(ir.raw, "rc");
@@ -397,11 +376,9 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_release_by_stranger, setup, it_teardown),
 	};
-	char tw[512];
 
 	it_args(argc, argv);
-	snprintf(tw, sizeof(tw), "%s", it_worker_program());
-	snprintf(sw_path, sizeof(sw_path), "%s/sv-subworker", dirname(tw));
+	it_sibling_program(sw_path, sizeof(sw_path), "sv-subworker");
 	return it_finish(cmocka_run_group_tests_name(
 	    "integration_subworkers", tests, NULL, NULL));
 }

@@ -504,6 +504,23 @@ wait_file(const char *path)
 }
 
 /*
+ * ctl_script writes into buf a /bin/sh script for a worker: it finds the
+ * test's directory $d (the daemon's socket_dir) in $SUPERVISE_URL, runs
+ * `supervisectl cmd` with its stderr to err, leaves the exit status in
+ * $d/TAG.rc (whole, by a rename) and then sleeps.
+ */
+static void
+ctl_script(
+    char *buf, size_t len, const char *cmd, const char *err, const char *tag)
+{
+	snprintf(buf, len,
+	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
+	    "%s %s 2>%s; echo $? >$d/%s.tmp "
+	    "&& mv $d/%s.tmp $d/%s.rc; exec sleep 1000",
+	    ctl_path, cmd, err, tag, tag, tag);
+}
+
+/*
  * Workers are not administrators: a worker (here a shell script running
  * supervisectl) asking to scale another group is refused with
  * PERMISSION_DENIED, unless its own group is granted admin.
@@ -532,16 +549,10 @@ test_workers_are_not_admins(void **state)
 	/* Each script finds the test's directory (the daemon's socket_dir)
 	 * in $SUPERVISE_URL and leaves supervisectl's status and stderr
 	 * there. */
-	snprintf(rogue_sh, sizeof(rogue_sh),
-	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
-	    "%s scale victim 3 2>$d/rogue.err; echo $? >$d/rogue.tmp "
-	    "&& mv $d/rogue.tmp $d/rogue.rc; exec sleep 1000",
-	    ctl_path);
-	snprintf(boss_sh, sizeof(boss_sh),
-	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
-	    "%s scale victim 2 2>$d/boss.err; echo $? >$d/boss.tmp "
-	    "&& mv $d/boss.tmp $d/boss.rc; exec sleep 1000",
-	    ctl_path);
+	ctl_script(rogue_sh, sizeof(rogue_sh), "scale victim 3",
+	    "$d/rogue.err", "rogue");
+	ctl_script(
+	    boss_sh, sizeof(boss_sh), "scale victim 2", "$d/boss.err", "boss");
 	g[1].args = rogue_args;
 	g[2].args = boss_args;
 	assert_int_equal(it_start(&ctx, g, 3), 0);
@@ -589,12 +600,8 @@ test_notify_access_all(void **state)
 	int64_t     end;
 
 	(void) state;
-	snprintf(sh, sizeof(sh),
-	    "d=${SUPERVISE_URL#ipc://}; d=${d%%/control.sock}; "
-	    "%s ready up 2>/dev/null; echo $? >$d/$SUPERVISE_GROUP.tmp "
-	    "&& mv $d/$SUPERVISE_GROUP.tmp $d/$SUPERVISE_GROUP.rc; "
-	    "exec sleep 1000",
-	    ctl_path);
+	ctl_script(
+	    sh, sizeof(sh), "ready up", "/dev/null", "$SUPERVISE_GROUP");
 	g[0].args = args;
 	g[1].args = args;
 	assert_int_equal(it_start(&ctx, g, 2), 0);

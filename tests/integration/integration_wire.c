@@ -49,17 +49,6 @@ struct raw_reply {
 	size_t                   len; /* reply size in bytes */
 };
 
-/* cmocka setup: one group of 3 workers, so the daemon has real work. */
-static int
-setup_g3(void **state)
-{
-	static const struct it_group g[] = {
-	    {.name = "g", .count = 3, .max_count = 5},
-	};
-
-	return it_setup_groups(state, g, 1);
-}
-
 /* xorshift32: deterministic bytes for the random-garbage inputs. */
 static uint32_t
 xorshift32(uint32_t *s)
@@ -661,19 +650,19 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
-	        test_garbage_over_nng, setup_g3, it_teardown),
+	        test_garbage_over_nng, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_raw_bad_handshake, setup_g3, it_teardown),
+	        test_raw_bad_handshake, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_raw_huge_frame, setup_g3, it_teardown),
+	        test_raw_huge_frame, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_raw_idle_connections, setup_g3, it_teardown),
+	        test_raw_idle_connections, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_raw_connect_and_hang_up, setup_g3, it_teardown),
+	        test_raw_connect_and_hang_up, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_oversize_message, setup_g3, it_teardown),
+	        test_oversize_message, it_setup_g3, it_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_version_and_unknown_body, setup_g3, it_teardown),
+	        test_version_and_unknown_body, it_setup_g3, it_teardown),
 	};
 
 	it_args(argc, argv);
