@@ -256,16 +256,28 @@ svd_activity_begin(svd_activity *a, const char *group, uint32_t ordinal,
 	return SV_OK;
 }
 
+/* act_for allocates the record of worker group[ordinal] of generation
+ * (see act_new) once the directory can be used; NULL otherwise. */
+static svd_act *
+act_for(
+    svd_activity *a, const char *group, uint32_t ordinal, uint64_t generation)
+{
+	char name[ACT_NAME_MAX];
+
+	if (a == NULL || group == NULL || !act_dir(a)
+	    || !act_name(name, sizeof(name), group, ordinal, generation)) {
+		return NULL;
+	}
+	return act_new(name);
+}
+
 svd_act *
 svd_activity_prepare(svd_activity *a, const char *group, uint32_t ordinal,
     uint64_t generation, const sv_creds *creds)
 {
-	svd_act *act;
-	char     name[ACT_NAME_MAX];
+	svd_act *act = act_for(a, group, ordinal, generation);
 
-	if (a == NULL || group == NULL || !act_dir(a)
-	    || !act_name(name, sizeof(name), group, ordinal, generation)
-	    || (act = act_new(name)) == NULL) {
+	if (act == NULL) {
 		return NULL;
 	}
 	if (!act_make(a, act, creds)) {
@@ -279,12 +291,9 @@ svd_act *
 svd_activity_adopt(
     svd_activity *a, const char *group, uint32_t ordinal, uint64_t generation)
 {
-	svd_act *act;
-	char     name[ACT_NAME_MAX];
+	svd_act *act = act_for(a, group, ordinal, generation);
 
-	if (a == NULL || group == NULL || !act_dir(a)
-	    || !act_name(name, sizeof(name), group, ordinal, generation)
-	    || (act = act_new(name)) == NULL) {
+	if (act == NULL) {
 		return NULL;
 	}
 	act->fd = openat(a->dfd, act->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
