@@ -440,27 +440,90 @@ test_kill9_hands_over(void **state)
 /* ---- TTL -------------------------------------------------------------------
  */
 
+/* pause_until pauses until it_now_ms() reaches t (at once if it has). */
+static void
+pause_until(int64_t t)
+{
+	int64_t now = it_now_ms();
+
+	if (t > now)
+		it_pause_ms((int) (t - now));
+}
+
+/*
+ * ttl_renewal_outlives tries once to see a renewed lease of pool ttl
+ * (TTL 600 ms) outlive its first TTL: acquire, renew about 300 ms later,
+ * count the leases once the first TTL is certainly over and the renewed
+ * one certainly is not. Each outcome is judged against times taken around
+ * the requests, never against a fixed pause: the renewal must succeed if
+ * it returned before the first TTL could have ended (ta0 + 600), and the
+ * count must be 1 if it was asked after the first TTL had certainly ended
+ * (ta1 + 600) and answered before the renewed one could have (tr0 + 600).
+ * Returns true with *l (the caller frees) and *t_renew (a time before the
+ * renewal) when both were judged; false, with nothing held, when a loaded
+ * machine made a request miss its window (the caller tries again).
+ */
+static bool
+ttl_renewal_outlives(it_ctx *ctx, uint64_t s, sv_lease **l, int64_t *t_renew)
+{
+	int64_t ta0, ta1, tr0, tr1, tq0, tq1;
+	sv_err  e;
+	int     n;
+
+	ta0 = it_now_ms();
+	IT_PASS(ctx,
+	    sv_client_lease_acquire(
+	        ctx->client, "ttl", SV_LEASE_ANY_SLOT, 0, s, CALL, l));
+	ta1 = it_now_ms();
+	assert_true(sv_lease_expires_in_ms(*l) > 0);
+	assert_true(sv_lease_expires_in_ms(*l) <= 600);
+	pause_until(ta1 + 300);
+	tr0 = it_now_ms();
+	e = sv_client_lease_renew(ctx->client, sv_lease_id(*l), s, CALL, NULL);
+	tr1 = it_now_ms();
+	if (e != SV_OK && (e != SV_ENOTFOUND || tr1 < ta0 + 600))
+		fail_msg("renew %lld ms after the acquire: %s",
+		    (long long) (tr1 - ta0), sv_err_name(e));
+	if (e == SV_OK) {
+		pause_until(ta1 + 601);
+		tq0 = it_now_ms();
+		n   = admin_count(ctx, "ttl");
+		tq1 = it_now_ms();
+		if (tq0 > ta1 + 600 && tq1 < tr0 + 600) {
+			/* Renewed, it outlives its first TTL. */
+			assert_int_equal(n, 1);
+			*t_renew = tr0;
+			return true;
+		}
+	}
+	print_message(
+	    "[leases] a request missed its window (acquire took %lld "
+	    "ms, renew %lld-%lld ms after it): again\n",
+	    (long long) (ta1 - ta0), (long long) (tr0 - ta0),
+	    (long long) (tr1 - ta0));
+	(void) sv_client_lease_release(ctx->client, sv_lease_id(*l), s, CALL);
+	assert_int_equal(wait_count(ctx, "ttl", 0, 3000), 0);
+	sv_lease_free(*l);
+	*l = NULL;
+	return false;
+}
+
 static void
 test_ttl_revokes(void **state)
 {
 	it_ctx   *ctx = *state;
 	uint64_t  s   = 0;
 	sv_lease *l = NULL, *l2 = NULL;
-	int64_t   t_renew;
+	int64_t   t_renew = 0;
+	int       tries   = 0;
 
 	IT_PASS(ctx, sv_client_session_open(ctx->client, 10000, CALL, &s));
-	IT_PASS(ctx,
-	    sv_client_lease_acquire(
-	        ctx->client, "ttl", SV_LEASE_ANY_SLOT, 0, s, CALL, &l));
-	assert_true(sv_lease_expires_in_ms(l) > 0);
-	assert_true(sv_lease_expires_in_ms(l) <= 600);
-	/* Renewed at 350 ms, it outlives its first TTL (600 ms)... */
-	usleep(350000);
-	t_renew = it_now_ms();
-	IT_PASS(ctx,
-	    sv_client_lease_renew(ctx->client, sv_lease_id(l), s, CALL, NULL));
-	usleep(400000);
-	assert_int_equal(admin_count(ctx, "ttl"), 1);
+	/* Renewed before its first TTL (600 ms) ends, it outlives it... */
+	while (!ttl_renewal_outlives(ctx, s, &l, &t_renew)) {
+		if (++tries == 10)
+			fail_msg(
+			    "10 tries, each with a request late by 300 ms");
+	}
 	/* ... and, not renewed again, goes a TTL after the renewal. */
 	assert_int_equal(wait_count(ctx, "ttl", 0, 3000), 0);
 	assert_true(it_now_ms() - t_renew >= 595);
@@ -483,14 +546,28 @@ test_disconnect_grace(void **state)
 {
 	it_ctx *ctx = *state;
 	lw_rep  a;
-	int64_t t0;
+	int64_t t0, tq0, tq1;
+	int     n, kept = 0;
 
 	lw_recv(ctx, IT_REPORT_MS, &a);
 	assert_int_equal(a.rc, SV_OK);
+	/* Stamped when the acquire returned, before the worker hangs up:
+	 * the grace (300 ms) cannot end before t0 + 300. */
 	t0 = a.t_ms;
-	/* Within the grace it is kept, then revoked. */
-	usleep(150000);
-	assert_int_equal(admin_count(ctx, "grace"), 1);
+	/* Within the grace it is kept: every count answered before t0 + 300
+	 * sees it (asked until then, not after a fixed pause, which a loaded
+	 * machine can stretch past the grace)... */
+	for (tq0 = it_now_ms(); tq0 < t0 + 280; tq0 = it_now_ms()) {
+		n   = admin_count(ctx, "grace");
+		tq1 = it_now_ms();
+		if (tq1 < t0 + 300) {
+			assert_int_equal(n, 1);
+			kept++;
+		}
+		it_pause_ms(20);
+	}
+	print_message("[leases] kept in %d counts within the grace\n", kept);
+	/* ... then revoked, and not before the grace is over. */
 	assert_int_equal(wait_count(ctx, "grace", 0, 3000), 0);
 	printf("revoked %lld ms after the disconnect\n",
 	    (long long) (it_now_ms() - t0));
