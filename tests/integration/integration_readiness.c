@@ -275,14 +275,6 @@ ev_exited(fx *f, size_t i)
 	return ev_str(f, i, "code")[0] != '\0';
 }
 
-/* ev_ms is the time between two logged events, in ms (their stamps). */
-static int64_t
-ev_ms(const fx *f, size_t from, size_t to)
-{
-	return (int64_t) sv_event_time_unix_ms(f->log[to])
-	    - (int64_t) sv_event_time_unix_ms(f->log[from]);
-}
-
 /*
  * wall_ms is CLOCK_REALTIME in ms, the clock of the events' stamps. An
  * event is stamped when the supervisor publishes it, which may be well
@@ -770,12 +762,12 @@ setup_watchdog(void **state)
  * loaded machine does not count), a worker that is ready at once, then
  * heartbeats every 200 ms five times and stops: the heartbeats keep it
  * (unfed, the watchdog would fire 1000 ms after READY; fed, about 2000 ms
- * after; 1500 is asserted), then UNRESPONSIVE(watchdog, kill),
- * STOPPING("watchdog"),
- * EXITED(stopped_by "watchdog"), RESTART_SCHEDULED and the next generation
- * of the same ordinal starts. A missed heartbeat is a failure: a fast one
- * for the backoff (delay 200 ms, attempt 1), and with max_restarts 1 the
- * replacement's own miss fails the group.
+ * after; no sooner than 2000 ms after the request is asserted), then
+ * UNRESPONSIVE(watchdog, kill), STOPPING("watchdog"), EXITED(stopped_by
+ * "watchdog"), RESTART_SCHEDULED and the next generation of the same ordinal
+ * starts. A missed heartbeat is a failure: a fast one for the backoff (delay
+ * 200 ms, attempt 1), and with max_restarts 1 the replacement's own miss fails
+ * the group.
  */
 static void
 test_watchdog(void **state)
@@ -783,8 +775,10 @@ test_watchdog(void **state)
 	fx          *f = *state;
 	size_t       s0, rd, u0, st0, x0, r0, s1, u1, gf;
 	struct wstat w;
+	int64_t      t0;
 
 	sync_events(f, "wd", 0);
+	t0 = wall_ms();
 	scale(f, "wd", 1);
 	s0 = ev_find(f, 0, "wd", 0, K_STARTED);
 	rd = ev_find(f, s0, "wd", 0, K_READY);
@@ -792,10 +786,15 @@ test_watchdog(void **state)
 	ev_expect(f, u0, "phase", "watchdog");
 	ev_expect(f, u0, "action", "kill");
 	assert_int_equal(sv_event_pid(f->log[u0]), sv_event_pid(f->log[s0]));
-	if (ev_ms(f, rd, u0) < 1500)
-		fail_msg("the watchdog fired %lld ms after READY: the "
-		         "heartbeats did not re-arm it",
-		    (long long) ev_ms(f, rd, u0));
+	/* The fifth heartbeat is sent no sooner than 1000 ms after the
+	 * worker's start, which follows the request; re-armed by it, the
+	 * watchdog fires 1000 ms later. Unfed (the defect), it fires 1000
+	 * ms after READY, about 1000 ms after the request. */
+	if (ev_since(f, u0, t0) < 2000 - 1)
+		fail_msg("the watchdog fired %lld ms after the request (READY "
+		         "stamped at %lld): the heartbeats did not re-arm it",
+		    (long long) ev_since(f, u0, t0),
+		    (long long) ev_since(f, rd, t0));
 	st0 = ev_find(f, u0, "wd", 0, K_STOPPING);
 	ev_expect(f, st0, "reason", "watchdog");
 	x0 = ev_find(f, st0, "wd", 0, K_EXITED);
@@ -881,25 +880,34 @@ setup_notify_watchdog(void **state)
  * watchdog_ms 1000 (armed at readiness) fed by datagrams: "READY=1\n
  * WATCHDOG=1" at once and every 200 ms, 6 in all. The first makes the
  * worker ready; the others only re-arm the watchdog, which therefore fires
- * about 2000 ms after READY rather than 1000 (1500 is asserted), and the
+ * about 2000 ms after READY rather than 1000 (2000 after the request
+ * is asserted), and the
  * worker is stopped for "watchdog".
  */
 static void
 test_notify_watchdog(void **state)
 {
-	fx    *f = *state;
-	size_t s0, rd, u0, st0;
+	fx     *f = *state;
+	size_t  s0, rd, u0, st0;
+	int64_t t0;
 
 	sync_events(f, "nw", 0);
+	t0 = wall_ms();
 	scale(f, "nw", 1);
 	s0 = ev_find(f, 0, "nw", 0, K_STARTED);
 	rd = ev_find(f, s0, "nw", 0, K_READY);
 	u0 = ev_find(f, rd, "nw", 0, K_UNRESP);
 	ev_expect(f, u0, "phase", "watchdog");
-	if (ev_ms(f, rd, u0) < 1500)
-		fail_msg("the watchdog fired %lld ms after READY: the "
-		         "WATCHDOG=1 datagrams did not re-arm it",
-		    (long long) ev_ms(f, rd, u0));
+	/* The sixth datagram leaves no sooner than 1000 ms after the
+	 * worker's start (which follows the request) and re-arms the
+	 * watchdog for 1000 ms; unfed, it fires about 1000 ms after the
+	 * request. */
+	if (ev_since(f, u0, t0) < 2000 - 1)
+		fail_msg("the watchdog fired %lld ms after the request (READY "
+		         "stamped at %lld): the WATCHDOG=1 datagrams did not "
+		         "re-arm it",
+		    (long long) ev_since(f, u0, t0),
+		    (long long) ev_since(f, rd, t0));
 	st0 = ev_find(f, u0, "nw", 0, K_STOPPING);
 	ev_expect(f, st0, "reason", "watchdog");
 }
@@ -933,7 +941,7 @@ setup_notify_extend(void **state)
  * still sends it in time): "ne" (extended to 5 s) becomes ready after
  * 1800 ms with no UNRESPONSIVE at all; "nx" (extended to 2.5 s, never
  * ready) is found unresponsive no sooner than about 2500 ms after its
- * start (2000 asserted), not at 1000.
+ * start (2500 after the request asserted), not at 1000.
  */
 static void
 test_notify_extend(void **state)
@@ -941,22 +949,30 @@ test_notify_extend(void **state)
 	fx          *f = *state;
 	size_t       se, re, sx, ux;
 	struct wstat w;
+	int64_t      t0;
 
 	sync_events(f, "ne", 0);
+	t0 = wall_ms();
 	scale(f, "ne", 1);
 	scale(f, "nx", 1);
 	se = ev_find(f, 0, "ne", 0, K_STARTED);
 	sx = ev_find(f, 0, "nx", 0, K_STARTED);
 	re = ev_find(f, se, "ne", 0, K_READY);
-	assert_true(ev_ms(f, se, re) >= 1700);
+	/* ne is ready 1800 ms after its start, which follows the request */
+	if (ev_since(f, re, t0) < 1800 - 1)
+		fail_msg("ne READY %lld ms after the request",
+		    (long long) ev_since(f, re, t0));
 	assert_int_equal(ev_scan(f, 0, f->n, "ne", 0, K_UNRESP), -1);
 	ux = ev_find(f, sx, "nx", 0, K_UNRESP);
 	ev_expect(f, ux, "phase", "start");
 	ev_expect(f, ux, "action", "abandon");
-	if (ev_ms(f, sx, ux) < 2000)
-		fail_msg("nx timed out %lld ms after its start: "
+	/* The extension, received after the request, asks for 2500 ms
+	 * from its receipt; not applied, the timeout ends about 1000 ms
+	 * after the request. */
+	if (ev_since(f, ux, t0) < 2500 - 1)
+		fail_msg("nx timed out %lld ms after the request: "
 		         "EXTEND_TIMEOUT_USEC was not applied",
-		    (long long) ev_ms(f, sx, ux));
+		    (long long) ev_since(f, ux, t0));
 	wstat_get(f, "ne", 0, &w);
 	assert_int_equal(w.st, SV_STATE_RUNNING);
 	assert_int_equal(w.ready, 1);
@@ -982,7 +998,8 @@ setup_notify_extend_stop(void **state)
  * EXTEND_TIMEOUT_USEC also delays a stop timeout: a worker that ignores
  * SIGTERM is restarted by the operator (stop_timeout_ms 2000) and, once
  * STOPPING is seen, asks for 4 s more: UNRESPONSIVE(stop, escalate) comes
- * no sooner than about 4 s after STOPPING (3000 asserted), then SIGKILL,
+ * no sooner than about 4 s after STOPPING (4000 after the SIGUSR1
+ * asserted), then SIGKILL,
  * and the next generation starts.
  */
 static void
@@ -991,7 +1008,7 @@ test_notify_extend_stop(void **state)
 	fx              *f = *state;
 	struct it_report rep;
 	size_t           s0, st, u, x, s1;
-	int64_t          pid;
+	int64_t          pid, t_usr1;
 
 	sync_events(f, "sx", 0);
 	scale(f, "sx", 1);
@@ -1002,14 +1019,19 @@ test_notify_extend_stop(void **state)
 	    &f->ctx, sv_client_restart(f->ctx.client, "sx", 0, IT_CALL_MS));
 	st = ev_find(f, s0, "sx", 0, K_STOPPING);
 	ev_expect(f, st, "reason", "restart");
+	t_usr1 = wall_ms();
 	assert_int_equal(kill((pid_t) pid, SIGUSR1), 0);
 	u = ev_find(f, st, "sx", 0, K_UNRESP);
 	ev_expect(f, u, "phase", "stop");
 	ev_expect(f, u, "action", "escalate");
-	if (ev_ms(f, st, u) < 3000)
-		fail_msg("sx was found unresponsive %lld ms after STOPPING: "
-		         "EXTEND_TIMEOUT_USEC was not applied to the stop",
-		    (long long) ev_ms(f, st, u));
+	/* The worker asks for 4000 ms more once signalled, after t_usr1;
+	 * not applied, the stop timeout ends 2000 ms after STOPPING, which
+	 * came before t_usr1. */
+	if (ev_since(f, u, t_usr1) < 4000 - 1)
+		fail_msg("sx was found unresponsive %lld ms after the "
+		         "SIGUSR1: EXTEND_TIMEOUT_USEC was not applied to the "
+		         "stop",
+		    (long long) ev_since(f, u, t_usr1));
 	x = ev_find(f, u, "sx", 0, K_EXITED);
 	assert_false(ev_exited(f, x));
 	assert_int_equal(ev_num(f, x, "signal"), SIGKILL);
