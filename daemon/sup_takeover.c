@@ -59,10 +59,10 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 		        sv_loop_now_ms()));
 		return;
 	}
-	p->key        = key;
-	p->pid        = (pid_t) tp->pid;
-	p->pidfd      = pidfd;
-	p->guard      = 0;
+	p->key   = key;
+	p->pid   = (pid_t) tp->pid;
+	p->pidfd = pidfd;
+	svd_tmr_drop(s->loop, &p->tm);
 	p->cg         = NULL;
 	p->adopted    = true;
 	p->start_time = tp->start_time;
@@ -89,7 +89,8 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 		        sv_loop_now_ms()));
 		return;
 	}
-	svd_subw_attach(s->subw, key, tp->pid, g->cfg->max_subworkers);
+	/* The sub-worker shell learns of it at its first sub-worker request
+	 * (req_subworkers.c). */
 }
 
 /* to_unrecorded looks for the process of a spawn the predecessor began
