@@ -153,7 +153,7 @@ to_observe(const svd_gsh *g, const char *name, uint32_t ordinal,
 	sv_takeover_probe(&o->in, &probe);
 	for (uint32_t k = 0; k < js->nprocs && n < SV_JOURNAL_SEAT_PROCS;
 	     k++) {
-		const sv_jproc *jp = &js->procs[k];
+		const sv_jproc *jp = sv_jseat_proc(js, k);
 		o->procs[n++] = (sv_to_proc) {.generation = jp->generation,
 		    .pid                                  = jp->pid,
 		    .start_time                           = jp->start_time,
