@@ -50,7 +50,9 @@ void svd_subw_destroy(svd_subw *sw);
 
 /*
  * svd_subw_attach declares worker process key (pid from the spawn or the
- * adoption) with its group's bound max (0: 256). A refusal is logged; the
+ * adoption) with its group's bound max (0: 256); the supervisor calls it
+ * before each sub-worker request of the worker or of a child of it
+ * (req_subworkers.c), and again is a no-op. A refusal is logged; the
  * worker then cannot register sub-workers (NOT_A_WORKER) and is otherwise
  * unaffected.
  */

@@ -70,9 +70,13 @@ fx_signal(svd_sup *s, const sv_fx *fx)
 	}
 }
 
-/* fx_timer_slot finds the timer (and its guard) an effect names. */
-static sv_timer *
-fx_timer_slot(svd_sup *s, const sv_fx *fx, uint64_t **guardp)
+/* fx_timer_slot finds where the timer an effect names is held, with the
+ * record its callback gets (*ownerp) and that callback (*cbp); NULL when
+ * there is none: an unknown process, a seat cancel without a record, or
+ * a seat arm whose record cannot be made. The plan timer is not held
+ * there (fx_timer). */
+static svd_tmr **
+fx_timer_slot(svd_sup *s, const sv_fx *fx, void **ownerp, sv_timer_cb *cbp)
 {
 	svd_gsh  *g;
 	svd_proc *p;
@@ -80,8 +84,7 @@ fx_timer_slot(svd_sup *s, const sv_fx *fx, uint64_t **guardp)
 
 	switch (fx->timer) {
 	case SV_TIMER_PLAN:
-		*guardp = &s->plan_guard;
-		return &s->plan_timer;
+		return NULL;
 	case SV_TIMER_SEAT:
 		/* A cancel needs no record; an arm makes one (NULL when out
 		 * of memory: fx_timer then fires the timer at once). */
@@ -92,54 +95,90 @@ fx_timer_slot(svd_sup *s, const sv_fx *fx, uint64_t **guardp)
 		if (st == NULL) {
 			return NULL;
 		}
-		*guardp = &st->guard;
-		return &st->timer;
+		*ownerp = st;
+		*cbp    = seat_timer_cb;
+		return &st->tm;
 	case SV_TIMER_PROC:
 		if ((p = proc_find(s, fx->key)) == NULL) {
 			return NULL;
 		}
-		*guardp = &p->guard;
-		return &p->timer;
+		*ownerp = p;
+		*cbp    = proc_timer_cb;
+		return &p->tm;
 	}
 	return NULL;
 }
 
-/* fx_timer arms or cancels a timer. */
+/* fx_fire_now hands the timer of fx to the core at once, when it cannot
+ * be armed for want of memory: the core treats an early timer like a late
+ * one, and never would be worse. */
 static void
-fx_timer(svd_sup *s, const sv_fx *fx)
+fx_fire_now(svd_sup *s, const sv_fx *fx, uint64_t now)
 {
-	uint64_t *guard = NULL;
-	sv_timer *t     = fx_timer_slot(s, fx, &guard);
-	uint64_t  now   = sv_loop_now_ms();
+	svd_log("cannot arm a timer: out of memory; firing it now");
+	SUP_CORE_RETRY("a timer",
+	    sv_core_timer(s->core, fx->timer, fx->key, fx->guard, now));
+}
 
-	if (t == NULL) {
-		if (fx->kind == SV_FX_TIMER && fx->timer == SV_TIMER_SEAT
-		    && gsh_find(s, fx->key.group_id) != NULL) {
-			/* No memory for the seat's record: fire it now rather
-			 * than never, as below. */
-			svd_log("cannot arm a timer: out of memory; firing it "
-			        "now");
-			SUP_CORE_RETRY("a timer",
-			    sv_core_timer(
-			        s->core, fx->timer, fx->key, fx->guard, now));
-		}
-		return;
-	}
-	sv_loop_timer_stop(s->loop, t);
-	*guard = 0;
+/* fx_plan_timer arms or cancels the plan timer (held by the supervisor). */
+static void
+fx_plan_timer(svd_sup *s, const sv_fx *fx, uint64_t now)
+{
+	sv_loop_timer_stop(s->loop, &s->plan_timer);
+	s->plan_guard = 0;
 	if (fx->kind == SV_FX_CANCEL) {
 		return;
 	}
-	*guard = fx->guard;
-	if (sv_loop_timer_start(
-	        s->loop, t, fx->due_ms > now ? fx->due_ms - now : 0)
+	s->plan_guard = fx->guard;
+	if (sv_loop_timer_start(s->loop, &s->plan_timer,
+	        fx->due_ms > now ? fx->due_ms - now : 0)
 	    != SV_OK) {
-		/* No memory for the timer heap: fire it now rather than
-		 * never; the core treats an early timer like a late one. */
-		svd_log("cannot arm a timer: out of memory; firing it now");
-		SUP_CORE_RETRY("a timer",
-		    sv_core_timer(
-		        s->core, fx->timer, fx->key, fx->guard, now));
+		fx_fire_now(s, fx, now);
+	}
+}
+
+/* fx_timer arms or cancels a timer. A seat's or a process's timer is
+ * allocated when armed (kept when armed again) and freed when cancelled;
+ * the record's callback frees it when it fires. */
+static void
+fx_timer(svd_sup *s, const sv_fx *fx)
+{
+	void       *owner = NULL;
+	sv_timer_cb cb    = NULL;
+	svd_tmr   **tp;
+	uint64_t    now = sv_loop_now_ms();
+
+	if (fx->timer == SV_TIMER_PLAN) {
+		fx_plan_timer(s, fx, now);
+		return;
+	}
+	if ((tp = fx_timer_slot(s, fx, &owner, &cb)) == NULL) {
+		if (fx->kind == SV_FX_TIMER && fx->timer == SV_TIMER_SEAT
+		    && gsh_find(s, fx->key.group_id) != NULL) {
+			/* No memory for the seat's record: fire it now. */
+			fx_fire_now(s, fx, now);
+		}
+		return;
+	}
+	if (fx->kind == SV_FX_CANCEL) {
+		svd_tmr_drop(s->loop, tp);
+		return;
+	}
+	if (*tp != NULL) {
+		sv_loop_timer_stop(s->loop, &(*tp)->t);
+	} else if ((*tp = malloc(sizeof(**tp))) != NULL) {
+		sv_timer_init(&(*tp)->t, cb, owner);
+	} else {
+		fx_fire_now(s, fx, now); /* no memory for the timer */
+		return;
+	}
+	(*tp)->guard = fx->guard;
+	if (sv_loop_timer_start(
+	        s->loop, &(*tp)->t, fx->due_ms > now ? fx->due_ms - now : 0)
+	    != SV_OK) {
+		/* No memory for the timer heap. */
+		svd_tmr_drop(s->loop, tp);
+		fx_fire_now(s, fx, now);
 	}
 }
 

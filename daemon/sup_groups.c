@@ -32,7 +32,9 @@ seat_free(svd_seat *st)
 		}
 		svd_activity_drop(p->act);
 		free(p->status);
+		free(p->tm); /* the loop is gone or no longer holds it */
 	}
+	free(st->tm);
 	/* Not a worker's region: nobody adopts it. */
 	svd_activity_end(st->g->s->act, st->act_spare);
 	free(st->extra);
@@ -46,7 +48,6 @@ proc_init(svd_seat *st, svd_proc *p)
 	p->s     = st->g->s;
 	p->pidfd = -1;
 	p->seat  = st;
-	sv_timer_init(&p->timer, proc_timer_cb, p);
 }
 
 /* seat_proc returns process record i (0 or 1) of seat st, or NULL when
@@ -118,7 +119,6 @@ seat_make(svd_gsh *g, uint32_t ordinal)
 	}
 	st->g       = g;
 	st->ordinal = ordinal;
-	sv_timer_init(&st->timer, seat_timer_cb, st);
 	proc_init(st, &st->proc);
 	g->seats[ordinal] = st;
 	return st;
@@ -136,22 +136,51 @@ seat_maybe_free(svd_gsh *g, uint32_t ordinal)
 	sv_seat_view v;
 
 	if (st == NULL || st->proc.pidfd >= 0
-	    || (st->extra != NULL && st->extra->pidfd >= 0) || st->guard != 0
+	    || (st->extra != NULL && st->extra->pidfd >= 0) || st->tm != NULL
 	    || (sv_core_seat_view(g->s->core, g->id, ordinal, &v) == SV_OK
 	        && v.wanted)) {
 		return;
 	}
-	sv_loop_timer_stop(g->s->loop, &st->timer);
-	sv_loop_timer_stop(g->s->loop, &st->proc.timer);
+	svd_tmr_drop(g->s->loop, &st->tm);
+	svd_tmr_drop(g->s->loop, &st->proc.tm);
 	free(st->proc.status);
 	if (st->extra != NULL) {
-		sv_loop_timer_stop(g->s->loop, &st->extra->timer);
+		svd_tmr_drop(g->s->loop, &st->extra->tm);
 		free(st->extra->status);
 		free(st->extra);
 	}
 	g->seats[ordinal] = NULL;
 	svd_activity_end(g->s->act, st->act_spare);
 	free(st);
+}
+
+/* svd_tmr_drop stops the timer *tp and frees it (NULL: none); *tp becomes
+ * NULL. */
+void
+svd_tmr_drop(sv_loop *loop, svd_tmr **tp)
+{
+	if (*tp != NULL) {
+		sv_loop_timer_stop(loop, &(*tp)->t);
+		free(*tp);
+		*tp = NULL;
+	}
+}
+
+/* gsh_seat_timers_drop stops and frees the timers of seat record st (NULL
+ * is ignored): its backoff timer and its process records'. */
+static void
+gsh_seat_timers_drop(sv_loop *loop, svd_seat *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	svd_tmr_drop(loop, &st->tm);
+	for (int i = 0; i < SEAT_PROCS; i++) {
+		svd_proc *p = seat_proc(st, i);
+		if (p != NULL) {
+			svd_tmr_drop(loop, &p->tm);
+		}
+	}
 }
 
 /* gsh_free frees the shell side of a group (its processes are gone, or
@@ -184,10 +213,7 @@ gsh_remove(svd_sup *s, uint32_t id)
 			    (s->ngsh - i - 1) * sizeof(svd_gsh *));
 			s->ngsh--;
 			for (uint32_t o = 0; o < g->nseats; o++) {
-				if (g->seats[o] != NULL) {
-					sv_loop_timer_stop(
-					    s->loop, &g->seats[o]->timer);
-				}
+				gsh_seat_timers_drop(s->loop, g->seats[o]);
 			}
 			gsh_free(g);
 			return;

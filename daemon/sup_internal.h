@@ -59,6 +59,15 @@
 typedef struct svd_gsh  svd_gsh;
 typedef struct svd_seat svd_seat;
 
+/* An armed timer of a seat record (its backoff) or a process record,
+ * made when the core arms it and freed when it fires, is cancelled or its
+ * record goes (svd_tmr_drop): most records have none armed, and a pointer
+ * is smaller than the timer. */
+typedef struct svd_tmr {
+	sv_timer t; /* t.arg: the seat or process record */
+	uint64_t guard; /* the core's guard of the armed timer */
+} svd_tmr;
+
 /* The shell's record of one process: what the core cannot hold. */
 typedef struct svd_proc {
 	svd_sup *s;
@@ -66,8 +75,7 @@ typedef struct svd_proc {
 	pid_t    pid;
 	int      pidfd; /* -1: record unused */
 	sv_io    io;
-	sv_timer timer;
-	uint64_t guard; /* guard of the armed timer */
+	svd_tmr *tm; /* its armed timer (SV_TIMER_PROC), or NULL */
 	char    *status; /* last status text, NULL: none (""); allocated when
 	                  * a worker first sets one, kept by the record across
 	                  * the processes that use it, freed with the seat
@@ -95,8 +103,7 @@ typedef struct svd_proc {
 struct svd_seat {
 	svd_gsh  *g;
 	uint32_t  ordinal;
-	sv_timer  timer; /* backoff timer (SV_TIMER_SEAT) */
-	uint64_t  guard; /* guard of the armed backoff timer, 0: none */
+	svd_tmr  *tm; /* armed backoff timer (SV_TIMER_SEAT), or NULL */
 	svd_proc  proc; /* the first process record */
 	svd_proc *extra; /* the second, or NULL until first needed */
 	svd_act  *act_spare; /* the region file made ahead for the seat's
@@ -240,6 +247,7 @@ void      plan_timer_cb(sv_loop *loop, sv_timer *t);
 void      sup_run_effects(svd_sup *s);
 
 /* sup_groups.c */
+void      svd_tmr_drop(sv_loop *loop, svd_tmr **tp);
 svd_seat *seat_get(const svd_gsh *g, uint32_t ordinal);
 svd_proc *seat_proc(const svd_seat *st, int i);
 svd_proc *seat_extra(svd_seat *st);

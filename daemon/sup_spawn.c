@@ -207,11 +207,11 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	if (cgfd >= 0) {
 		close(cgfd);
 	}
-	p->cg      = leaf;
-	p->key     = t;
-	p->pid     = pid;
-	p->pidfd   = pidfd;
-	p->guard   = 0;
+	p->cg    = leaf;
+	p->key   = t;
+	p->pid   = pid;
+	p->pidfd = pidfd;
+	svd_tmr_drop(s->loop, &p->tm);
 	p->adopted = false;
 	p->act     = act;
 	/* What tells this process from a later one with its pid, for the
@@ -245,7 +245,8 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 		return;
 	}
 	SUP_CORE_RETRY("a spawn", sv_core_spawned(s->core, t, pid, now));
-	svd_subw_attach(s->subw, t, pid, g->cfg->max_subworkers);
+	/* The sub-worker shell learns of it at its first sub-worker request
+	 * (req_subworkers.c). */
 }
 
 /* sup_is_worker tells sv_reaper_collect whether pid is a worker. */
@@ -349,7 +350,7 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 		break;
 	}
 	sv_loop_del_io(loop, io);
-	sv_loop_timer_stop(loop, &p->timer);
+	svd_tmr_drop(loop, &p->tm);
 	close(p->pidfd);
 	p->pidfd = -1;
 	(void) sv_pidmap_del(&s->pids, p->pid);
@@ -403,10 +404,9 @@ void
 proc_timer_cb(sv_loop *loop, sv_timer *t)
 {
 	svd_proc *p = t->arg;
-	uint64_t  g = p->guard;
+	uint64_t  g = p->tm->guard;
 
-	(void) loop;
-	p->guard = 0;
+	svd_tmr_drop(loop, &p->tm); /* fired: no longer armed */
 	SUP_CORE_RETRY("a timer",
 	    sv_core_timer(
 	        p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms()));
@@ -419,10 +419,9 @@ seat_timer_cb(sv_loop *loop, sv_timer *t)
 	svd_seat *st    = t->arg;
 	svd_sup  *s     = st->g->s;
 	sv_wkey   key   = {st->g->id, st->ordinal, 0};
-	uint64_t  guard = st->guard;
+	uint64_t  guard = st->tm->guard;
 
-	(void) loop;
-	st->guard = 0;
+	svd_tmr_drop(loop, &st->tm); /* fired: no longer armed */
 	SUP_CORE_RETRY("a timer",
 	    sv_core_timer(
 	        s->core, SV_TIMER_SEAT, key, guard, sv_loop_now_ms()));

@@ -59,10 +59,10 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 		        sv_loop_now_ms()));
 		return;
 	}
-	p->key        = key;
-	p->pid        = (pid_t) tp->pid;
-	p->pidfd      = pidfd;
-	p->guard      = 0;
+	p->key   = key;
+	p->pid   = (pid_t) tp->pid;
+	p->pidfd = pidfd;
+	svd_tmr_drop(s->loop, &p->tm);
 	p->cg         = NULL;
 	p->adopted    = true;
 	p->start_time = tp->start_time;
@@ -89,7 +89,8 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 		        sv_loop_now_ms()));
 		return;
 	}
-	svd_subw_attach(s->subw, key, tp->pid, g->cfg->max_subworkers);
+	/* The sub-worker shell learns of it at its first sub-worker request
+	 * (req_subworkers.c). */
 }
 
 /* to_unrecorded looks for the process of a spawn the predecessor began
@@ -152,7 +153,7 @@ to_observe(const svd_gsh *g, const char *name, uint32_t ordinal,
 	sv_takeover_probe(&o->in, &probe);
 	for (uint32_t k = 0; k < js->nprocs && n < SV_JOURNAL_SEAT_PROCS;
 	     k++) {
-		const sv_jproc *jp = &js->procs[k];
+		const sv_jproc *jp = sv_jseat_proc(js, k);
 		o->procs[n++] = (sv_to_proc) {.generation = jp->generation,
 		    .pid                                  = jp->pid,
 		    .start_time                           = jp->start_time,

@@ -217,16 +217,16 @@ test_replay_history(void **state)
 	assert_null(g->spec);
 	assert_int_equal(st.nlive, 3);
 	assert_int_equal(g->seats[0].nprocs, 1);
-	assert_true(g->seats[0].procs[0].ready);
-	assert_int_equal(g->seats[0].procs[0].pid, 100);
+	assert_true(g->seats[0].first.ready);
+	assert_int_equal(g->seats[0].first.pid, 100);
 	assert_int_equal(g->seats[0].next_generation, 1);
 	assert_int_equal(g->seats[1].nprocs, 1);
-	assert_int_equal(g->seats[1].procs[0].generation, 2);
-	assert_int_equal(g->seats[1].procs[0].pid, 112);
-	assert_int_equal(g->seats[1].procs[0].start_time, 7100);
-	assert_false(g->seats[1].procs[0].ready);
+	assert_int_equal(g->seats[1].first.generation, 2);
+	assert_int_equal(g->seats[1].first.pid, 112);
+	assert_int_equal(g->seats[1].first.start_time, 7100);
+	assert_false(g->seats[1].first.ready);
 	assert_int_equal(g->seats[1].next_generation, 3);
-	assert_true(g->seats[2].procs[0].stopping);
+	assert_true(g->seats[2].first.stopping);
 	/* One runtime pool, as last recorded. */
 	assert_int_equal(st.npools, 1);
 	assert_string_equal(st.pools[0].name, "rt");
@@ -361,17 +361,17 @@ test_stop_deadline(void **state)
 	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
 	g = sv_jstate_group(&st, "w");
 	assert_non_null(g);
-	assert_true(g->seats[0].procs[0].stopping);
-	assert_int_equal(g->seats[0].procs[0].stop_deadline_ms, 123456789);
-	assert_true(g->seats[1].procs[0].stopping);
-	assert_int_equal(g->seats[1].procs[0].stop_deadline_ms, 0);
+	assert_true(g->seats[0].first.stopping);
+	assert_int_equal(g->seats[0].first.stop_deadline_ms, 123456789);
+	assert_true(g->seats[1].first.stopping);
+	assert_int_equal(g->seats[1].first.stop_deadline_ms, 0);
 	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
 	assert_int_equal(
 	    sv_journal_replay(snap, n, &st2, err, sizeof(err)), SV_OK);
 	g = sv_jstate_group(&st2, "w");
-	assert_int_equal(g->seats[0].procs[0].stop_deadline_ms, 123456789);
-	assert_true(g->seats[1].procs[0].stopping);
-	assert_int_equal(g->seats[1].procs[0].stop_deadline_ms, 0);
+	assert_int_equal(g->seats[0].first.stop_deadline_ms, 123456789);
+	assert_true(g->seats[1].first.stopping);
+	assert_int_equal(g->seats[1].first.stop_deadline_ms, 0);
 	sv_jstate_free(&st2);
 	free(snap);
 	/* Refused: a deadline of 0, one that is no number, a sixth field. */

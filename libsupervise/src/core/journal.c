@@ -38,6 +38,9 @@ j_group_free(sv_jgroup *g)
 {
 	free(g->name);
 	free(g->spec);
+	for (uint32_t o = 0; o < g->nseats; o++) {
+		free(g->seats[o].second);
+	}
 	free(g->seats);
 }
 
@@ -113,13 +116,21 @@ j_seat(sv_jgroup *g, uint32_t o, sv_jseat **sp)
 	return SV_OK;
 }
 
+/* sv_jseat_proc: see journal.h. */
+const sv_jproc *
+sv_jseat_proc(const sv_jseat *s, uint32_t k)
+{
+	return k == 0 ? &s->first : s->second;
+}
+
 /* j_proc finds the unreaped process of generation gen on seat s. */
 static sv_jproc *
 j_proc(sv_jseat *s, uint64_t gen)
 {
 	for (uint32_t i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].generation == gen) {
-			return &s->procs[i];
+		sv_jproc *p = i == 0 ? &s->first : s->second;
+		if (p->generation == gen) {
+			return p;
 		}
 	}
 	return NULL;
@@ -180,6 +191,13 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 		return rv;
 	}
 	p = j_proc(s, gen);
+	/* Room first: a seat's second process is allocated before any
+	 * field changes, so an SV_ENOMEM leaves the mirror as it was. */
+	if (kind == SV_J_STARTED && p == NULL && s->nprocs == 1
+	    && s->second == NULL
+	    && (s->second = malloc(sizeof(*s->second))) == NULL) {
+		return SV_ENOMEM;
+	}
 	if (kind != SV_J_READY && kind != SV_J_STOPPING && kind != SV_J_FREED
 	    && s->spawning && s->spawning_generation == gen) {
 		s->spawning = false; /* its P (or X) came */
@@ -206,8 +224,9 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 			    "more than %d unreaped processes on one seat",
 			    SV_JOURNAL_SEAT_PROCS);
 		}
-		s->procs[s->nprocs++]
+		*(s->nprocs == 0 ? &s->first : s->second)
 		    = (sv_jproc) {gen, (int64_t) pid, start, false, false};
+		s->nprocs++;
 		st->nlive++;
 		if (gen + 1 > s->next_generation) {
 			s->next_generation = gen + 1;
@@ -227,8 +246,12 @@ j_apply_proc(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 		break;
 	default: /* SV_J_REAPED */
 		if (p != NULL) {
-			*p = s->procs[--s->nprocs];
+			*p = *sv_jseat_proc(s, --s->nprocs);
 			st->nlive--;
+			if (s->nprocs < SV_JOURNAL_SEAT_PROCS) {
+				free(s->second); /* made again when needed */
+				s->second = NULL;
+			}
 		}
 		break;
 	}

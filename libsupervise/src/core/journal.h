@@ -123,8 +123,11 @@ typedef struct sv_jseat {
 	bool     released; /* an F record since the seat's last S: its
 	                    * ordinal is not wanted (drained, terminated,
 	                    * completed) */
-	sv_jproc procs[SV_JOURNAL_SEAT_PROCS]; /* (fields in this order: no
-	                                        * padding; one per seat) */
+	sv_jproc  first; /* unreaped process 0 (sv_jseat_proc) */
+	sv_jproc *second; /* unreaped process 1, allocated while the seat
+	                   * has two (a roll's overlap, a stop outliving its
+	                   * restart), else NULL; owned (fields in this
+	                   * order: no padding; one per seat) */
 } sv_jseat;
 
 typedef struct sv_jgroup {
@@ -233,6 +236,12 @@ void sv_jstate_free(sv_jstate *st);
  */
 sv_err sv_journal_replay(
     const char *buf, size_t len, sv_jstate *st, char *err, size_t errlen);
+
+/*
+ * sv_jseat_proc returns unreaped process k (k < s->nprocs) of seat s; the
+ * seat owns it.
+ */
+const sv_jproc *sv_jseat_proc(const sv_jseat *s, uint32_t k);
 
 /*
  * sv_journal_apply parses one line (without its newline) and applies it to

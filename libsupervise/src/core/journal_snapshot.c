@@ -83,7 +83,7 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 				        .generation = s->spawning_generation});
 			}
 			for (uint32_t k = 0; k < s->nprocs; k++) {
-				const sv_jproc *p  = &s->procs[k];
+				const sv_jproc *p  = sv_jseat_proc(s, k);
 				sv_jrec         pr = {.kind = SV_J_STARTED,
 				            .name           = g->name,
 				            .ordinal        = o,

@@ -150,21 +150,22 @@ typedef struct sv_exit {
 } sv_exit;
 
 /* (Fields of sv_proc and sv_seat are ordered so that the compiler adds
- * no padding: a seat is in an array of every seat in use.) */
+ * no padding, and their enums are stored in a byte: a seat is in an array
+ * of every seat in use.) */
 typedef struct sv_proc {
-	sv_pstate state;
-	sv_why    why; /* why it is being stopped */
-	uint64_t  generation;
-	int64_t   pid;
-	uint64_t  started_ms;
-	uint64_t  guard; /* guard of its timer (0: none armed) */
-	uint64_t  due_ms; /* when that timer fires */
-	uint64_t  drain_id; /* its report */
-	uint64_t  drain_cap_ms; /* latest deadline DrainExtend may set */
-	bool      ready;
-	bool      awaited; /* readiness still awaited (sequential start) */
-	bool      killed; /* SIGKILL sent */
-	bool      draining; /* told to drain (state STOPPING) */
+	uint8_t  state; /* an sv_pstate */
+	uint8_t  why; /* an sv_why: why it is being stopped */
+	bool     ready;
+	bool     awaited; /* readiness still awaited (sequential start) */
+	bool     killed; /* SIGKILL sent */
+	bool     draining; /* told to drain (state STOPPING) */
+	uint64_t generation;
+	int64_t  pid;
+	uint64_t started_ms;
+	uint64_t guard; /* guard of its timer (0: none armed) */
+	uint64_t due_ms; /* when that timer fires */
+	uint64_t drain_id; /* its report */
+	uint64_t drain_cap_ms; /* latest deadline DrainExtend may set */
 } sv_proc;
 
 /* Seat as shown to clients (derived from the seat and its processes). */
@@ -195,23 +196,24 @@ typedef enum sv_seat_phase {
 } sv_seat_phase;
 
 typedef struct sv_seat {
-	uint32_t      ordinal;
-	sv_seat_phase state; /* changed only by svs_seat_fire */
-	uint32_t      fast_failures;
-	bool          wanted; /* the ordinal is held: a worker should run */
-	bool          used; /* tok's generation has been spawned */
-	bool          in_plan; /* part of the strategy restart in progress */
-	bool          rolling; /* roll overlap: cur new, old still serving */
-	bool          has_exit;
-	sv_exit       last_exit;
-	uint64_t      due_ms; /* end of backoff */
-	uint64_t      guard; /* guard of the seat timer */
-	sv_ordtoken   tok;
-	sv_proc       cur;
-	sv_proc       old;
-	uint64_t      restarts;
-	uint64_t      drain_on_spawn; /* drain id for the process on its way */
-	uint64_t      drain_on_spawn_ms; /* and its deadline (relative) */
+	uint32_t ordinal;
+	uint32_t fast_failures;
+	uint8_t  state; /* an sv_seat_phase, changed only by
+	                 * svs_seat_fire */
+	bool        wanted; /* the ordinal is held: a worker should run */
+	bool        used; /* tok's generation has been spawned */
+	bool        in_plan; /* part of the strategy restart in progress */
+	bool        rolling; /* roll overlap: cur new, old still serving */
+	bool        has_exit;
+	sv_exit     last_exit;
+	uint64_t    due_ms; /* end of backoff */
+	uint64_t    guard; /* guard of the seat timer */
+	sv_ordtoken tok;
+	sv_proc     cur;
+	sv_proc     old;
+	uint64_t    restarts;
+	uint64_t    drain_on_spawn; /* drain id for the process on its way */
+	uint64_t    drain_on_spawn_ms; /* and its deadline (relative) */
 } sv_seat;
 
 /* A group. Everything here is read-only outside supervision.c. */
