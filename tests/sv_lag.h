@@ -17,8 +17,11 @@
 #ifndef SV_TESTS_LAG_H
 #define SV_TESTS_LAG_H
 
+#include <inttypes.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 /* sv_lag_now_ms is CLOCK_MONOTONIC in milliseconds. */
@@ -47,6 +50,31 @@ sv_lag_ms(int ms)
 			worst = over;
 	}
 	return worst;
+}
+
+/* sv_lag_within tells whether a call that took dt ms honoured a deadline:
+ * dt >= lo and dt < hi + *lag, where *lag was measured before the call.
+ * When dt is over that bound, the lag is measured again (a machine that
+ * was loaded during the call usually still is just after it) and the
+ * larger of the two counts; *lag keeps it. The lower bound never moves: a
+ * call that returned before its deadline fails at once. A failing check
+ * prints what it measured, so the log tells an early return from a late
+ * one. */
+static inline bool
+sv_lag_within(int64_t dt, int64_t lo, int64_t hi, int64_t *lag)
+{
+	if (dt >= lo && dt >= hi + *lag) {
+		int64_t now = sv_lag_ms(100);
+		if (now > *lag)
+			*lag = now;
+	}
+	if (dt >= lo && dt < hi + *lag)
+		return true;
+	fprintf(stderr,
+	    "[lag] took %" PRId64 " ms; wanted at least %" PRId64
+	    " and under %" PRId64 " + a measured lag of %" PRId64 " ms\n",
+	    dt, lo, hi, *lag);
+	return false;
 }
 
 #endif /* SV_TESTS_LAG_H */
