@@ -129,19 +129,19 @@ test_cells(void **state)
 static void
 test_fire(void **state)
 {
-	sv_tree_node_spec  r  = {.name = "root"};
-	sv_tree_child_spec as = {0};
-	sv_tree           *t  = NULL;
+	sv_tree_node_spec  r    = {.name = "root"};
+	sv_tree_child_spec as   = {0};
+	sv_tree           *t    = NULL;
 	sv_tree_plan       plan = {0};
-	tree_arg           a  = {.child = SV_TREE_NONE};
+	tree_arg           a    = {.child = SV_TREE_NONE};
 
 	(void) state;
 	assert_int_equal(sv_tree_create(&r, &as, &t), SV_OK);
 	assert_int_equal(
 	    tree_fire(t, t->nodes[0], SV_TEV_RESET, &a), SV_EBUSY);
 	assert_int_equal(t->nodes[0]->state, SV_TNS_STOPPED);
-	assert_int_equal(sv_tree_event(t,
-	                     &(sv_tree_ev) {.kind = SV_TEV_BOOT}, 0, &plan),
+	assert_int_equal(
+	    sv_tree_event(t, &(sv_tree_ev) {.kind = SV_TEV_BOOT}, 0, &plan),
 	    SV_OK);
 	assert_int_equal(t->nodes[0]->state, SV_TNS_RUNNING);
 	assert_int_equal(plan.n, 1);

@@ -225,20 +225,22 @@ sv_tree_add_node(sv_tree *t, uint32_t parent, const sv_tree_node_spec *spec,
 	    || (err = node_new(spec, t->nnodes, &n)) != SV_OK) {
 		return err;
 	}
-	n->parent                 = p->id;
-	n->index                  = p->nchildren;
-	n->depth                  = p->depth + 1;
-	t->nodes[t->nnodes++]     = n;
-	p->children[p->nchildren++] = (sv_tchild) {
-	    .id = n->id, .kind = TK_NODE, .state = SV_TCS_STOPPED, .spec = *as};
-	*nodep = n->id;
+	n->parent                   = p->id;
+	n->index                    = p->nchildren;
+	n->depth                    = p->depth + 1;
+	t->nodes[t->nnodes++]       = n;
+	p->children[p->nchildren++] = (sv_tchild) {.id = n->id,
+	    .kind                                      = TK_NODE,
+	    .state                                     = SV_TCS_STOPPED,
+	    .spec                                      = *as};
+	*nodep                      = n->id;
 	return SV_OK;
 }
 
 /* sv_tree_add_group: see tree.h. */
 sv_err
-sv_tree_add_group(sv_tree *t, uint32_t node, uint64_t group,
-    const sv_tree_child_spec *as)
+sv_tree_add_group(
+    sv_tree *t, uint32_t node, uint64_t group, const sv_tree_child_spec *as)
 {
 	sv_tnode *n;
 	uint32_t  dn, di;
@@ -257,9 +259,9 @@ sv_tree_add_group(sv_tree *t, uint32_t node, uint64_t group,
 	if ((err = children_reserve(n)) != SV_OK) {
 		return err;
 	}
-	runs = n->state == SV_TNS_RUNNING;
+	runs                        = n->state == SV_TNS_RUNNING;
 	n->children[n->nchildren++] = (sv_tchild) {.id = group,
-	    .kind         = TK_GROUP,
+	    .kind                                      = TK_GROUP,
 	    .state        = runs ? SV_TCS_RUNNING : SV_TCS_STOPPED,
 	    .started_once = runs,
 	    .spec         = *as};
@@ -298,7 +300,7 @@ child_check(const sv_tchild *c, sv_tree_ev_kind kind, uint64_t generation)
 	switch (kind) {
 	case SV_TEV_CHILD_STOPPED:
 		return tp_live(c) || c->state == SV_TCS_FAILED ? SV_OK
-		                                              : SV_ECONFLICT;
+		                                               : SV_ECONFLICT;
 	case SV_TEV_CHILD_RESET:
 		return c->state == SV_TCS_FAILED ? SV_OK : SV_ECONFLICT;
 	default:
@@ -311,8 +313,8 @@ child_check(const sv_tchild *c, sv_tree_ev_kind kind, uint64_t generation)
  * generation or child state, a non-root boot or reset under a parent
  * that does not run. */
 static sv_err
-event_target(const sv_tree *t, const sv_tree_ev *ev, sv_tnode **np,
-    tree_arg *arg)
+event_target(
+    const sv_tree *t, const sv_tree_ev *ev, sv_tnode **np, tree_arg *arg)
 {
 	const tree_cell *cell;
 	sv_tnode        *n, *p;
@@ -344,13 +346,13 @@ event_target(const sv_tree *t, const sv_tree_ev *ev, sv_tnode **np,
 		return SV_EBUSY;
 	}
 	if (index != SV_TREE_NONE) {
-		sv_err err
-		    = child_check(&n->children[index], ev->kind, ev->generation);
+		sv_err err = child_check(
+		    &n->children[index], ev->kind, ev->generation);
 		if (err != SV_OK) {
 			return err;
 		}
 	}
-	*np = n;
+	*np  = n;
 	*arg = (tree_arg) {.child = index, .by_parent = false};
 	return SV_OK;
 }
@@ -453,8 +455,8 @@ sv_tree_node_get(
 
 /* sv_tree_child_get: see tree.h. */
 sv_err
-sv_tree_child_get(const sv_tree *t, uint32_t node, uint32_t index,
-    sv_tree_child_info *out)
+sv_tree_child_get(
+    const sv_tree *t, uint32_t node, uint32_t index, sv_tree_child_info *out)
 {
 	const sv_tnode  *n = tp_node(t, node);
 	const sv_tchild *c;
@@ -496,9 +498,9 @@ name_of(const char *const *names, size_t n, unsigned i)
 const char *
 sv_tree_act_name(sv_tree_act_kind k)
 {
-	static const char *const names[] = {NULL, "start_group",
-	    "stop_group", "fail_group", "node_start", "node_stopped",
-	    "node_failed", "escalate", "auto_shutdown", "timer", "exit"};
+	static const char *const names[] = {NULL, "start_group", "stop_group",
+	    "fail_group", "node_start", "node_stopped", "node_failed",
+	    "escalate", "auto_shutdown", "timer", "exit"};
 
 	return NAME_OF(names, k);
 }

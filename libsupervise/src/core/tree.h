@@ -109,8 +109,9 @@
 
 /* What happens to a child that fails (or that its node gives up on). */
 typedef enum sv_on_failure {
-	SV_ON_FAILURE_ESCALATE = 0, /* its node decides (strategy, intensity) */
-	SV_ON_FAILURE_STAY     = 1, /* marked failed, waits for a reset */
+	SV_ON_FAILURE_ESCALATE
+	= 0, /* its node decides (strategy, intensity) */
+	SV_ON_FAILURE_STAY = 1, /* marked failed, waits for a reset */
 } sv_on_failure;
 
 /* When a node with significant children ends itself (OTP 24). */
@@ -134,8 +135,8 @@ typedef struct sv_tree_node_spec {
 	uint64_t          max_window_ms;
 	sv_backoff_policy backoff; /* restarting a subtree (healthy_ms 0:
 	                            * no delay) */
-	sv_auto_shutdown  auto_shutdown;
-	sv_start_mode     start;
+	sv_auto_shutdown auto_shutdown;
+	sv_start_mode    start;
 } sv_tree_node_spec;
 
 /* How a child (group or node) sits in its node; for the root, how the
@@ -183,20 +184,20 @@ typedef struct sv_tree_ev {
 
 /* What the shell is to do, in order. */
 typedef enum sv_tree_act_kind {
-	SV_TACT_START_GROUP  = 1, /* start group from scratch (fresh
-	                           * intensity and backoff), generation */
-	SV_TACT_STOP_GROUP   = 2, /* stop its workers; a barrier */
-	SV_TACT_FAIL_GROUP   = 3, /* it stays failed until reset (today) */
-	SV_TACT_NODE_START   = 4, /* node (re)starts, generation; its
-	                           * children's actions follow */
-	SV_TACT_NODE_STOPPED = 5, /* node's subtree stopped (normal) */
-	SV_TACT_NODE_FAILED  = 6, /* node's subtree stopped; it failed */
-	SV_TACT_ESCALATE     = 7, /* node's failure goes to its parent */
+	SV_TACT_START_GROUP = 1, /* start group from scratch (fresh
+	                          * intensity and backoff), generation */
+	SV_TACT_STOP_GROUP = 2, /* stop its workers; a barrier */
+	SV_TACT_FAIL_GROUP = 3, /* it stays failed until reset (today) */
+	SV_TACT_NODE_START = 4, /* node (re)starts, generation; its
+	                         * children's actions follow */
+	SV_TACT_NODE_STOPPED  = 5, /* node's subtree stopped (normal) */
+	SV_TACT_NODE_FAILED   = 6, /* node's subtree stopped; it failed */
+	SV_TACT_ESCALATE      = 7, /* node's failure goes to its parent */
 	SV_TACT_AUTO_SHUTDOWN = 8, /* node ends itself: significant
 	                            * children ended (its stops follow) */
-	SV_TACT_TIMER        = 9, /* arm node's restart timer: due_ms, guard */
-	SV_TACT_EXIT         = 10, /* the daemon exits with status, after
-	                            * carrying out everything before */
+	SV_TACT_TIMER = 9, /* arm node's restart timer: due_ms, guard */
+	SV_TACT_EXIT  = 10, /* the daemon exits with status, after
+	                     * carrying out everything before */
 } sv_tree_act_kind;
 
 typedef struct sv_tree_action {
@@ -204,14 +205,14 @@ typedef struct sv_tree_action {
 	uint32_t         node; /* the node concerned, or the group's node */
 	uint32_t         child; /* the group's or node's index in its
 	                         * parent (SV_TREE_NONE: the root) */
-	uint64_t         group; /* *_GROUP */
-	uint64_t         generation; /* START_GROUP, NODE_START */
-	uint32_t         parent; /* ESCALATE */
-	uint64_t         due_ms; /* TIMER */
-	uint64_t         guard; /* TIMER */
-	int              status; /* EXIT */
-	uint32_t         cause_node; /* EXIT: the child that caused it */
-	uint32_t         cause_child; /* (node, index), SV_TREE_NONE: none */
+	uint64_t group; /* *_GROUP */
+	uint64_t generation; /* START_GROUP, NODE_START */
+	uint32_t parent; /* ESCALATE */
+	uint64_t due_ms; /* TIMER */
+	uint64_t guard; /* TIMER */
+	int      status; /* EXIT */
+	uint32_t cause_node; /* EXIT: the child that caused it */
+	uint32_t cause_child; /* (node, index), SV_TREE_NONE: none */
 } sv_tree_action;
 
 /* A plan: the caller's, reused from call to call. Zero it before first
@@ -225,8 +226,8 @@ typedef struct sv_tree_plan {
 
 /* A child's state as its node sees it. */
 typedef enum sv_tree_cstate {
-	SV_TCS_STOPPED  = 0, /* not running: not started, stopped, or
-	                      * waiting for a restart (pending) */
+	SV_TCS_STOPPED = 0, /* not running: not started, stopped, or
+	                     * waiting for a restart (pending) */
 	SV_TCS_STARTING = 1, /* started; a strict start waits for it */
 	SV_TCS_RUNNING  = 2,
 	SV_TCS_FAILED   = 3, /* on_failure stay: waits for a reset */
@@ -246,19 +247,19 @@ typedef struct sv_tree_child_info {
 
 /* A node as a query shows it. */
 typedef struct sv_tree_node_info {
-	const char       *name; /* valid while the tree lives */
-	uint32_t          parent; /* SV_TREE_NONE for the root */
-	uint32_t          index; /* its position in its parent */
-	uint32_t          depth; /* 0: the root */
-	sv_tree_state     state;
-	sv_strategy       strategy;
-	sv_auto_shutdown  auto_shutdown;
-	sv_start_mode     start;
-	uint64_t          generation;
-	uint64_t          restarts; /* strategy restarts it carried out */
-	uint32_t          intensity_used; /* restarts in the window at now */
-	uint32_t          max_restarts;
-	uint32_t          nchildren;
+	const char      *name; /* valid while the tree lives */
+	uint32_t         parent; /* SV_TREE_NONE for the root */
+	uint32_t         index; /* its position in its parent */
+	uint32_t         depth; /* 0: the root */
+	sv_tree_state    state;
+	sv_strategy      strategy;
+	sv_auto_shutdown auto_shutdown;
+	sv_start_mode    start;
+	uint64_t         generation;
+	uint64_t         restarts; /* strategy restarts it carried out */
+	uint32_t         intensity_used; /* restarts in the window at now */
+	uint32_t         max_restarts;
+	uint32_t         nchildren;
 } sv_tree_node_info;
 
 typedef struct sv_tree sv_tree;
@@ -310,8 +311,8 @@ sv_err sv_tree_add_node(sv_tree *t, uint32_t parent,
  * SV_TREE_MAX_GROUPS reached), SV_EBUSY (node starting or restarting),
  * SV_ENOMEM.
  */
-sv_err sv_tree_add_group(sv_tree *t, uint32_t node, uint64_t group,
-    const sv_tree_child_spec *as);
+sv_err sv_tree_add_group(
+    sv_tree *t, uint32_t node, uint64_t group, const sv_tree_child_spec *as);
 
 /*
  * sv_tree_event decides what follows ev at now_ms: *plan (emptied first)
@@ -345,8 +346,8 @@ sv_err sv_tree_node_get(
 
 /* sv_tree_child_get fills *out for child index of node.
  * Errors: SV_ENOTFOUND. */
-sv_err sv_tree_child_get(const sv_tree *t, uint32_t node, uint32_t index,
-    sv_tree_child_info *out);
+sv_err sv_tree_child_get(
+    const sv_tree *t, uint32_t node, uint32_t index, sv_tree_child_info *out);
 
 /* sv_tree_misfires counts internal events no cell took and handlers that
  * left a state their cell does not name: always 0 unless a rule is

@@ -98,13 +98,13 @@ const tree_cell *tree_cell_at(sv_tree_state st, sv_tree_ev_kind ev);
 /* tree_fire runs the cell of (n's state, ev): a refusal changes nothing
  * and is returned; a handler runs, and a state it leaves n in that the
  * cell does not name counts as a misfire. */
-sv_err tree_fire(sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev,
-    const tree_arg *a);
+sv_err tree_fire(
+    sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, const tree_arg *a);
 
 /* tree_fire_inner fires an event the tree itself raises (to a parent, or
  * to a child node); a refusal there is a broken rule: a misfire. */
-void tree_fire_inner(sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev,
-    const tree_arg *a);
+void tree_fire_inner(
+    sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, const tree_arg *a);
 
 /* tp_set_state moves n to st: only a handler of a cell firing on n may,
  * and only to a state the cell names (else a misfire). Leaving RESTARTING
@@ -135,7 +135,6 @@ sv_tnode *tp_node(const sv_tree *t, uint32_t id);
 
 /* tp_live tells whether a child runs or is starting. */
 bool tp_live(const sv_tchild *c);
-
 
 /* tp_boot starts n afresh: fresh intensity and history, next generation,
  * NODE_START, then its children in order (lenient: all, RUNNING; strict:

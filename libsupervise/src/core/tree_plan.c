@@ -123,7 +123,8 @@ start_child(sv_tree *t, sv_tnode *n, uint32_t i, bool await)
 	tree_fire_inner(t, k, SV_TEV_BOOT, &a);
 	c->generation   = k->generation;
 	c->started_once = true;
-	c->state = k->state == SV_TNS_RUNNING ? SV_TCS_RUNNING : SV_TCS_STARTING;
+	c->state
+	    = k->state == SV_TNS_RUNNING ? SV_TCS_RUNNING : SV_TCS_STARTING;
 }
 
 /* stop_child stops live child i of n: a group by STOP_GROUP, a node by
@@ -141,7 +142,8 @@ stop_child(sv_tree *t, sv_tnode *n, uint32_t i)
 	if (c->kind == TK_GROUP) {
 		tp_push(t, tp_act_group(SV_TACT_STOP_GROUP, n, i));
 	} else {
-		tree_fire_inner(t, tp_node(t, (uint32_t) c->id), SV_TEV_STOP, &a);
+		tree_fire_inner(
+		    t, tp_node(t, (uint32_t) c->id), SV_TEV_STOP, &a);
 	}
 	c->state = SV_TCS_STOPPED;
 }
@@ -223,7 +225,8 @@ void
 tp_strict_advance(sv_tree *t, sv_tnode *n)
 {
 	if (strict_run(t, n)) {
-		tp_tell_parent(t, n, SV_TEV_CHILD_STARTED, SV_TREE_NONE, false);
+		tp_tell_parent(
+		    t, n, SV_TEV_CHILD_STARTED, SV_TREE_NONE, false);
 	}
 }
 
@@ -333,7 +336,8 @@ tp_child_done(sv_tree *t, sv_tnode *n, uint32_t i)
 
 	c->state   = SV_TCS_DONE;
 	c->pending = false;
-	if (!c->spec.significant || n->spec.auto_shutdown == SV_AUTO_SHUTDOWN_NEVER) {
+	if (!c->spec.significant
+	    || n->spec.auto_shutdown == SV_AUTO_SHUTDOWN_NEVER) {
 		return false;
 	}
 	if (n->spec.auto_shutdown == SV_AUTO_SHUTDOWN_ALL) {
@@ -379,7 +383,7 @@ settle_slot(sv_tchild *c, sv_tree_ev_kind ev)
 {
 	c->pending = false;
 	c->state   = ev == SV_TEV_CHILD_EXITED ? SV_TCS_DONE
-	           : ev == SV_TEV_CHILD_FAILED ? SV_TCS_FAILED
+	      : ev == SV_TEV_CHILD_FAILED      ? SV_TCS_FAILED
 	                                       : SV_TCS_STOPPED;
 }
 
@@ -410,7 +414,8 @@ tp_tell_parent(sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, uint32_t cause,
 	}
 	p = tp_node(t, n->parent);
 	if (ev == SV_TEV_CHILD_FAILED
-	    && p->children[n->index].spec.on_failure == SV_ON_FAILURE_ESCALATE) {
+	    && p->children[n->index].spec.on_failure
+	        == SV_ON_FAILURE_ESCALATE) {
 		tp_push(t, tp_act(SV_TACT_ESCALATE, n));
 	}
 	if (p->state == SV_TNS_STOPPED || p->state == SV_TNS_FAILED) {

@@ -49,8 +49,8 @@ h_boot(sv_tree *t, sv_tnode *n, const tree_arg *a)
 	c->started_once = true;
 	c->generation   = n->generation;
 	c->started_ms   = t->now_ms;
-	c->state        = n->state == SV_TNS_RUNNING ? SV_TCS_RUNNING
-	                                             : SV_TCS_STARTING;
+	c->state
+	    = n->state == SV_TNS_RUNNING ? SV_TCS_RUNNING : SV_TCS_STARTING;
 }
 
 /* h_stop stops the node's subtree in reverse order: NODE_STOPPED; the
@@ -62,7 +62,8 @@ h_stop(sv_tree *t, sv_tnode *n, const tree_arg *a)
 	tp_set_state(t, n, SV_TNS_STOPPED);
 	tp_push(t, tp_act(SV_TACT_NODE_STOPPED, n));
 	if (!a->by_parent) {
-		tp_tell_parent(t, n, SV_TEV_CHILD_STOPPED, SV_TREE_NONE, false);
+		tp_tell_parent(
+		    t, n, SV_TEV_CHILD_STOPPED, SV_TREE_NONE, false);
 	}
 }
 
@@ -323,8 +324,7 @@ tree_fire(sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, const tree_arg *a)
 
 /* tree_fire_inner: see tree_internal.h. */
 void
-tree_fire_inner(
-    sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, const tree_arg *a)
+tree_fire_inner(sv_tree *t, sv_tnode *n, sv_tree_ev_kind ev, const tree_arg *a)
 {
 	if (tree_fire(t, n, ev, a) != SV_OK) {
 		t->misfires++;
