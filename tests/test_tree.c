@@ -155,6 +155,35 @@ test_strategy_nodes(void **state)
 	}
 }
 
+/* test_strategy_restart_types: under one_for_all a temporary sibling
+ * stopped by the strategy is not started again (done); a temporary child
+ * that fails is only stopped; a transient one that fails is restarted
+ * (not when it ends normally: test_auto_shutdown_all). */
+static void
+test_strategy_restart_types(void **state)
+{
+	fx f;
+
+	(void) state;
+	make(&f, spec("root", SV_STRATEGY_ONE_FOR_ALL, 10, 10000),
+	    as(SV_RESTART_PERMANENT, SV_ON_FAILURE_STAY, false));
+	add_group(&f, "root", 1, ESC);
+	add_group(&f, "root", 2,
+	    as(SV_RESTART_TEMPORARY, SV_ON_FAILURE_ESCALATE, false));
+	add_group(&f, "root", 3,
+	    as(SV_RESTART_TRANSIENT, SV_ON_FAILURE_ESCALATE, false));
+	add_group(&f, "root", 4,
+	    as(SV_RESTART_TEMPORARY, SV_ON_FAILURE_ESCALATE, false));
+	node_ev(&f, SV_TEV_BOOT, "root");
+	assert_string_equal(child_ev(&f, SV_TEV_CHILD_FAILED, 4), "stop g4");
+	assert_int_equal(group_state(&f, 4), SV_TCS_DONE);
+	assert_string_equal(child_ev(&f, SV_TEV_CHILD_FAILED, 3),
+	    "stop g3, stop g2, stop g1, start g1#1, start g3#1");
+	assert_int_equal(group_state(&f, 2), SV_TCS_DONE);
+	assert_int_equal(group_state(&f, 3), SV_TCS_RUNNING);
+	done(&f);
+}
+
 /* ---- escalation ----------------------------------------------------------
  */
 
@@ -652,6 +681,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_strategy_groups),
 	    cmocka_unit_test(test_strategy_nodes),
+	    cmocka_unit_test(test_strategy_restart_types),
 	    cmocka_unit_test(test_escalate_three_levels),
 	    cmocka_unit_test(test_escalate_stay),
 	    cmocka_unit_test(test_intensity_limit),

@@ -491,8 +491,9 @@ name_of(const char *const *names, size_t n, unsigned i)
 	return i < n && names[i] != NULL ? names[i] : "?";
 }
 
+/* NAME_OF(names, i): name_of over a static array of names. */
 #define NAME_OF(names, i) \
-	name_of(names, sizeof(names) / sizeof(names[0]), (unsigned) (i))
+	name_of((names), sizeof(names) / sizeof((names)[0]), (unsigned) (i))
 
 /* sv_tree_act_name names an action kind ("start_group", ...). */
 const char *

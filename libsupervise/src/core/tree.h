@@ -140,7 +140,8 @@ typedef struct sv_tree_node_spec {
 } sv_tree_node_spec;
 
 /* How a child (group or node) sits in its node; for the root, how the
- * root itself is treated when it fails. */
+ * root itself is treated when it fails (only its on_failure counts in
+ * this slice: its restart type is for a parent supervisor). */
 typedef struct sv_tree_child_spec {
 	sv_restart_type restart;
 	sv_on_failure   on_failure;
@@ -315,8 +316,9 @@ sv_err sv_tree_add_group(
     sv_tree *t, uint32_t node, uint64_t group, const sv_tree_child_spec *as);
 
 /*
- * sv_tree_event decides what follows ev at now_ms: *plan (emptied first)
- * receives the actions, the tree moves to the state after them.
+ * sv_tree_event decides what follows ev at now_ms: *plan (the caller's,
+ * not NULL; emptied first) receives the actions, the tree moves to the
+ * state after them.
  * Errors, with the tree unchanged and the plan empty: SV_ENOTFOUND (no
  * such node or group), SV_EINVAL (a CHILD_RESET of a node child: reset the
  * node), SV_ECONFLICT (stale: a generation or guard that is not the
