@@ -458,6 +458,30 @@ test_auto_shutdown_all(void **state)
 	done(&f);
 }
 
+/* test_auto_shutdown_all_active: all_significant waits for the last
+ * active significant child: one the operator stopped does not hold the
+ * node up; the root then ends and the daemon exits 0. */
+static void
+test_auto_shutdown_all_active(void **state)
+{
+	fx                 f;
+	sv_tree_node_spec  r = spec("root", SV_STRATEGY_ONE_FOR_ONE, 10, 1000);
+	sv_tree_child_spec sig
+	    = as(SV_RESTART_TRANSIENT, SV_ON_FAILURE_ESCALATE, true);
+
+	(void) state;
+	r.auto_shutdown = SV_AUTO_SHUTDOWN_ALL;
+	make(&f, r, ESC);
+	add_group(&f, "root", 1, sig);
+	add_group(&f, "root", 2, sig);
+	add_group(&f, "root", 3, ESC);
+	node_ev(&f, SV_TEV_BOOT, "root");
+	assert_string_equal(child_ev(&f, SV_TEV_CHILD_STOPPED, 1), "");
+	assert_string_equal(child_ev(&f, SV_TEV_CHILD_EXITED, 2),
+	    "auto_shutdown root, stop g3, node_stopped root, exit 0");
+	done(&f);
+}
+
 /* test_auto_shutdown_permanent_node: a node that shuts itself down but
  * sits in its parent as permanent is started again (OTP: a permanent
  * child always is), counted against the parent's intensity. */
@@ -688,6 +712,7 @@ main(void)
 	    cmocka_unit_test(test_backoff),
 	    cmocka_unit_test(test_auto_shutdown_any_root),
 	    cmocka_unit_test(test_auto_shutdown_all),
+	    cmocka_unit_test(test_auto_shutdown_all_active),
 	    cmocka_unit_test(test_auto_shutdown_permanent_node),
 	    cmocka_unit_test(test_strict_rollback),
 	    cmocka_unit_test(test_strict_nested),

@@ -50,7 +50,7 @@
  *     (SV_TACT_ESCALATE); a root whose own on_failure is escalate then
  *     exits the daemon with SV_TREE_EXIT_FAILED.
  *   - Significant children (transient or temporary only) and auto_shutdown
- *     (OTP 24): when any / all significant children have ended (a
+ *     (OTP 24): when any / the last active significant child ends (a
  *     transient one normally, a temporary one for any reason), the node
  *     stops its subtree and ends normally, which its parent sees as a
  *     normal end of that child; at the root the daemon exits 0.

@@ -341,9 +341,12 @@ tp_child_done(sv_tree *t, sv_tnode *n, uint32_t i)
 		return false;
 	}
 	if (n->spec.auto_shutdown == SV_AUTO_SHUTDOWN_ALL) {
+		/* OTP: when the last active significant child ends; one the
+		 * operator stopped or that stays failed is not active. */
 		for (uint32_t j = 0; j < n->nchildren; j++) {
-			if (n->children[j].spec.significant
-			    && n->children[j].state != SV_TCS_DONE) {
+			const sv_tchild *s = &n->children[j];
+			if (s->spec.significant
+			    && (tp_live(s) || s->pending)) {
 				return false;
 			}
 		}
