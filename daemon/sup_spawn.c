@@ -375,7 +375,10 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	/* An adopted worker lived in its dead supervisor's cgroup tree:
 	 * that tree may be empty now (looked at after this turn). */
 	s->stale_due = s->stale_due || p->adopted;
-	x            = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
+	x            = (sv_exit) {.exited = xi.exited,
+	               .code              = xi.code,
+	               .signo             = xi.signo,
+	               .core              = xi.core};
 	SUP_CORE_RETRY(
 	    "an exit", sv_core_exited(s->core, p->key, x, sv_loop_now_ms()));
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
