@@ -223,7 +223,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	p->io = (sv_io) {pidfd, proc_exit_cb, p};
 	now   = sv_loop_now_ms();
 	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
-	    || sv_pidmap_put(&s->pids, pid, t) != SV_OK) {
+	    || sv_pidmap_put_ref(&s->pids, pid, &p->key) != SV_OK) {
 		sv_exit_info xi;
 		svd_log("%s: cannot watch pid %d; killing it",
 		    key_name(s, t, nm, sizeof(nm)), (int) pid);

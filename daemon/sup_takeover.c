@@ -51,7 +51,8 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 	sv_err     err;
 
 	if (p == NULL
-	    || sv_pidmap_put(&s->pids, (pid_t) tp->pid, key) != SV_OK) {
+	    || sv_pidmap_put_ref(&s->pids, (pid_t) tp->pid, &p->key)
+	        != SV_OK) {
 		to_kill(pidfd, (pid_t) tp->pid, "no room to track it",
 		    g->cfg->name, ordinal);
 		SUP_CORE_RETRY("a restored seat",
