@@ -116,7 +116,7 @@ req_core_err(req_ctx *c, sv_err err, const sv_cgroup *g, uint32_t ordinal)
 	case SV_ECONFLICT: {
 		sv_seat_view v = {.generation = 0};
 		if (ordinal < g->max_count) {
-			sv_seat_view_of(g, ordinal, &v);
+			sv_seat_view_of(c->s->core, g, ordinal, &v);
 		}
 		return req_err(c, err,
 		    "%s[%" PRIu32 "] is at generation %" PRIu64

@@ -21,7 +21,7 @@ group_info(svd_sup *s, const sv_cgroup *g, Supervise__V1__GroupInfo *gi)
 	gi->purpose        = gsh != NULL ? gsh->cfg->purpose : "";
 	for (uint32_t o = 0; o < g->nseats; o++) {
 		sv_seat_view v;
-		sv_seat_view_of(g, o, &v);
+		sv_seat_view_of(s->core, g, o, &v);
 		switch (v.state) {
 		case SV_SEAT_RUNNING:
 			gi->running++;

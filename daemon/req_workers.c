@@ -120,11 +120,11 @@ old_status(svd_sup *s, const sv_cgroup *g, const sv_seat_view *v,
 
 /* seat_listed tells whether a seat appears in ListWorkers. */
 static bool
-seat_listed(const sv_cgroup *g, uint32_t ordinal)
+seat_listed(const sv_core *core, const sv_cgroup *g, uint32_t ordinal)
 {
 	sv_seat_view v;
 
-	sv_seat_view_of(g, ordinal, &v);
+	sv_seat_view_of(core, g, ordinal, &v);
 	return v.current.listed;
 }
 
@@ -171,7 +171,7 @@ req_list(req_ctx *c)
 			for (uint32_t o = i == gi0 ? o0 : 0; o < g->nseats;
 			     o++) {
 				sv_seat_view v;
-				sv_seat_view_of(g, o, &v);
+				sv_seat_view_of(c->s->core, g, o, &v);
 				n += v.current.listed || v.previous.listed;
 				n += v.current.listed && v.previous.listed;
 			}
@@ -192,7 +192,7 @@ req_list(req_ctx *c)
 		}
 		for (uint32_t o = i == gi0 ? o0 : 0; o < g->nseats; o++) {
 			sv_seat_view v;
-			sv_seat_view_of(g, o, &v);
+			sv_seat_view_of(c->s->core, g, o, &v);
 			if (!v.current.listed && !v.previous.listed) {
 				continue;
 			}
@@ -234,7 +234,8 @@ req_seat(req_ctx *c, const char *name, uint32_t ordinal, const sv_cgroup **gp,
 	if (err != SV_OK || *gp == NULL) {
 		return err != SV_OK ? err : SV_EINTERNAL;
 	}
-	if (ordinal >= (*gp)->nseats || !seat_listed(*gp, ordinal)) {
+	if (ordinal >= (*gp)->nseats
+	    || !seat_listed(c->s->core, *gp, ordinal)) {
 		return req_err(c, SV_ENOTFOUND,
 		    "%s has no worker at ordinal %" PRIu32, name, ordinal);
 	}
@@ -249,7 +250,7 @@ req_reply_status(req_ctx *c, const sv_cgroup *g, uint32_t ordinal,
 {
 	sv_seat_view v;
 
-	sv_seat_view_of(g, ordinal, &v);
+	sv_seat_view_of(c->s->core, g, ordinal, &v);
 	seat_status(c->s, g, &v, w, sv_loop_now_ms());
 	c->rep.body_case     = SUPERVISE__V1__ENVELOPE__BODY_WORKER_STATUS;
 	c->rep.worker_status = w;

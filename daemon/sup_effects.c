@@ -28,7 +28,7 @@ proc_find(svd_sup *s, sv_wkey key)
 	}
 	for (int i = 0; i < SEAT_PROCS; i++) {
 		svd_proc *p = seat_proc(st, i);
-		if (p != NULL && p->pidfd >= 0
+		if (p != NULL && p->io.fd >= 0
 		    && p->key.generation == key.generation) {
 			return p;
 		}
@@ -62,7 +62,7 @@ fx_signal(svd_sup *s, const sv_fx *fx)
 		return; /* already reaped */
 	}
 	if (!fx->pgroup || sv_signal_group(p->pid, fx->signo) != SV_OK) {
-		(void) sv_signal(p->pidfd, fx->signo);
+		(void) sv_signal(p->io.fd, fx->signo);
 	} else if (fx->signo == SIGKILL) {
 		/* Nothing in the group can run again, nor fork: the reap
 		 * need not kill the group a second time. */

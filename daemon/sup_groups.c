@@ -27,8 +27,8 @@ seat_free(svd_seat *st)
 		if (p == NULL) {
 			continue;
 		}
-		if (p->pidfd >= 0) {
-			close(p->pidfd);
+		if (p->io.fd >= 0) {
+			close(p->io.fd);
 		}
 		svd_activity_drop(p->act);
 		free(p->status);
@@ -45,8 +45,7 @@ seat_free(svd_seat *st)
 static void
 proc_init(svd_seat *st, svd_proc *p)
 {
-	p->s     = st->g->s;
-	p->pidfd = -1;
+	p->io.fd = -1;
 	p->seat  = st;
 }
 
@@ -135,8 +134,8 @@ seat_maybe_free(svd_gsh *g, uint32_t ordinal)
 	svd_seat    *st = seat_get(g, ordinal);
 	sv_seat_view v;
 
-	if (st == NULL || st->proc.pidfd >= 0
-	    || (st->extra != NULL && st->extra->pidfd >= 0) || st->tm != NULL
+	if (st == NULL || st->proc.io.fd >= 0
+	    || (st->extra != NULL && st->extra->io.fd >= 0) || st->tm != NULL
 	    || (sv_core_seat_view(g->s->core, g->id, ordinal, &v) == SV_OK
 	        && v.wanted)) {
 		return;

@@ -69,12 +69,16 @@ typedef struct svd_tmr {
 } svd_tmr;
 
 /* The shell's record of one process: what the core cannot hold. */
+/* (Fields ordered so that the compiler adds no padding: a seat record
+ * holds one, and is a 136-byte block, a 144-byte malloc chunk.) */
 typedef struct svd_proc {
-	svd_sup *s;
-	sv_wkey  key;
-	pid_t    pid;
-	int      pidfd; /* -1: record unused */
-	sv_io    io;
+	sv_wkey key;
+	pid_t   pid;
+	bool    adopted; /* started by a predecessor: not our child */
+	bool    group_killed; /* its process group got SIGKILL (sup_effects.c);
+	                       * read and cleared at the reap */
+	sv_io io; /* io.fd: its pidfd, watched while it lives; -1: record
+	           * unused */
 	svd_tmr *tm; /* its armed timer (SV_TIMER_PROC), or NULL */
 	char    *status; /* last status text, NULL: none (""); allocated when
 	                  * a worker first sets one, kept by the record across
@@ -82,11 +86,9 @@ typedef struct svd_proc {
 	                  * (sup_notify.c) */
 	sv_cgleaf *cg; /* its own cgroup, or NULL (shell/cgroup.h) */
 	uint64_t   start_time; /* kernel start time (shell/procinfo.h) */
-	bool       adopted; /* started by a predecessor: not our child */
-	bool group_killed; /* its process group got SIGKILL (sup_effects.c);
-	                    * read and cleared at the reap */
-	svd_act  *act; /* its activity region, or NULL (activity.h) */
-	svd_seat *seat; /* the seat record it is part of */
+	svd_act   *act; /* its activity region, or NULL (activity.h) */
+	svd_seat  *seat; /* the seat record it is part of (seat->g->s: the
+	                  * supervisor) */
 } svd_proc;
 
 /* The shell's record of one seat: its process records (up to two: the

@@ -39,7 +39,7 @@ static int64_t
 lh_worker_pid(void *arg, sv_wkey key)
 {
 	svd_proc *p = proc_find(arg, key);
-	return p != NULL && p->pidfd >= 0 ? (int64_t) p->pid : 0;
+	return p != NULL && p->io.fd >= 0 ? (int64_t) p->pid : 0;
 }
 
 static void
@@ -81,10 +81,10 @@ lh_worker_exited(void *arg, sv_wkey key)
 	svd_proc     *p = proc_find(arg, key);
 	struct pollfd pfd;
 
-	if (p == NULL || p->pidfd < 0) {
+	if (p == NULL || p->io.fd < 0) {
 		return false;
 	}
-	pfd = (struct pollfd) {p->pidfd, POLLIN, 0};
+	pfd = (struct pollfd) {p->io.fd, POLLIN, 0};
 	return poll(&pfd, 1, 0) > 0;
 }
 

@@ -76,11 +76,11 @@ proc_slot(svd_gsh *g, uint32_t ordinal)
 	if (st == NULL) {
 		return NULL;
 	}
-	if (st->proc.pidfd < 0) {
+	if (st->proc.io.fd < 0) {
 		return &st->proc;
 	}
 	p = seat_extra(st);
-	return p != NULL && p->pidfd < 0 ? p : NULL;
+	return p != NULL && p->io.fd < 0 ? p : NULL;
 }
 
 /* sup_spawn starts the process of one ticket and tells the core. */
@@ -210,7 +210,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	p->cg    = leaf;
 	p->key   = t;
 	p->pid   = pid;
-	p->pidfd = pidfd;
+	p->io.fd = pidfd;
 	svd_tmr_drop(s->loop, &p->tm);
 	p->adopted = false;
 	p->act     = act;
@@ -223,7 +223,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 	p->io = (sv_io) {pidfd, proc_exit_cb, p};
 	now   = sv_loop_now_ms();
 	if (sv_loop_add_io(s->loop, &p->io, EPOLLIN) != SV_OK
-	    || sv_pidmap_put(&s->pids, pid, t) != SV_OK) {
+	    || sv_pidmap_put_ref(&s->pids, pid, &p->key) != SV_OK) {
 		sv_exit_info xi;
 		svd_log("%s: cannot watch pid %d; killing it",
 		    key_name(s, t, nm, sizeof(nm)), (int) pid);
@@ -235,7 +235,7 @@ sup_spawn(svd_sup *s, sv_spawn_ticket t)
 			nanosleep(&ts, NULL);
 		}
 		close(pidfd);
-		p->pidfd = -1;
+		p->io.fd = -1;
 		sv_cgtree_release(s->cg, p->cg);
 		p->cg = NULL;
 		svd_activity_end(s->act, p->act);
@@ -294,7 +294,7 @@ seat_prepare_next(svd_gsh *g, sv_wkey old)
 	}
 	for (int i = 0; i < SEAT_PROCS; i++) {
 		const svd_proc *q = seat_proc(st, i);
-		if (q != NULL && q->pidfd >= 0 && q->act != NULL && !q->adopted
+		if (q != NULL && q->io.fd >= 0 && q->act != NULL && !q->adopted
 		    && q->key.generation > old.generation
 		    && q->key.generation > gen) {
 			gen = q->key.generation;
@@ -311,7 +311,7 @@ void
 proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 {
 	svd_proc    *p = io->arg;
-	svd_sup     *s = p->s;
+	svd_sup     *s = p->seat->g->s;
 	sv_exit_info xi;
 	sv_exit      x;
 	sv_wkey      key;
@@ -330,7 +330,7 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	}
 	/* An adopted process is not our child: init reaps it and its exit
 	 * status is lost to us (docs/durability.md). */
-	switch (p->adopted ? SV_EINVAL : sv_reap(p->pidfd, &xi)) {
+	switch (p->adopted ? SV_EINVAL : sv_reap(p->io.fd, &xi)) {
 	case SV_OK:
 		break;
 	case SV_EBUSY:
@@ -351,8 +351,8 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	}
 	sv_loop_del_io(loop, io);
 	svd_tmr_drop(loop, &p->tm);
-	close(p->pidfd);
-	p->pidfd = -1;
+	close(p->io.fd);
+	p->io.fd = -1;
 	(void) sv_pidmap_del(&s->pids, p->pid);
 	/* Nothing a worker started may outlive it: whatever is left in its
 	 * process group gets SIGKILL. (The group id cannot have been reused
@@ -375,7 +375,10 @@ proc_exit_cb(sv_loop *loop, sv_io *io, uint32_t events)
 	/* An adopted worker lived in its dead supervisor's cgroup tree:
 	 * that tree may be empty now (looked at after this turn). */
 	s->stale_due = s->stale_due || p->adopted;
-	x            = (sv_exit) {xi.exited, xi.code, xi.signo, xi.core};
+	x            = (sv_exit) {.exited = xi.exited,
+	               .code              = xi.code,
+	               .signo             = xi.signo,
+	               .core              = xi.core};
 	SUP_CORE_RETRY(
 	    "an exit", sv_core_exited(s->core, p->key, x, sv_loop_now_ms()));
 	/* Its leases go now, in this iteration: a waiter gets the slot. */
@@ -404,13 +407,14 @@ void
 proc_timer_cb(sv_loop *loop, sv_timer *t)
 {
 	svd_proc *p = t->arg;
+	svd_sup  *s = p->seat->g->s;
 	uint64_t  g = p->tm->guard;
 
 	svd_tmr_drop(loop, &p->tm); /* fired: no longer armed */
 	SUP_CORE_RETRY("a timer",
 	    sv_core_timer(
-	        p->s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms()));
-	sup_run_effects(p->s);
+	        s->core, SV_TIMER_PROC, p->key, g, sv_loop_now_ms()));
+	sup_run_effects(s);
 }
 
 void

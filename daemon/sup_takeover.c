@@ -51,7 +51,8 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 	sv_err     err;
 
 	if (p == NULL
-	    || sv_pidmap_put(&s->pids, (pid_t) tp->pid, key) != SV_OK) {
+	    || sv_pidmap_put_ref(&s->pids, (pid_t) tp->pid, &p->key)
+	        != SV_OK) {
 		to_kill(pidfd, (pid_t) tp->pid, "no room to track it",
 		    g->cfg->name, ordinal);
 		SUP_CORE_RETRY("a restored seat",
@@ -61,7 +62,7 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 	}
 	p->key   = key;
 	p->pid   = (pid_t) tp->pid;
-	p->pidfd = pidfd;
+	p->io.fd = pidfd;
 	svd_tmr_drop(s->loop, &p->tm);
 	p->cg         = NULL;
 	p->adopted    = true;
@@ -79,7 +80,7 @@ to_adopt(svd_sup *s, svd_gsh *g, uint32_t ordinal, const sv_to_proc *tp,
 	if (err != SV_OK) {
 		sv_loop_del_io(s->loop, &p->io);
 		(void) sv_pidmap_del(&s->pids, p->pid);
-		p->pidfd = -1;
+		p->io.fd = -1;
 		svd_activity_end(s->act, p->act);
 		p->act = NULL;
 		to_kill(pidfd, (pid_t) tp->pid, "cannot watch it",

@@ -112,7 +112,7 @@ svd_sup_create(const svd_config *cfg, const char *url, svd_sup **supp)
 		return SV_ENOMEM;
 	}
 	s->cfg = cfg;
-	sv_pidmap_init(&s->pids);
+	sv_pidmap_init_borrowed(&s->pids); /* keys: svd_proc.key */
 	sv_timer_init(&s->plan_timer, plan_timer_cb, s);
 	sv_timer_init(&s->dur_timer, NULL, s); /* sup_durability_start */
 	snprintf(s->url, sizeof(s->url), "%s", url);

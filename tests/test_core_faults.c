@@ -175,7 +175,9 @@ seat_blank(const sv_seat *st)
 
 /* snap_take records every byte of the core's state: the record (the
  * effect ring only by its count of queued records, since a reservation
- * may have grown it), each group with its seats, ordinals and intensity
+ * may have grown it; the pool of second process records by what is in
+ * use, since a reservation may have grown or moved it), each group with
+ * its seats, their second process records, ordinals and intensity
  * window, and each drain report with its rows. */
 static void
 snap_take(const sv_core *c, fi_snap *s)
@@ -184,8 +186,11 @@ snap_take(const sv_core *c, fi_snap *s)
 
 	s->n = 0;
 	memset(&rec.fx, 0, sizeof(rec.fx));
-	rec.fx.n   = c->fx.n;
-	rec.groups = NULL; /* may be reallocated larger: compared below */
+	rec.fx.n       = c->fx.n;
+	rec.olds.rec   = NULL; /* may be moved: its records compared below */
+	rec.olds.cap   = 0;
+	rec.olds.limit = 0;
+	rec.groups     = NULL; /* may be reallocated larger: compared below */
 	snap_put(s, &rec, sizeof(rec));
 	for (size_t i = 0; i < c->ngroups; i++) {
 		const sv_cgroup *g  = c->groups[i];
@@ -202,6 +207,10 @@ snap_take(const sv_core *c, fi_snap *s)
 		snap_put(s, &gr, sizeof(gr));
 		snap_put(s, g->name, strlen(g->name) + 1);
 		snap_put(s, g->seats, n * sizeof(*g->seats));
+		for (uint32_t o = 0; o < n; o++) {
+			snap_put(s, sv_core_seat_old(c, &g->seats[o]),
+			    sizeof(sv_proc));
+		}
 		snap_put(s, g->ords.is_held, g->ords.max);
 		snap_put(s, g->ords.cur_gen, g->ords.max * sizeof(uint64_t));
 		snap_put(s, g->ords.next_gen, g->ords.max * sizeof(uint64_t));
@@ -238,6 +247,7 @@ fi_failed(const sv_core *c, sv_err err)
 			    (int) err);
 		}
 		assert_int_equal(c->fx.overruns, 0);
+		assert_int_equal(c->olds.overruns, 0);
 		return false;
 	}
 	assert_true(FI.pending);
@@ -320,8 +330,9 @@ fi_agree(shell *sh)
 	for (size_t gi = 0; gi < c->ngroups; gi++) {
 		const sv_cgroup *g = c->groups[gi];
 		for (uint32_t o = 0; o < g->nseats; o++) {
-			const sv_seat *s     = &g->seats[o];
-			const sv_proc *ps[2] = {&s->cur, &s->old};
+			const sv_seat *s = &g->seats[o];
+			const sv_proc *ps[2]
+			    = {&s->cur, sv_core_seat_old(c, s)};
 			if (s->state == SV_SP_BACKOFF) {
 				assert_true(fi_has_timer(sh, SV_TIMER_SEAT,
 				    (sv_wkey) {g->id, o, 0}, s->guard));
@@ -576,11 +587,60 @@ test_shutdown_100(void **state)
 	sh_fini(&sh);
 }
 
+/* Second process records under failure: 16 stuck stops abandoned one by
+ * one (each moves a process to its seat's `old`, a record the stop
+ * timer's entry point reserves) while every allocation fails. Each timer
+ * either needs no allocation or answers SV_ENOMEM with nothing changed
+ * and succeeds once retried; the pool grows as the records in use grow,
+ * so at least one refusal is seen, and all 16 end abandoned. */
+static void
+test_old_records(void **state)
+{
+	shell           sh;
+	sv_group_policy p = pol_plain();
+	uint32_t        a;
+	uint64_t        enomem;
+	long            i;
+
+	(void) state;
+	p.stop_timeout_ms = 1000;
+	p.on_unresponsive = SV_UNRESPONSIVE_ABANDON;
+	sh_init(&sh, SV_STRATEGY_ONE_FOR_ONE);
+	a = sh_group(&sh, "g", &p, 16, 16);
+	assert_int_equal(sh_spawn_all(&sh), 16);
+	for (uint32_t o = 0; o < 16; o++) {
+		assert_int_equal(
+		    sv_core_restart(sh.c, a, o, false, 0, sh.now), SV_OK);
+		sh_drain(&sh);
+	}
+	memset(&FI, 0, sizeof(FI));
+	sv_mem_set_hook(fi_hook, NULL);
+	enomem = FI.enomem;
+	while ((i = sh_next_due(&sh, UINT64_MAX)) >= 0) {
+		FI.all = true; /* lifted by fi_timer after one SV_ENOMEM */
+		sh_fire(&sh, (size_t) i);
+		assert_false(FI.pending);
+		FI.all = false;
+		check_core(&sh);
+		fi_agree(&sh);
+	}
+	sv_mem_set_hook(NULL, NULL);
+	for (uint32_t o = 0; o < 16; o++) {
+		assert_int_equal(OLD(&sh, a, o)->state, SV_PROC_ABANDONED);
+	}
+	assert_true(FI.enomem > enomem);
+	assert_int_equal(sh.c->olds.used, 16);
+	assert_int_equal(sh.c->olds.overruns, 0);
+	assert_int_equal(sh.c->fx.overruns, 0);
+	sh_fini(&sh);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shutdown_100),
+	    cmocka_unit_test(test_old_records),
 	    cmocka_unit_test(test_every_allocation),
 	};
 	(void) supervision_main; /* the included model's own main, unused */

@@ -342,6 +342,38 @@ test_alloc_failure(void **state)
 	sv_pidmap_fini(&m);
 }
 
+/* A borrowed map points to the caller's keys: a get reads the key as the
+ * caller last wrote it, a del leaves it to the caller, the owning put is
+ * refused (and put_ref on an owning map). */
+static void
+test_borrowed(void **state)
+{
+	sv_pidmap m, own;
+	sv_wkey   keys[3] = {{1, 0, 5}, {1, 1, 6}, {2, 0, 7}};
+	sv_wkey   k;
+
+	(void) state;
+	sv_pidmap_init_borrowed(&m);
+	sv_pidmap_init(&own);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(
+		    sv_pidmap_put_ref(&m, 100 + i, &keys[i]), SV_OK);
+	}
+	assert_int_equal(sv_pidmap_put(&m, 200, keys[0]), SV_EINVAL);
+	assert_int_equal(sv_pidmap_put_ref(&own, 200, &keys[0]), SV_EINVAL);
+	assert_int_equal(sv_pidmap_put_ref(&m, 0, &keys[0]), SV_EINVAL);
+	assert_int_equal(sv_pidmap_count(&m), 3);
+	keys[1].generation = 9; /* the caller's record changed */
+	assert_true(sv_pidmap_get(&m, 101, &k));
+	assert_int_equal(k.generation, 9);
+	assert_true(sv_pidmap_del(&m, 101));
+	assert_false(sv_pidmap_get(&m, 101, &k));
+	assert_int_equal(keys[1].ordinal, 1); /* still the caller's */
+	check_runs(&m);
+	sv_pidmap_fini(&m); /* frees no key: they are on the stack */
+	sv_pidmap_fini(&own);
+}
+
 int
 main(void)
 {
@@ -353,6 +385,7 @@ main(void)
 	    cmocka_unit_test(test_wrap_delete),
 	    cmocka_unit_test(test_model),
 	    cmocka_unit_test(test_alloc_failure),
+	    cmocka_unit_test(test_borrowed),
 	};
 	return cmocka_run_group_tests_name("pidmap", tests, NULL, NULL);
 }

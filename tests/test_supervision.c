@@ -354,6 +354,14 @@ S(const shell *sh, uint32_t id, uint32_t ordinal)
 	return &g->seats[ordinal];
 }
 
+/* OLD is the second process record of seat (id, ordinal): a blank one
+ * (state NONE) when it has none. */
+static const sv_proc *
+OLD(const shell *sh, uint32_t id, uint32_t ordinal)
+{
+	return sv_core_seat_old(sh->c, S(sh, id, ordinal));
+}
+
 /* sh_pid returns the pid of the current process of a seat. */
 static int64_t
 sh_pid(const shell *sh, uint32_t id, uint32_t ordinal)
@@ -539,19 +547,20 @@ check_core(shell *sh)
 		}
 		for (uint32_t o = 0; o < g->nseats; o++) {
 			const sv_seat *s     = &g->seats[o];
-			const sv_proc *ps[2] = {&s->cur, &s->old};
+			const sv_proc *old   = sv_core_seat_old(sh->c, s);
+			const sv_proc *ps[2] = {&s->cur, old};
 			assert_int_equal(s->ordinal, o);
 			/* at most one current process and one old one (the
 			 * only overlap): abandoned, draining, or the serving
 			 * old generation of a roll */
 			assert_true(s->cur.state <= SV_PROC_STOPPING);
-			assert_true(s->old.state != SV_PROC_SPAWNING);
-			if (s->old.state == SV_PROC_STARTING
-			    || s->old.state == SV_PROC_RUNNING) {
+			assert_true(old->state != SV_PROC_SPAWNING);
+			if (old->state == SV_PROC_STARTING
+			    || old->state == SV_PROC_RUNNING) {
 				assert_true(s->rolling);
 			}
 			if (s->rolling) {
-				assert_true(s->old.state != SV_PROC_NONE
+				assert_true(old->state != SV_PROC_NONE
 				    || s->cur.state != SV_PROC_NONE
 				    || s->state == SV_SP_PENDING
 				    || s->state == SV_SP_BACKOFF);
@@ -637,8 +646,9 @@ check_core(shell *sh)
 		s = &g->seats[f->key.ordinal];
 		assert_true((s->cur.state >= SV_PROC_STARTING
 		                && s->cur.pid == PID_BASE + (int64_t) i)
-		    || (s->old.state != SV_PROC_NONE
-		        && s->old.pid == PID_BASE + (int64_t) i));
+		    || (sv_core_seat_old(sh->c, s)->state != SV_PROC_NONE
+		        && sv_core_seat_old(sh->c, s)->pid
+		            == PID_BASE + (int64_t) i));
 	}
 	if (sh->ticket_out) {
 		const sv_cgroup *g = sv_core_group(sh->c, sh->ticket.group_id);
@@ -1711,8 +1721,8 @@ test_stop_abandon(void **state)
 	assert_true(e->abandon);
 	assert_int_equal(sh_nev(&sh, ev0, SV_EV_ESCALATED, a, 0), 0);
 	assert_int_equal(sh.nsigs - sig0, 1); /* the SIGTERM only */
-	assert_int_equal(S(&sh, a, 0)->old.state, SV_PROC_ABANDONED);
-	assert_int_equal(S(&sh, a, 0)->old.pid, oldpid);
+	assert_int_equal(OLD(&sh, a, 0)->state, SV_PROC_ABANDONED);
+	assert_int_equal(OLD(&sh, a, 0)->pid, oldpid);
 	assert_int_equal(S(&sh, a, 0)->cur.state, SV_PROC_NONE);
 	assert_int_equal(sh_spawn_all(&sh), 1);
 	newpid = sh_pid(&sh, a, 0);
@@ -1726,7 +1736,7 @@ test_stop_abandon(void **state)
 	e = sh_ev(&sh, ev0, SV_EV_EXITED, a, 0);
 	assert_int_equal(e->pid, oldpid);
 	assert_int_equal(e->generation, oldgen);
-	assert_int_equal(S(&sh, a, 0)->old.state, SV_PROC_NONE);
+	assert_int_equal(OLD(&sh, a, 0)->state, SV_PROC_NONE);
 	assert_int_equal(S(&sh, a, 0)->cur.pid, newpid);
 	assert_int_equal(G(&sh, a)->live, 1);
 	assert_int_equal(sh_nev(&sh, ev0, SV_EV_RESTART_SCHEDULED, a, 0), 0);
@@ -1738,7 +1748,7 @@ test_stop_abandon(void **state)
 	assert_int_equal(sv_core_restart(sh.c, a, 0, false, 0, 2000), SV_OK);
 	sh_drain(&sh);
 	sh_advance(&sh, 3000);
-	assert_int_equal(S(&sh, a, 0)->old.pid, newpid);
+	assert_int_equal(OLD(&sh, a, 0)->pid, newpid);
 	assert_int_equal(sh_spawn_all(&sh), 1);
 	oldpid = newpid;
 	newpid = sh_pid(&sh, a, 0);
@@ -3029,7 +3039,8 @@ ready_count(const shell *sh, uint32_t id)
 	uint32_t         n = 0;
 
 	for (uint32_t o = 0; o < g->nseats; o++) {
-		const sv_proc *ps[2] = {&g->seats[o].cur, &g->seats[o].old};
+		const sv_proc *ps[2] = {
+		    &g->seats[o].cur, sv_core_seat_old(sh->c, &g->seats[o])};
 		for (int k = 0; k < 2; k++) {
 			n += ps[k]->state == SV_PROC_RUNNING && ps[k]->ready;
 		}
@@ -3082,7 +3093,7 @@ test_roll(void **state)
 	sh_drain(&sh);
 	assert_int_equal(sv_core_roll(sh.c, id, 500, sh.now, &did), SV_EBUSY);
 	for (uint32_t o = 0; o < 3; o++) {
-		int64_t oldpid = S(&sh, id, o)->old.pid;
+		int64_t oldpid = OLD(&sh, id, o)->pid;
 		assert_true(S(&sh, id, o)->rolling);
 		/* only this ordinal overlaps */
 		for (uint32_t k = 0; k < 3; k++) {
@@ -3097,7 +3108,7 @@ test_roll(void **state)
 		sh_drain(&sh);
 		/* the old one is told to drain only now */
 		assert_int_equal(sh_proc(&sh, oldpid)->lastsig, SIGTERM);
-		assert_true(S(&sh, id, o)->old.draining);
+		assert_true(OLD(&sh, id, o)->draining);
 		assert_int_equal(S(&sh, id, o)->cur.generation, gen0[o] + 1);
 		assert_true(ready_count(&sh, id) >= 3);
 		sh_exit_pid(&sh, oldpid, x_code(0));
@@ -3131,7 +3142,7 @@ test_roll_not_ready(void **state)
 	assert_int_equal(sv_core_roll(sh.c, id, 400, sh.now, &did), SV_OK);
 	sh_drain(&sh);
 	assert_int_equal(sh_spawn_all(&sh), 1);
-	old0 = S(&sh, id, 0)->old.pid;
+	old0 = OLD(&sh, id, 0)->pid;
 	assert_int_equal(
 	    sv_core_ready(sh.c, sh_key(&sh, id, 0), sh.now), SV_OK);
 	sh_drain(&sh);
@@ -3150,7 +3161,7 @@ test_roll_not_ready(void **state)
 	sh_exit_pid(&sh, new1, x_sig(SIGTERM));
 	/* the old one is the seat's process again, still ready */
 	assert_int_equal(S(&sh, id, 1)->cur.pid, old1);
-	assert_int_equal(S(&sh, id, 1)->old.state, SV_PROC_NONE);
+	assert_int_equal(OLD(&sh, id, 1)->state, SV_PROC_NONE);
 	assert_true(S(&sh, id, 1)->cur.ready);
 	assert_int_equal(sh_spawn_all(&sh), 0);
 	assert_int_equal(S(&sh, id, 2)->cur.pid, old2);

@@ -178,7 +178,7 @@ svs_live_proc(sv_core *c, sv_wkey key, sv_cgroup **gp, sv_seat **sp)
 		return NULL;
 	}
 	s = &g->seats[key.ordinal];
-	if ((p = svs_proc_find(s, key.generation)) == NULL
+	if ((p = svs_proc_find(c, s, key.generation)) == NULL
 	    || p->state == SV_PROC_SPAWNING) {
 		return NULL;
 	}
@@ -201,6 +201,7 @@ live_proc_seat_room(
 	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
 		return SV_ENOMEM;
 	}
+	*pp = svs_live_proc(c, key, gp, sp); /* the reservation may move it */
 	return SV_OK;
 }
 
@@ -224,6 +225,7 @@ sv_core_ready(sv_core *c, sv_wkey key, uint64_t now_ms)
 	        != SV_OK) {
 		return SV_ENOMEM;
 	}
+	p = svs_live_proc(c, key, &g, &s); /* the reservation may move it */
 	if (p->state == SV_PROC_STARTING) {
 		p->state = SV_PROC_RUNNING;
 		svs_proc_await(g, p, false);
@@ -293,7 +295,7 @@ proc_abandon(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p, uint64_t now_ms)
 {
 	sv_why why = p->why;
 
-	if (p != &s->cur || s->old.state != SV_PROC_NONE) {
+	if (p != &s->cur || s->old != 0) {
 		svs_signal_proc(c, g, s, p, SIGKILL);
 		p->killed = true;
 		return;

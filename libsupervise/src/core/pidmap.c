@@ -1,6 +1,7 @@
 /*
  * pidmap.c — pid -> worker key, over the id map (see pidmap.h): the map
- * holds a pointer to a key the pidmap allocates per pid.
+ * holds a pointer to a key the pidmap allocates per pid, or, borrowed, to
+ * the caller's.
  */
 #include <stdlib.h>
 
@@ -11,7 +12,16 @@ void
 sv_pidmap_init(sv_pidmap *m)
 {
 	sv_idmap_init(&m->map);
-	m->version = 1;
+	m->version  = 1;
+	m->borrowed = false;
+}
+
+/* sv_pidmap_init_borrowed: see pidmap.h. */
+void
+sv_pidmap_init_borrowed(sv_pidmap *m)
+{
+	sv_pidmap_init(m);
+	m->borrowed = true;
 }
 
 /* sv_pidmap_fini: see pidmap.h. */
@@ -21,7 +31,7 @@ sv_pidmap_fini(sv_pidmap *m)
 	size_t cur = 0;
 	void  *key;
 
-	while (sv_idmap_next(&m->map, &cur, NULL, &key)) {
+	while (!m->borrowed && sv_idmap_next(&m->map, &cur, NULL, &key)) {
 		free(key);
 	}
 	sv_idmap_fini(&m->map);
@@ -36,7 +46,7 @@ sv_pidmap_put(sv_pidmap *m, int64_t pid, sv_wkey key)
 	sv_wkey *k;
 	sv_err   err;
 
-	if (pid <= 0) {
+	if (pid <= 0 || m->borrowed) {
 		return SV_EINVAL;
 	}
 	if ((k = sv_idmap_get(&m->map, (uint64_t) pid)) == NULL) {
@@ -50,6 +60,25 @@ sv_pidmap_put(sv_pidmap *m, int64_t pid, sv_wkey key)
 		}
 	}
 	*k = key;
+	m->version++;
+	return SV_OK;
+}
+
+/* sv_pidmap_put_ref: see pidmap.h. */
+sv_err
+sv_pidmap_put_ref(sv_pidmap *m, int64_t pid, const sv_wkey *key)
+{
+	sv_err err;
+
+	if (pid <= 0 || !m->borrowed) {
+		return SV_EINVAL;
+	}
+	/* The map stores void *: the key stays the caller's, never written
+	 * through. */
+	if ((err = sv_idmap_put(&m->map, (uint64_t) pid, (void *) key))
+	    != SV_OK) {
+		return err;
+	}
 	m->version++;
 	return SV_OK;
 }
@@ -76,7 +105,9 @@ sv_pidmap_del(sv_pidmap *m, int64_t pid)
 	if (pid <= 0 || (k = sv_idmap_del(&m->map, (uint64_t) pid)) == NULL) {
 		return false;
 	}
-	free(k);
+	if (!m->borrowed) {
+		free(k);
+	}
 	m->version++;
 	return true;
 }

@@ -5,8 +5,10 @@
  * the process, over the id map (idmap.h): lookups cost the same with 1 or
  * 100,000 workers, so whoami finds its caller without scanning groups. The
  * map owns one sv_wkey per entry (allocated by a put of a new pid, freed
- * by its del or by sv_pidmap_fini). A version number lets a caller cache
- * an answer derived from the map.
+ * by its del or by sv_pidmap_fini), or, made with sv_pidmap_init_borrowed,
+ * points to keys its caller keeps in its own records (sv_pidmap_put_ref:
+ * no allocation per entry). A version number lets a caller cache an answer
+ * derived from the map.
  */
 #ifndef SV_CORE_PIDMAP_H
 #define SV_CORE_PIDMAP_H
@@ -26,8 +28,10 @@ typedef struct sv_wkey {
 } sv_wkey;
 
 typedef struct sv_pidmap {
-	sv_idmap map; /* pid -> sv_wkey *, each owned by the pidmap */
+	sv_idmap map; /* pid -> sv_wkey *, each owned by the pidmap (or
+	               * the caller's, if borrowed) */
 	uint64_t version; /* >= 1, grows with every put and del */
+	bool     borrowed; /* keys are the caller's (sv_pidmap_put_ref) */
 } sv_pidmap;
 
 /*
@@ -35,6 +39,10 @@ typedef struct sv_pidmap {
  * insertion; free it with sv_pidmap_fini. Never fails.
  */
 void sv_pidmap_init(sv_pidmap *m);
+
+/* sv_pidmap_init_borrowed prepares an empty map whose entries point to
+ * keys the caller owns: filled with sv_pidmap_put_ref only. */
+void sv_pidmap_init_borrowed(sv_pidmap *m);
 
 /* sv_pidmap_fini frees the table and every key in it. Idempotent. */
 void sv_pidmap_fini(sv_pidmap *m);
@@ -44,6 +52,15 @@ void sv_pidmap_fini(sv_pidmap *m);
  * Errors: SV_EINVAL (pid <= 0), SV_ENOMEM (the map is unchanged).
  */
 sv_err sv_pidmap_put(sv_pidmap *m, int64_t pid, sv_wkey key);
+
+/*
+ * sv_pidmap_put_ref maps pid (> 0) to the key at *key, replacing an
+ * existing entry, in a map made by sv_pidmap_init_borrowed. The map keeps
+ * the pointer, not a copy: *key must stay valid (it may change) until pid
+ * is deleted or replaced. Errors: SV_EINVAL (pid <= 0), SV_ENOMEM (the map
+ * is unchanged).
+ */
+sv_err sv_pidmap_put_ref(sv_pidmap *m, int64_t pid, const sv_wkey *key);
 
 /* sv_pidmap_get finds pid; on true *keyp holds its key. */
 bool sv_pidmap_get(const sv_pidmap *m, int64_t pid, sv_wkey *keyp);

@@ -134,14 +134,15 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		return SV_OK;
 	}
 	s = &g->seats[key.ordinal];
-	if ((p = svs_proc_find(s, key.generation)) == NULL
+	if ((p = svs_proc_find(c, s, key.generation)) == NULL
 	    || p->state == SV_PROC_SPAWNING) {
 		return SV_OK;
 	}
 	if (svs_fx_reserve(c, svs_fx_bound(c, g, 0)) != SV_OK) {
 		return SV_ENOMEM;
 	}
-	was_old      = p == &s->old;
+	p            = svs_proc_find(c, s, key.generation); /* may move */
+	was_old      = p != &s->cur;
 	why          = p->why;
 	uptime       = now_ms >= p->started_ms ? now_ms - p->started_ms : 0;
 	ev.uptime_ms = uptime;
@@ -167,7 +168,7 @@ sv_core_exited(sv_core *c, sv_wkey key, sv_exit x, uint64_t now_ms)
 		/* An abandoned or drained process, or the old generation of a
 		 * roll: the seat has already moved on. A roll overlap whose
 		 * new generation is not even started is over. */
-		svs_proc_forget(c, g, p);
+		svs_proc_forget(c, g, s, p);
 		if (s->rolling && s->cur.state == SV_PROC_NONE) {
 			s->rolling = false;
 		}

@@ -207,8 +207,8 @@ sv_core_delete_group(sv_core *c, uint32_t id, uint64_t now_ms)
 		sv_seat *s = &g->seats[o];
 		svs_seat_stop(c, g, s, SV_WHY_DELETED, now_ms);
 		svs_old_stop(c, g, s, SV_WHY_DELETED, now_ms);
-		if (s->old.state == SV_PROC_ABANDONED) {
-			svs_signal_proc(c, g, s, &s->old, SIGKILL);
+		if (svs_old_state(c, s) == SV_PROC_ABANDONED) {
+			svs_signal_proc(c, g, s, svs_old(c, s), SIGKILL);
 		}
 	}
 	(void) svs_group_maybe_delete(c, g);
@@ -419,10 +419,11 @@ sv_core_shutdown(sv_core *c, uint64_t now_ms)
 				    c, g, s, SV_WHY_SHUTDOWN, now_ms);
 				svs_old_stop(c, g, s, SV_WHY_SHUTDOWN, now_ms);
 			}
-			if (s->old.state == SV_PROC_ABANDONED
-			    || (again && s->old.state != SV_PROC_NONE)) {
-				svs_signal_proc(c, g, s, &s->old, SIGKILL);
-				s->old.killed = true;
+			sv_proc *old = svs_old(c, s);
+			if (old != NULL
+			    && (old->state == SV_PROC_ABANDONED || again)) {
+				svs_signal_proc(c, g, s, old, SIGKILL);
+				old->killed = true;
 			}
 		}
 	}

@@ -152,9 +152,11 @@ svs_drain_deadline(
 void
 svs_old_stop(sv_core *c, sv_cgroup *g, sv_seat *s, sv_why why, uint64_t now_ms)
 {
-	if (s->old.state == SV_PROC_STARTING || s->old.state == SV_PROC_RUNNING
-	    || s->old.state == SV_PROC_STOPPING) {
-		svs_proc_stop(c, g, s, &s->old, why, now_ms);
+	sv_pstate old = svs_old_state(c, s);
+
+	if (old == SV_PROC_STARTING || old == SV_PROC_RUNNING
+	    || old == SV_PROC_STOPPING) {
+		svs_proc_stop(c, g, s, svs_old(c, s), why, now_ms);
 	}
 }
 
@@ -166,16 +168,18 @@ static bool
 seat_drain(sv_core *c, sv_cgroup *g, sv_seat *s, sv_drain *d,
     uint64_t deadline_ms, uint64_t now_ms)
 {
-	bool any = false;
+	bool      any = false;
+	sv_proc  *old = svs_old(c, s);
+	sv_pstate os  = svs_old_state(c, s);
 
 	if (s->rolling) {
 		s->rolling = false;
 		svs_roll_end(c, g, "drained");
 	}
-	if (s->old.state == SV_PROC_STARTING || s->old.state == SV_PROC_RUNNING
-	    || (s->old.state == SV_PROC_STOPPING && !s->old.draining)) {
+	if (os == SV_PROC_STARTING || os == SV_PROC_RUNNING
+	    || (os == SV_PROC_STOPPING && !old->draining)) {
 		svs_proc_drain(
-		    c, g, s, &s->old, d, deadline_ms, SV_WHY_DRAINED, now_ms);
+		    c, g, s, old, d, deadline_ms, SV_WHY_DRAINED, now_ms);
 		any = true;
 	}
 	if (s->state == SV_SP_LIVE) {
@@ -266,6 +270,7 @@ sv_core_drain_extend(sv_core *c, sv_wkey key, uint64_t more_ms,
 	if (svs_fx_reserve(c, svs_fx_bound_seat()) != SV_OK) {
 		return SV_ENOMEM;
 	}
+	p   = draining_proc(c, key, &g, &s); /* the reservation may move it */
 	due = more_ms > UINT64_MAX - now_ms ? UINT64_MAX : now_ms + more_ms;
 	if (due > p->drain_cap_ms) {
 		due = p->drain_cap_ms;
@@ -350,8 +355,8 @@ svs_roll_end(sv_core *c, sv_cgroup *g, const char *reason)
  * answers for them), the seats that are held (N) and the held seats that no
  * ready, undrained process serves. */
 static void
-roll_counts(const sv_cgroup *g, uint32_t *livep, uint32_t *wantedp,
-    uint32_t *unavailablep)
+roll_counts(const sv_core *c, const sv_cgroup *g, uint32_t *livep,
+    uint32_t *wantedp, uint32_t *unavailablep)
 {
 	uint32_t live = 0, wanted = 0, unavailable = 0;
 
@@ -361,13 +366,15 @@ roll_counts(const sv_cgroup *g, uint32_t *livep, uint32_t *wantedp,
 		    || s->cur.state == SV_PROC_STARTING
 		    || s->cur.state == SV_PROC_RUNNING
 		    || s->cur.state == SV_PROC_STOPPING;
-		bool old_live = s->old.state == SV_PROC_STARTING
-		    || s->old.state == SV_PROC_RUNNING
-		    || s->old.state == SV_PROC_STOPPING;
+		const sv_proc *old      = svs_old(c, s);
+		bool           old_live = old != NULL
+		    && (old->state == SV_PROC_STARTING
+		        || old->state == SV_PROC_RUNNING
+		        || old->state == SV_PROC_STOPPING);
 		bool serves = (s->cur.state == SV_PROC_RUNNING && s->cur.ready
 		                  && !s->cur.draining)
-		    || (s->old.state == SV_PROC_RUNNING && s->old.ready
-		        && !s->old.draining);
+		    || (old != NULL && old->state == SV_PROC_RUNNING
+		        && old->ready && !old->draining);
 
 		live += (cur_live || s->state == SV_SP_PENDING
 		            || s->state == SV_SP_BACKOFF)
@@ -445,14 +452,14 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 		return;
 	}
 	d = sv_drains_find(&c->drains, g->roll.drain_id);
-	roll_counts(g, &live, &wanted, &unavailable);
+	roll_counts(c, g, &live, &wanted, &unavailable);
 	for (uint32_t o = g->roll.next; o < g->nseats; o++) {
 		sv_seat *s = &g->seats[o];
 		if (!roll_candidate(s)) {
 			g->roll.next = o + 1;
 			continue;
 		}
-		if (s->old.state != SV_PROC_NONE) {
+		if (s->old != 0) {
 			svs_roll_end(c, g,
 			    "an ordinal still has an old process (abandoned "
 			    "or draining)");
@@ -488,16 +495,18 @@ svs_roll_step(sv_core *c, sv_cgroup *g, uint64_t now_ms)
 void
 svs_roll_advance(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
 {
-	sv_drain *d = sv_drains_find(&c->drains, g->roll.drain_id);
+	sv_drain *d   = sv_drains_find(&c->drains, g->roll.drain_id);
+	sv_proc  *old = svs_old(c, s);
 
 	s->rolling = false;
-	if (s->old.state == SV_PROC_RUNNING
-	    || s->old.state == SV_PROC_STARTING) {
+	if (old != NULL
+	    && (old->state == SV_PROC_RUNNING
+	        || old->state == SV_PROC_STARTING)) {
 		if (d != NULL && g->roll.active) {
 			svs_proc_drain(
-			    c, g, s, &s->old, d, 0, SV_WHY_ROLL, now_ms);
+			    c, g, s, old, d, 0, SV_WHY_ROLL, now_ms);
 		} else {
-			svs_proc_stop(c, g, s, &s->old, SV_WHY_ROLL, now_ms);
+			svs_proc_stop(c, g, s, old, SV_WHY_ROLL, now_ms);
 		}
 	}
 	svs_roll_step(c, g, now_ms);
@@ -512,8 +521,7 @@ svs_roll_back(sv_core *c, sv_cgroup *g, sv_seat *s, uint64_t now_ms)
 {
 	s->rolling = false;
 	svs_roll_end(c, g, "a new generation exited or could not start");
-	if (s->old.state == SV_PROC_NONE
-	    || s->old.state == SV_PROC_ABANDONED) {
+	if (s->old == 0 || svs_old_state(c, s) == SV_PROC_ABANDONED) {
 		return false;
 	}
 	svs_seat_fire(

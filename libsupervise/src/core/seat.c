@@ -180,15 +180,44 @@ svs_group_maybe_delete(sv_core *c, sv_cgroup *g)
 
 /* svs_proc_find returns the process of a seat with the given generation. */
 sv_proc *
-svs_proc_find(sv_seat *s, uint64_t generation)
+svs_proc_find(const sv_core *c, sv_seat *s, uint64_t generation)
 {
+	sv_proc *old = svs_old(c, s);
+
 	if (s->cur.state != SV_PROC_NONE && s->cur.generation == generation) {
 		return &s->cur;
 	}
-	if (s->old.state != SV_PROC_NONE && s->old.generation == generation) {
-		return &s->old;
+	if (old != NULL && old->generation == generation) {
+		return old;
 	}
 	return NULL;
+}
+
+/* svs_old returns seat s's second process record, NULL when it has none
+ * (a record in use always holds a process: its state is not NONE). */
+sv_proc *
+svs_old(const sv_core *c, const sv_seat *s)
+{
+	return sv_oldrecs_at(&c->olds, s->old);
+}
+
+/* sv_core_seat_old: see supervision.h. */
+const sv_proc *
+sv_core_seat_old(const sv_core *c, const sv_seat *s)
+{
+	static const sv_proc none = {.state = SV_PROC_NONE};
+	const sv_proc       *old  = svs_old(c, s);
+
+	return old != NULL ? old : &none;
+}
+
+/* svs_old_state is the state of seat s's second process (NONE: none). */
+sv_pstate
+svs_old_state(const sv_core *c, const sv_seat *s)
+{
+	const sv_proc *old = svs_old(c, s);
+
+	return old != NULL ? (sv_pstate) old->state : SV_PROC_NONE;
 }
 
 /* svs_proc_arm arms the timer of a process at due_ms. */
@@ -215,12 +244,18 @@ svs_proc_await(sv_cgroup *g, sv_proc *p, bool on)
 	}
 }
 
-/* svs_proc_forget clears a process record after its reap. */
+/* svs_proc_forget clears process record p of seat s after its reap; the
+ * second one goes back to the pool. */
 void
-svs_proc_forget(sv_core *c, sv_cgroup *g, sv_proc *p)
+svs_proc_forget(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p)
 {
 	svs_proc_await(g, p, false);
-	*p = (sv_proc) {0};
+	if (p == &s->cur) {
+		*p = (sv_proc) {0};
+	} else {
+		sv_oldrecs_put(&c->olds, s->old);
+		s->old = 0;
+	}
 	g->live--;
 	c->live--;
 }

@@ -56,6 +56,16 @@ why_not_startable(const sv_core *c, const sv_cgroup *g)
 	                        : SV_WHY_UNWANTED;
 }
 
+/* old_take gives seat s (which has none) its second process record,
+ * from the room the entry point reserved (svs_fx_reserve), and returns it
+ * zeroed. */
+static sv_proc *
+old_take(sv_core *c, sv_seat *s)
+{
+	s->old = sv_oldrecs_take(&c->olds);
+	return svs_old(c, s);
+}
+
 /* ---- handlers ------------------------------------------------------------
  */
 
@@ -263,7 +273,7 @@ h_exit(sv_core *c, sv_cgroup *g, sv_seat *s, sv_seat_phase from,
     const svs_seat_arg *a)
 {
 	(void) from, (void) a;
-	svs_proc_forget(c, g, &s->cur);
+	svs_proc_forget(c, g, s, &s->cur);
 }
 
 /* h_abandon moves the current process to `old` as ABANDONED. */
@@ -271,11 +281,14 @@ static void
 h_abandon(sv_core *c, sv_cgroup *g, sv_seat *s, sv_seat_phase from,
     const svs_seat_arg *a)
 {
-	(void) c, (void) g, (void) from, (void) a;
-	s->old       = s->cur;
-	s->old.state = SV_PROC_ABANDONED;
-	s->old.guard = 0;
-	s->cur       = (sv_proc) {0};
+	sv_proc *old;
+
+	(void) g, (void) from, (void) a;
+	old        = old_take(c, s);
+	*old       = s->cur;
+	old->state = SV_PROC_ABANDONED;
+	old->guard = 0;
+	s->cur     = (sv_proc) {0};
 }
 
 /* h_overlap moves the running process to `old` (still serving) and lets
@@ -284,10 +297,10 @@ static void
 h_overlap(sv_core *c, sv_cgroup *g, sv_seat *s, sv_seat_phase from,
     const svs_seat_arg *a)
 {
-	(void) c, (void) from, (void) a;
-	s->old     = s->cur;
-	s->cur     = (sv_proc) {0};
-	s->rolling = true;
+	(void) from, (void) a;
+	*old_take(c, s) = s->cur;
+	s->cur          = (sv_proc) {0};
+	s->rolling      = true;
 	svs_seat_renew(g, s);
 }
 
@@ -298,8 +311,9 @@ h_rollback(sv_core *c, sv_cgroup *g, sv_seat *s, sv_seat_phase from,
     const svs_seat_arg *a)
 {
 	(void) from;
-	s->cur = s->old;
-	s->old = (sv_proc) {0};
+	s->cur = *svs_old(c, s);
+	sv_oldrecs_put(&c->olds, s->old);
+	s->old = 0;
 	if (!svs_seat_can_start(c, g, s) || !s->wanted) {
 		svs_proc_stop(
 		    c, g, s, &s->cur, why_not_startable(c, g), a->now_ms);

@@ -46,12 +46,14 @@ old_state(const sv_proc *p)
  * listed while it starts, runs or stops (the old generation of a rolling
  * restart, or a drained one); an abandoned one is not. */
 void
-sv_seat_view_of(const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out)
+sv_seat_view_of(
+    const sv_core *c, const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out)
 {
 	/* An ordinal past the seats made so far has never been live: a
 	 * blank seat. */
 	const sv_seat  blank = {.ordinal = ordinal};
-	const sv_seat *s = ordinal < g->nseats ? &g->seats[ordinal] : &blank;
+	const sv_seat *s   = ordinal < g->nseats ? &g->seats[ordinal] : &blank;
+	const sv_proc *old = sv_core_seat_old(c, s);
 
 	memset(out, 0, sizeof(*out));
 	out->ordinal        = s->ordinal;
@@ -73,10 +75,9 @@ sv_seat_view_of(const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out)
 	out->generation
 	    = out->current.live ? s->cur.generation : s->tok.generation;
 	out->current.generation = out->generation;
-	proc_view(&s->old, old_state(&s->old), &out->previous);
-	out->previous.listed = s->old.state == SV_PROC_STARTING
-	    || s->old.state == SV_PROC_RUNNING
-	    || s->old.state == SV_PROC_STOPPING;
+	proc_view(old, old_state(old), &out->previous);
+	out->previous.listed = old->state == SV_PROC_STARTING
+	    || old->state == SV_PROC_RUNNING || old->state == SV_PROC_STOPPING;
 	out->current.listed = out->state != SV_SEAT_EMPTY;
 }
 
@@ -90,7 +91,7 @@ sv_core_seat_view(
 	if (g == NULL || ordinal >= g->max_count) {
 		return SV_ENOTFOUND;
 	}
-	sv_seat_view_of(g, ordinal, out);
+	sv_seat_view_of(c, g, ordinal, out);
 	return SV_OK;
 }
 

@@ -99,12 +99,22 @@ svs_fx_bound_seat(void)
 	return SVS_FX_BASE;
 }
 
-/* svs_fx_reserve makes room for n effects before a state change.
- * Errors: SV_ENOMEM (nothing changed). */
+/* svs_fx_reserve makes room for n effects before a state change, and for
+ * the second process records the call can take (core/oldrecs.h). A call
+ * moves at most one process into `old` on each seat it reaches (an
+ * abandoned stop, a roll's overlap), and every seat it reaches is counted
+ * SVS_FX_PER_SEAT times in n, or is the one seat SVS_FX_BASE is about:
+ * so 1 + n / SVS_FX_PER_SEAT records. Only the records used are ever
+ * written (core/oldrecs.h). Errors: SV_ENOMEM (nothing changed). */
 sv_err
 svs_fx_reserve(sv_core *c, size_t n)
 {
-	return sv_fxring_reserve(&c->fx, n);
+	if (sv_fxring_reserve(&c->fx, n) != SV_OK
+	    || sv_oldrecs_reserve(&c->olds, 1 + n / SVS_FX_PER_SEAT)
+	        != SV_OK) {
+		return SV_ENOMEM;
+	}
+	return SV_OK;
 }
 
 bool
@@ -202,6 +212,7 @@ sv_core_destroy(sv_core *c)
 	free(c->groups);
 	sv_drains_fini(&c->drains);
 	sv_fxring_fini(&c->fx);
+	sv_oldrecs_fini(&c->olds);
 	free(c);
 }
 

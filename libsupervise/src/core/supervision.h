@@ -27,7 +27,10 @@
  * `cur`, the current one, and `old`, an older one that is still alive after
  * the seat moved on (a stop that was abandoned, or the old generation of
  * a rolling restart, serving until its successor is ready and then
- * drained). That is the only declared overlap.
+ * drained). That is the only declared overlap. `cur` is in the seat;
+ * `old`, rare, is made on demand (core/oldrecs.h), and the entry points
+ * that may move a process there reserve its record before they change
+ * anything, as they reserve their effects.
  *
  * Drain (docs/supervision.md, "Drain and rolling restart"): a drained
  * process is told (an SV_EV_DRAINING event the shell publishes as a notice
@@ -143,9 +146,9 @@ typedef enum sv_pstate {
 
 /* How a process ended (from waitid). */
 typedef struct sv_exit {
-	bool exited; /* true: exit code; false: killed by signo */
 	int  code;
 	int  signo;
+	bool exited; /* true: exit code; false: killed by signo */
 	bool core;
 } sv_exit;
 
@@ -200,17 +203,19 @@ typedef struct sv_seat {
 	uint32_t fast_failures;
 	uint8_t  state; /* an sv_seat_phase, changed only by
 	                 * svs_seat_fire */
-	bool        wanted; /* the ordinal is held: a worker should run */
-	bool        used; /* tok's generation has been spawned */
-	bool        in_plan; /* part of the strategy restart in progress */
-	bool        rolling; /* roll overlap: cur new, old still serving */
-	bool        has_exit;
+	bool     wanted; /* the ordinal is held: a worker should run */
+	bool     used; /* tok's generation has been spawned */
+	bool     in_plan; /* part of the strategy restart in progress */
+	bool     rolling; /* roll overlap: cur new, old still serving */
+	bool     has_exit;
+	uint32_t old; /* its second process, a record of the core's pool
+	               * (core/oldrecs.h): its number, 0 while it has none
+	               * (read it with svs_old) */
 	sv_exit     last_exit;
 	uint64_t    due_ms; /* end of backoff */
 	uint64_t    guard; /* guard of the seat timer */
 	sv_ordtoken tok;
 	sv_proc     cur;
-	sv_proc     old;
 	uint64_t    restarts;
 	uint64_t    drain_on_spawn; /* drain id for the process on its way */
 	uint64_t    drain_on_spawn_ms; /* and its deadline (relative) */
@@ -385,6 +390,11 @@ uint32_t sv_core_group_count(const sv_cgroup *g);
 /* sv_core_seat_state derives what a client is shown for a seat. */
 sv_seat_state sv_core_seat_state(const sv_cgroup *g, const sv_seat *s);
 
+/* sv_core_seat_old returns seat s's second process (sv_seat.old), or a
+ * blank record (state SV_PROC_NONE) when it has none; never NULL. Good
+ * until the next call into c. */
+const sv_proc *sv_core_seat_old(const sv_core *c, const sv_seat *s);
+
 /* One process of a seat as shown to clients (core/seat_view.c). Times are
  * absolute (the core's clock); the shell subtracts its `now`. */
 typedef struct sv_proc_view {
@@ -417,9 +427,10 @@ typedef struct sv_seat_view {
 	sv_proc_view  previous; /* the old generation a roll or drain keeps */
 } sv_seat_view;
 
-/* sv_seat_view_of fills *out for seat `ordinal` of group g (which must be
- * below g->max_count). */
-void sv_seat_view_of(const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out);
+/* sv_seat_view_of fills *out for seat `ordinal` of group g of core c
+ * (which must be below g->max_count). */
+void sv_seat_view_of(
+    const sv_core *c, const sv_cgroup *g, uint32_t ordinal, sv_seat_view *out);
 
 /* sv_core_seat_view fills *out for seat `ordinal` of group `group_id`.
  * Errors: SV_ENOTFOUND (no such group, or ordinal >= max_count). */

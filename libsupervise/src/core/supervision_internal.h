@@ -23,6 +23,7 @@
 #define SV_CORE_SUPERVISION_INTERNAL_H
 
 #include "core/fxring.h"
+#include "core/oldrecs.h"
 #include "core/supervision.h"
 
 typedef enum plan_phase {
@@ -46,8 +47,9 @@ struct sv_core {
 		uint64_t    delay_ms;
 		uint64_t    guard;
 	} plan;
-	sv_drains drains; /* reports of drains and rolls */
-	sv_fxring fx; /* pending effects (core/fxring.h) */
+	sv_drains  drains; /* reports of drains and rolls */
+	sv_fxring  fx; /* pending effects (core/fxring.h) */
+	sv_oldrecs olds; /* the seats' second processes (core/oldrecs.h) */
 };
 
 /* ---- supervision.c (the core record: create/destroy, the effect queue,
@@ -65,8 +67,10 @@ size_t svs_fx_bound_group(const sv_cgroup *g, uint32_t held);
 /* fx_bound_seat bounds the effects of an entry point about one seat. */
 size_t svs_fx_bound_seat(void);
 
-/* fx_reserve makes room for n effects: every entry point calls it before
- * its first state change. Errors: SV_ENOMEM (nothing changed). */
+/* fx_reserve makes room for n effects, and for the second process records
+ * a call bounded by n can take (core/oldrecs.h; pointers to those records
+ * are stale after it): every entry point calls it before its first state
+ * change. Errors: SV_ENOMEM (nothing changed). */
 sv_err svs_fx_reserve(sv_core *c, size_t n);
 
 /* key_of names a process of a seat. */
@@ -133,7 +137,15 @@ void svs_group_free(sv_cgroup *g);
 bool svs_group_maybe_delete(sv_core *c, sv_cgroup *g);
 
 /* proc_find returns the process of a seat with the given generation. */
-sv_proc *svs_proc_find(sv_seat *s, uint64_t generation);
+sv_proc *svs_proc_find(const sv_core *c, sv_seat *s, uint64_t generation);
+
+/* old returns seat s's second process record, NULL when it has none; the
+ * pointer is good until the next reservation (core/oldrecs.h). */
+sv_proc *svs_old(const sv_core *c, const sv_seat *s);
+
+/* old_state is the state of seat s's second process (SV_PROC_NONE when it
+ * has none). */
+sv_pstate svs_old_state(const sv_core *c, const sv_seat *s);
 
 /* proc_arm arms the timer of a process at due_ms. */
 void svs_proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
@@ -142,8 +154,9 @@ void svs_proc_arm(sv_core *c, const sv_cgroup *g, const sv_seat *s, sv_proc *p,
 /* proc_await sets whether an ordered start still waits for p. */
 void svs_proc_await(sv_cgroup *g, sv_proc *p, bool on);
 
-/* proc_forget clears a process record after its reap. */
-void svs_proc_forget(sv_core *c, sv_cgroup *g, sv_proc *p);
+/* proc_forget clears process record p of seat s after its reap (the
+ * second one is given back to the pool). */
+void svs_proc_forget(sv_core *c, sv_cgroup *g, sv_seat *s, sv_proc *p);
 
 /* proc_stop asks a live process to stop: the group's stop signal (SIGKILL
  * if the stop timeout is 0), then the stop timer. A process already
