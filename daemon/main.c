@@ -17,11 +17,22 @@
  *      logged either way), listen, start the groups, run until a signal
  *      has stopped every worker; then kill what the workers left (their
  *      cgroups, then any child left) and reap it before exiting.
+ *
+ * Our own service manager (sd_notify.h): NOTIFY_SOCKET, WATCHDOG_USEC and
+ * WATCHDOG_PID are read and removed from the environment right after the
+ * config is loaded, before any worker's environment is built from ours;
+ * READY=1, STATUS=, STOPPING=1 and the watchdog pings come from the loop
+ * (sup_manager.c). As pid 1 (a container), the signals of step 4 are
+ * blocked before the config is loaded: the kernel drops a default-action
+ * signal sent to a namespace's init, so a stop sent while the config loads
+ * would be lost (docs/production.md).
+ *
  * Sockets: control.sock and notify.sock are 0600, or 0666 when some group
  * runs as another user (a request's rights come from the kernel's peer
  * credentials, not from the file mode: docs/protocol.md); events.sock
  * stays 0600. The process has two threads: the loop thread (this one), which
  * serves all three sockets, and the log writer (log.h).
+ *
  * Exit status: 0 after a clean shutdown, 2 for a bad configuration, 100 for
  * bad usage, 111 for a system failure.
  */
@@ -88,6 +99,8 @@ usage(FILE *f)
 	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL "
 	    "after\n"
 	    "stop_timeout_ms), removes the socket and exits 0.\n"
+	    "Under systemd (NOTIFY_SOCKET set) it reports readiness, status "
+	    "and\nwatchdog pings with sd_notify; see docs/production.md.\n"
 	    "\n"
 	    "Exit status: 0 clean shutdown, 2 bad configuration, 100 usage,\n"
 	    "111 system failure.\n");
@@ -396,7 +409,7 @@ main(int argc, char **argv)
 	svd_state  *state  = NULL;
 	svd_sdn    *sdn    = NULL;
 	char        sdnmsg[300];
-	sv_jstate   prev   = {0};
+	sv_jstate   prev = {0};
 	char     err[1024], url[600], logpath[600], pidpath[600], evurl[700];
 	int      c, readyfd = -1, sigfd;
 	sigset_t set;
@@ -490,8 +503,8 @@ main(int argc, char **argv)
 	if (sdn != NULL) {
 		/* After a fork the manager learns the new main pid with
 		 * READY=1 (it then needs NotifyAccess=all to hear us). */
-		svd_sdn_begin(sdn, foreground ? 0 : (long) getpid(),
-		    sv_loop_now_ms());
+		svd_sdn_begin(
+		    sdn, foreground ? 0 : (long) getpid(), sv_loop_now_ms());
 	}
 
 	/* Before the log thread starts, so it inherits the mask. */

@@ -21,11 +21,11 @@ struct svd_sdn {
 	struct sockaddr_un sa;
 	socklen_t          salen;
 	char               name[sizeof(((struct sockaddr_un *) 0)->sun_path)
-                  + 1]; /* for logs: the value as given */
-	uint64_t      watchdog_usec; /* 0: no pings */
-	sdn_plan      plan;
-	bool          begun;
-	unsigned long failures; /* datagrams not sent */
+            + 1]; /* for logs: the value as given */
+	uint64_t           watchdog_usec; /* 0: no pings */
+	sdn_plan           plan;
+	bool               begun;
+	unsigned long      failures; /* datagrams not sent */
 };
 
 const char *
@@ -43,13 +43,14 @@ svd_sdn_addr(const char *value, struct sockaddr_un *sa, socklen_t *salen)
 	}
 	if (value[0] == '@') {
 		if (n < 2) {
-			return "an abstract name needs at least one byte after "
+			return "an abstract name needs at least one byte "
+			       "after "
 			       "'@'";
 		}
 		/* Abstract: a leading NUL, then exactly the bytes given. */
 		memcpy(sa->sun_path + 1, value + 1, n - 1);
-		*salen = (socklen_t) (offsetof(struct sockaddr_un, sun_path)
-		    + n);
+		*salen
+		    = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n);
 		return NULL;
 	}
 	if (value[0] != '/') {
@@ -136,8 +137,8 @@ svd_sdn_from_env(svd_sdn **np, char *msg, size_t msglen)
 	svd_sdn    *n;
 	char        wmsg[200] = "";
 
-	*np = NULL;
-	msg[0] = '\0';
+	*np      = NULL;
+	msg[0]   = '\0';
 	has_sock = sdn_take("NOTIFY_SOCKET", sock, sizeof(sock));
 	has_usec = sdn_take("WATCHDOG_USEC", wusec, sizeof(wusec));
 	has_pid  = sdn_take("WATCHDOG_PID", wpid, sizeof(wpid));
@@ -171,7 +172,8 @@ svd_sdn_from_env(svd_sdn **np, char *msg, size_t msglen)
 	n->watchdog_usec = sdn_watchdog(has_usec ? wusec : NULL,
 	    has_pid ? wpid : NULL, wmsg, sizeof(wmsg));
 	if (wmsg[0] != '\0') {
-		snprintf(msg, msglen, "sd_notify to %.110s; %s", n->name, wmsg);
+		snprintf(
+		    msg, msglen, "sd_notify to %.110s; %s", n->name, wmsg);
 	} else if (n->watchdog_usec > 0) {
 		snprintf(msg, msglen,
 		    "sd_notify to %.110s, watchdog pings every %llu ms",

@@ -46,8 +46,7 @@ void
 sdn_status_text(const sdn_input *in, char *buf, size_t len)
 {
 	const sdn_counts *c = &in->counts;
-	uint32_t          up
-	    = c->live >= c->starting ? c->live - c->starting : 0;
+	uint32_t up = c->live >= c->starting ? c->live - c->starting : 0;
 
 	if (len == 0) {
 		return;
@@ -132,8 +131,7 @@ plan_status(sdn_plan *p, const sdn_input *in, sdn_msg *m, uint64_t *wake)
 }
 
 bool
-sdn_plan_next(
-    sdn_plan *p, const sdn_input *in, sdn_msg *m, uint64_t *wake_ms)
+sdn_plan_next(sdn_plan *p, const sdn_input *in, sdn_msg *m, uint64_t *wake_ms)
 {
 	uint64_t wake = SDN_NEVER;
 
@@ -166,16 +164,16 @@ sdn_msg_format(const sdn_msg *m, char *buf, size_t len)
 	size_t n = 0;
 	int    k;
 
-#define SDN_PUT(...)                                              \
-	do {                                                      \
-		k = snprintf(buf + n, len - n, __VA_ARGS__);      \
-		if (k < 0 || (size_t) k >= len - n) {             \
-			if (len > 0) {                            \
-				buf[0] = '\0';                    \
-			}                                         \
-			return 0;                                 \
-		}                                                 \
-		n += (size_t) k;                                  \
+#define SDN_PUT(...)                                         \
+	do {                                                 \
+		k = snprintf(buf + n, len - n, __VA_ARGS__); \
+		if (k < 0 || (size_t) k >= len - n) {        \
+			if (len > 0) {                       \
+				buf[0] = '\0';               \
+			}                                    \
+			return 0;                            \
+		}                                            \
+		n += (size_t) k;                             \
 	} while (0)
 
 	if (len == 0) {
@@ -183,8 +181,8 @@ sdn_msg_format(const sdn_msg *m, char *buf, size_t len)
 	}
 	buf[0] = '\0';
 	if (m->reloading) {
-		SDN_PUT("RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\n",
-		    m->mono_usec);
+		SDN_PUT(
+		    "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\n", m->mono_usec);
 	}
 	if (m->ready) {
 		SDN_PUT("READY=1\n");

@@ -71,14 +71,14 @@ typedef struct sdn_counts {
 
 /* What the supervisor is, at now_ms. */
 typedef struct sdn_input {
-	uint64_t   now_ms; /* CLOCK_MONOTONIC, milliseconds */
-	uint64_t   mono_usec; /* the same clock in microseconds, for
-	                       * MONOTONIC_USEC= (a reload) */
-	bool       settled; /* the control socket serves and the first
-	                     * start has settled (READY=1 may go) */
-	bool       stopping; /* a shutdown has begun */
-	uint64_t   stop_bound_ms; /* with stopping: how long the shutdown may
-	                           * take, from its start, at most */
+	uint64_t now_ms; /* CLOCK_MONOTONIC, milliseconds */
+	uint64_t mono_usec; /* the same clock in microseconds, for
+	                     * MONOTONIC_USEC= (a reload) */
+	bool settled; /* the control socket serves and the first
+	               * start has settled (READY=1 may go) */
+	bool     stopping; /* a shutdown has begun */
+	uint64_t stop_bound_ms; /* with stopping: how long the shutdown may
+	                         * take, from its start, at most */
 	sdn_counts counts;
 } sdn_input;
 

@@ -163,7 +163,7 @@ struct svd_sup {
 	bool              stale_due; /* an adopted worker was reaped */
 	svd_sdn          *sdn; /* our own service manager, or NULL
 	                        * (sup_manager.c) */
-	sv_timer          sdn_timer; /* when its plan wants a look */
+	sv_timer sdn_timer; /* when its plan wants a look */
 };
 
 /* Storage for the reply a handler builds (in the request's req_ctx; the

@@ -45,8 +45,8 @@ manager_input(svd_sup *s, sdn_input *in)
 
 	memset(in, 0, sizeof(*in));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	in->mono_usec = (uint64_t) ts.tv_sec * 1000000u
-	    + (uint64_t) ts.tv_nsec / 1000u;
+	in->mono_usec
+	    = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 	in->now_ms   = in->mono_usec / 1000u;
 	in->stopping = sv_core_shutting_down(s->core);
 	in->settled  = true;

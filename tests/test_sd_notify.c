@@ -74,10 +74,10 @@ test_ready_once(void **state)
 
 	(void) state;
 	sdn_plan_init(&p, 0, 0, 100);
-	in.settled        = false;
-	in.counts.live    = 1;
+	in.settled         = false;
+	in.counts.live     = 1;
 	in.counts.starting = 1;
-	d                 = next(&p, &in, NULL);
+	d                  = next(&p, &in, NULL);
 	assert_string_equal(
 	    d, "STATUS=0/2 workers up, 1 starting, 0 failed groups\n");
 	in = running(150, 2);
@@ -282,13 +282,13 @@ test_reload_hook(void **state)
 static void
 test_format(void **state)
 {
-	sdn_msg m   = {.ready = true,
-	      .mainpid        = 7,
-	      .stopping       = true,
-	      .extend         = true,
-	      .extend_usec    = 5,
-	      .watchdog       = true,
-	      .status         = true};
+	sdn_msg m = {.ready = true,
+	    .mainpid        = 7,
+	    .stopping       = true,
+	    .extend         = true,
+	    .extend_usec    = 5,
+	    .watchdog       = true,
+	    .status         = true};
 	char    buf[SDN_DGRAM_MAX];
 
 	(void) state;
@@ -322,7 +322,8 @@ test_addr(void **state)
 	(void) state;
 	assert_null(svd_sdn_addr("/run/systemd/notify", &sa, &len));
 	assert_string_equal(sa.sun_path, "/run/systemd/notify");
-	assert_int_equal(len, offsetof(struct sockaddr_un, sun_path)
+	assert_int_equal(len,
+	    offsetof(struct sockaddr_un, sun_path)
 	        + strlen("/run/systemd/notify") + 1);
 	assert_null(svd_sdn_addr("@abc", &sa, &len));
 	assert_int_equal(sa.sun_path[0], '\0');
@@ -353,8 +354,8 @@ test_usec(void **state)
 	(void) state;
 	assert_true(svd_sdn_usec("0", &v) && v == 0);
 	assert_true(svd_sdn_usec("30000000", &v) && v == 30000000u);
-	assert_true(svd_sdn_usec("18446744073709551615", &v)
-	    && v == UINT64_MAX);
+	assert_true(
+	    svd_sdn_usec("18446744073709551615", &v) && v == UINT64_MAX);
 	assert_false(svd_sdn_usec("18446744073709551616", &v));
 	assert_false(svd_sdn_usec("000000000000000000001", &v));
 	assert_false(svd_sdn_usec("", &v));

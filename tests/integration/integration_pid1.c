@@ -48,8 +48,10 @@ static int
 setup_pid1(void **state)
 {
 	static const struct it_group g[] = {
-	    {.name = "orph", .count = 1, .program = "/bin/sh",
-	        .args = orphan_args},
+	    {.name       = "orph",
+	        .count   = 1,
+	        .program = "/bin/sh",
+	        .args    = orphan_args},
 	    {.name               = "stubborn",
 	        .count           = 1,
 	        .ignore_term     = true,
@@ -196,7 +198,8 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_pid1, setup_pid1, it_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_pid1, setup_pid1, it_teardown),
 	};
 	char *args[3];
 
@@ -214,6 +217,6 @@ main(int argc, char **argv)
 	args[1] = argv[3];
 	args[2] = argv[2];
 	it_args(3, args);
-	return it_finish(
-	    cmocka_run_group_tests_name("integration_pid1", tests, NULL, NULL));
+	return it_finish(cmocka_run_group_tests_name(
+	    "integration_pid1", tests, NULL, NULL));
 }

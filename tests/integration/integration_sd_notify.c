@@ -135,8 +135,8 @@ has(const char *d, const char *key, char *val, size_t len)
 		size_t      ln = nl != NULL ? (size_t) (nl - p) : strlen(p);
 		if (ln >= k && strncmp(p, key, k) == 0) {
 			if (val != NULL)
-				snprintf(val, len, "%.*s", (int) (ln - k),
-				    p + k);
+				snprintf(
+				    val, len, "%.*s", (int) (ln - k), p + k);
 			return true;
 		}
 		p += ln + (nl != NULL);
@@ -193,8 +193,7 @@ wait_ready(it_ctx *ctx, struct mgr *m)
 			return m->n - 1;
 		}
 	}
-	fail_msg("no READY=1 within %d ms (%zu datagrams)", IT_START_MS,
-	    m->n);
+	fail_msg("no READY=1 within %d ms (%zu datagrams)", IT_START_MS, m->n);
 	return 0;
 }
 
@@ -311,9 +310,9 @@ test_sequence(void **state)
 	printf("%u pings within %lld ms of the start\n", pings,
 	    (long long) (it_now_ms() - t0));
 	assert_true(pings <= (unsigned) ((it_now_ms() - t0) / PING_MS) + 1);
-	assert_true(count_key(m, ready, "WATCHDOG=1")
-	    >= WINDOW_MS / PING_MS / 4);
-	stop   = stop_and_read(ctx, m, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
+	assert_true(
+	    count_key(m, ready, "WATCHDOG=1") >= WINDOW_MS / PING_MS / 4);
+	stop = stop_and_read(ctx, m, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
 	t_exit = it_now_ms();
 	/* STOPPING=1 asks for more time at once, and tells what is left. */
 	assert_true(has(m->dg[stop], "EXTEND_TIMEOUT_USEC=", st, sizeof(st)));
@@ -347,8 +346,8 @@ test_long_shutdown(void **state)
 	struct mgr      *m   = calloc(1, sizeof(*m));
 	struct it_report r[1];
 	size_t           stop;
-	int64_t     t_term, t_exit;
-	unsigned    ext;
+	int64_t          t_term, t_exit;
+	unsigned         ext;
 
 	assert_non_null(m);
 	mgr_open(m, false);
@@ -356,8 +355,7 @@ test_long_shutdown(void **state)
 	(void) wait_ready(ctx, m);
 	it_expect_reports(ctx, 1, r);
 	t_term = it_now_ms();
-	stop   = stop_and_read(
-            ctx, m, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
+	stop = stop_and_read(ctx, m, ctx->stop_timeout_ms + IT_STOP_MARGIN_MS);
 	t_exit = it_now_ms();
 	ext    = count_key(m, stop, "EXTEND_TIMEOUT_USEC=6000000");
 	printf("%u extensions in a shutdown of %lld ms\n", ext,
@@ -381,7 +379,9 @@ test_ready_waits(void **state)
 {
 	static const char *const env[] = {"SV_TEST_READY_AFTER_MS=1500", NULL};
 	static const struct it_group g[] = {
-	    {.name = "r", .count = 2, .extra = "    ready = true;",
+	    {.name         = "r",
+	        .count     = 2,
+	        .extra     = "    ready = true;",
 	        .env_extra = env},
 	};
 	it_ctx     *ctx = *state;
