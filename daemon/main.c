@@ -17,11 +17,22 @@
  *      logged either way), listen, start the groups, run until a signal
  *      has stopped every worker; then kill what the workers left (their
  *      cgroups, then any child left) and reap it before exiting.
+ *
+ * Our own service manager (sd_notify.h): NOTIFY_SOCKET, WATCHDOG_USEC and
+ * WATCHDOG_PID are read and removed from the environment right after the
+ * config is loaded, before any worker's environment is built from ours;
+ * READY=1, STATUS=, STOPPING=1 and the watchdog pings come from the loop
+ * (sup_manager.c). As pid 1 (a container), the signals of step 4 are
+ * blocked before the config is loaded: the kernel drops a default-action
+ * signal sent to a namespace's init, so a stop sent while the config loads
+ * would be lost (docs/production.md).
+ *
  * Sockets: control.sock and notify.sock are 0600, or 0666 when some group
  * runs as another user (a request's rights come from the kernel's peer
  * credentials, not from the file mode: docs/protocol.md); events.sock
  * stays 0600. The process has two threads: the loop thread (this one), which
  * serves all three sockets, and the log writer (log.h).
+ *
  * Exit status: 0 after a clean shutdown, 2 for a bad configuration, 100 for
  * bad usage, 111 for a system failure.
  */
@@ -47,6 +58,7 @@
 #include "dir_trust.h"
 #include "paths.h"
 #include "shell/cgroup.h"
+#include "sd_notify.h"
 #include "shell/reaper.h"
 #include "server.h"
 #include "state.h"
@@ -87,6 +99,8 @@ usage(FILE *f)
 	    "SIGTERM or SIGINT stops every worker (SIGTERM, then SIGKILL "
 	    "after\n"
 	    "stop_timeout_ms), removes the socket and exits 0.\n"
+	    "Under systemd (NOTIFY_SOCKET set) it reports readiness, status "
+	    "and\nwatchdog pings with sd_notify; see docs/production.md.\n"
 	    "\n"
 	    "Exit status: 0 clean shutdown, 2 bad configuration, 100 usage,\n"
 	    "111 system failure.\n");
@@ -393,7 +407,9 @@ main(int argc, char **argv)
 	svd_events *events = NULL;
 	svd_notify *notify = NULL;
 	svd_state  *state  = NULL;
-	sv_jstate   prev   = {0};
+	svd_sdn    *sdn    = NULL;
+	char        sdnmsg[300];
+	sv_jstate   prev = {0};
 	char     err[1024], url[600], logpath[600], pidpath[600], evurl[700];
 	int      c, readyfd = -1, sigfd;
 	sigset_t set;
@@ -440,6 +456,18 @@ main(int argc, char **argv)
 		    "--check and --foreground exclude "
 		    "each other");
 	}
+	if (getpid() == 1) {
+		/* As a container's init, a signal with the default action is
+		 * dropped by the kernel, not acted on: block the ones we
+		 * handle from the start (they wait for the signalfd below), so
+		 * a stop sent while the config loads is not lost. */
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGHUP);
+		sigaddset(&set, SIGCHLD);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
 	if ((rv = svd_config_load(cfgpath, &cfg, err, sizeof(err))) != SV_OK) {
 		fprintf(stderr, "supervised: %s\n", err);
 		return rv == SV_ENOMEM ? EXIT_SYSTEM : EXIT_CONFIG;
@@ -450,6 +478,9 @@ main(int argc, char **argv)
 		svd_config_free(cfg);
 		return 0;
 	}
+	/* Our own manager's variables leave the environment before any
+	 * worker's is built from it (sd_notify.h). */
+	svd_sdn_from_env(&sdn, sdnmsg, sizeof(sdnmsg));
 	shared = shared_sockets(cfg);
 	if (svi_url_for_dir(cfg->socket_dir, url, sizeof(url)) != SV_OK
 	    || !prepare_dir(cfg->socket_dir, shared, &created)
@@ -457,6 +488,7 @@ main(int argc, char **argv)
 	    || !check_socket_path(cfg->socket_dir, "events.sock")
 	    || !check_socket_path(cfg->socket_dir, "notify.sock")) {
 		svd_config_free(cfg);
+		svd_sdn_free(sdn);
 		return EXIT_SYSTEM;
 	}
 	snprintf(logpath, sizeof(logpath), "%s",
@@ -467,6 +499,12 @@ main(int argc, char **argv)
 	}
 	if (!foreground) {
 		readyfd = daemonize(logpath);
+	}
+	if (sdn != NULL) {
+		/* After a fork the manager learns the new main pid with
+		 * READY=1 (it then needs NotifyAccess=all to hear us). */
+		svd_sdn_begin(
+		    sdn, foreground ? 0 : (long) getpid(), sv_loop_now_ms());
 	}
 
 	/* Before the log thread starts, so it inherits the mask. */
@@ -485,6 +523,9 @@ main(int argc, char **argv)
 	/* After the signal mask, so the writer thread never takes them. */
 	(void) svd_log_start();
 	check_nofile(cfg);
+	if (sdnmsg[0] != '\0') {
+		svd_log("%s", sdnmsg);
+	}
 
 	if (sv_reaper_enable() != SV_OK) {
 		svd_log("cannot become a child subreaper: %s; orphans of "
@@ -553,6 +594,7 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	svd_sup_set_notify(sup, notify);
+	svd_sup_set_manager(sup, sdn);
 	rv = svd_sup_take_over(sup, state, &prev, err, sizeof(err));
 	sv_jstate_free(&prev);
 	if (rv != SV_OK) {
@@ -590,6 +632,8 @@ main(int argc, char **argv)
 	svd_sup_destroy(sup);
 	svd_notify_close(notify);
 	svd_state_close(state);
+	svd_sdn_free(sdn);
+	sdn = NULL;
 	/* Every worker is reaped: what is left of them dies now. */
 	if ((left = sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS)) > 0) {
 		svd_log("%zu worker cgroups still busy after %d ms; left in "
@@ -613,6 +657,7 @@ main(int argc, char **argv)
 	return rv == SV_OK ? 0 : EXIT_SYSTEM;
 
 fail:
+	svd_sdn_free(sdn);
 	sv_jstate_free(&prev);
 	svd_state_close(state);
 	(void) sv_cgtree_close(cg, LEFTOVER_TIMEOUT_MS);

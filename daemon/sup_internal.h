@@ -34,6 +34,7 @@
 #include "events.h"
 #include "leases.h"
 #include "notify.h"
+#include "sd_notify.h"
 #include "subworkers.h"
 #include "shell/cgroup.h"
 #include "shell/loop.h"
@@ -162,6 +163,9 @@ struct svd_sup {
 	uint64_t          notify_turn; /* the turn notify was last drained */
 	bool              orphans_due; /* a worker was reaped this turn */
 	bool              stale_due; /* an adopted worker was reaped */
+	svd_sdn          *sdn; /* our own service manager, or NULL
+	                        * (sup_manager.c) */
+	sv_timer sdn_timer; /* when its plan wants a look */
 };
 
 /* Storage for the reply a handler builds (in the request's req_ctx; the
@@ -236,6 +240,9 @@ void sup_durability_fill(svd_sup *s, Supervise__V1__Durability *d);
 void        sup_status_text(svd_sup *s, sv_wkey key, const char *text);
 const char *proc_status(const svd_proc *p);
 void        sup_notify_drain(svd_sup *s);
+
+/* sup_manager.c */
+void sup_manager_tick(svd_sup *s);
 
 /* sup_spawn.c */
 sv_err    env_build_base(svd_gsh *g);

@@ -87,6 +87,8 @@ sup_sig_cb(sv_loop *loop, sv_io *io, uint32_t events)
 			continue;
 		}
 		if (si.ssi_signo == SIGHUP) {
+			/* The reload, when it exists, calls svd_sdn_reload
+			 * (s->sdn) before and after (sd_notify.h). */
 			svd_log("SIGHUP ignored: configuration reload is not "
 			        "supported yet");
 			continue;
@@ -220,6 +222,7 @@ svd_sup_run(svd_sup *s, int sigfd)
 	}
 	for (;;) {
 		sup_run_effects(s);
+		sup_manager_tick(s); /* what our own manager is told */
 		if (sv_core_done(s->core)) {
 			break;
 		}

@@ -26,6 +26,7 @@
 #include "events.h"
 #include "log.h"
 #include "notify.h"
+#include "sd_notify.h"
 #include "shell/cgroup.h"
 #include "shell/loop.h"
 #include "state.h"
@@ -82,6 +83,14 @@ void svd_sup_set_events(svd_sup *s, svd_events *ev);
  * NOTIFY_SOCKET. Call before svd_sup_run.
  */
 void svd_sup_set_notify(svd_sup *s, svd_notify *n);
+
+/*
+ * svd_sup_set_manager makes the supervisor tell its own service manager
+ * how it is through n (sd_notify.h; borrowed: free it after
+ * svd_sup_destroy; NULL: no manager): READY=1, STATUS=, STOPPING=1,
+ * watchdog pings, from the loop (sup_manager.c). Call before svd_sup_run.
+ */
+void svd_sup_set_manager(svd_sup *s, svd_sdn *n);
 
 /*
  * svd_sup_set_cgroups gives each worker spawned from now on its own cgroup

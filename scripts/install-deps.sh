@@ -23,6 +23,8 @@ PACKAGES=(
 	libconfig-dev
 	python3
 	procps
+	# systemd-analyze verify of packaging/systemd (tests/systemd)
+	systemd
 	# static checks (scripts/lint.sh) and fuzzing (scripts/fuzz.sh: libFuzzer)
 	clang
 	# fuzz.sh links libFuzzer and ASan's runtime for clang

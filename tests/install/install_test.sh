@@ -8,7 +8,7 @@
 #   1. `cmake --install BUILD_DIR --prefix TMP/prefix`
 #   2. the installed files exist: public headers, libsupervise.so.0 (soname
 #      checked with readelf), pkgconfig/libsupervise.pc, the CMake package,
-#      bin/supervised and bin/supervisectl
+#      bin/supervised and bin/supervisectl, lib/systemd/system's units
 #   3. the library exports only sv_* symbols, exactly those listed in
 #      libsupervise/libsupervise.map, which are exactly the SV_API functions
 #      of the headers; each header compiles on its own
@@ -100,6 +100,16 @@ for prog in supervised supervisectl; do
 		ok "bin/$prog installed and executable"
 	else
 		notok "bin/$prog installed and executable (missing: is its install() rule in place and was it built?)"
+	fi
+done
+
+# The systemd units, with ExecStart naming the installed daemon
+# (tests/systemd/units_test.sh checks them further).
+for u in supervised.service supervised@.service; do
+	if grep -q "^ExecStart=$PREFIX/bin/supervised " "$PREFIX/lib/systemd/system/$u" 2>/dev/null; then
+		ok "lib/systemd/system/$u installed, ExecStart=$PREFIX/bin/supervised"
+	else
+		notok "lib/systemd/system/$u installed, ExecStart=$PREFIX/bin/supervised"
 	fi
 done
 
