@@ -93,8 +93,8 @@
 
 /* One sendmsg takes a whole queue; IOV_MAX bounds an iovec. */
 _Static_assert(SVD_EVENTS_QUEUE <= IOV_MAX, "a queue fits one sendmsg");
-_Static_assert(SVD_EVENTS_PENDING >= 1
-        && SVD_EVENTS_PENDING <= SVD_EVENTS_QUEUE / 2,
+_Static_assert(
+    SVD_EVENTS_PENDING >= 1 && SVD_EVENTS_PENDING <= SVD_EVENTS_QUEUE / 2,
     "a fan-out fills at most half a queue that was empty");
 
 /* One published message, shared by the queues that hold it. */
@@ -365,7 +365,9 @@ ev_fanout(svd_events *ev)
 	if (k == 0) {
 		return;
 	}
-	memcpy(msgs, ev->pending, k * sizeof(msgs[0]));
+	for (size_t i = 0; i < k; i++) {
+		msgs[i] = ev->pending[i];
+	}
 	ev->npending = 0; /* from here on they are in queues, or not */
 	sv_loop_defer_cancel(ev->loop, &ev->fanout);
 	for (s = ev->subs; s != NULL; s = next) {

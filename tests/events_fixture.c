@@ -114,11 +114,11 @@ dial(fx *f, int proto)
 /* publish sends one worker event with sequence number seq. */
 /* event_of fills e (and ws, which e points to) with the test's event. */
 static void
-event_of(uint64_t seq, Supervise__V1__Event *e,
-    Supervise__V1__WorkerStarted *ws)
+event_of(
+    uint64_t seq, Supervise__V1__Event *e, Supervise__V1__WorkerStarted *ws)
 {
-	*e                = (Supervise__V1__Event) SUPERVISE__V1__EVENT__INIT;
-	*ws               = (Supervise__V1__WorkerStarted)
+	*e  = (Supervise__V1__Event) SUPERVISE__V1__EVENT__INIT;
+	*ws = (Supervise__V1__WorkerStarted)
 	    SUPERVISE__V1__WORKER_STARTED__INIT;
 	e->seq           = seq;
 	e->supervisor_id = "test";

@@ -35,7 +35,7 @@
 
 #include "events_fixture.h"
 
-#define MANY        4000 /* events published at the slow subscriber */
+#define MANY 4000 /* events published at the slow subscriber */
 
 /* The wire: headers, one frame, topic, NUL, Event. */
 static void
@@ -226,7 +226,8 @@ main(void)
 	        test_published_during_handshake, ev_setup, ev_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_slow_subscriber, ev_setup, ev_teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_peers, ev_setup, ev_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_bad_peers, ev_setup, ev_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

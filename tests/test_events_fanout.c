@@ -60,11 +60,11 @@ readable(int fd)
 /* A callback of test_deferred_in_turn: publishes one event and notes what
  * the subscribers had at that point. */
 typedef struct probe {
-	sv_io    io;
-	fx      *f;
-	int      sub[2]; /* the subscribers' client ends */
-	uint64_t *seq; /* the last published; it publishes the next */
-	bool     ran, saw_bytes;
+	sv_io         io;
+	fx           *f;
+	int           sub[2]; /* the subscribers' client ends */
+	uint64_t     *seq; /* the last published; it publishes the next */
+	bool          ran, saw_bytes;
 	unsigned long writes; /* svd_events_writes after its publish */
 } probe;
 
@@ -267,7 +267,7 @@ static void
 test_slow_drop_rule(void **state)
 {
 	enum { TURNS = 1500, PER = 3, TOTAL = TURNS * PER };
-	fx      *f = *state;
+	fx      *f    = *state;
 	rd       slow = {0}, fast = {0};
 	uint64_t seq = 0, end;
 

@@ -278,7 +278,7 @@ test_defer(void **state)
 	sv_timer t;
 	sv_defer a, b, c, never;
 	mark     ma = {'a', &c}, mb = {'b', NULL}, mc = {'c', NULL},
-	     mn     = {'n', NULL};
+	     mn      = {'n', NULL};
 	uint64_t one = 1;
 	int      n;
 
