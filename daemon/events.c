@@ -16,24 +16,55 @@
  * closed leaked. Here there is no thread and nothing in flight that the
  * loop does not own.
  *
+ * Deferred fan-out: publishing writes nothing. The message is built once
+ * (frame header, topic, Event; reference counted), numbered, and appended
+ * to one daemon-wide pending list (at most SVD_EVENTS_PENDING messages);
+ * the fan-out, which hands every pending message to every subscriber and
+ * writes, is an after-dispatch callback of the loop (shell/loop.h): it
+ * runs once the turn's fd callbacks and timers have all run. A restart
+ * publishes its events (exited, ...) in the pidfd's callback before it
+ * spawns the replacement in the same callback (daemon/sup_spawn.c,
+ * proc_exit_cb -> sup_run_effects), so the replacement is spawned before
+ * any subscriber is written to; the writes for 1,000 subscribers no
+ * longer sit between a worker's exit and its replacement's spawn. The
+ * pending list is bounded: the publish that fills it fans out at once, so
+ * one turn that publishes many events never gives a subscriber more than
+ * SVD_EVENTS_PENDING (half its queue) at a time, and one that kept up
+ * (empty queue) never drops for the deferral. svd_events_close fans out
+ * what is pending before it closes.
+ *
+ * Coalescing: a subscriber's queue is written with one sendmsg of up to
+ * SVD_EVENTS_QUEUE frames (an iovec per frame, the first from the offset
+ * already written), so the few events of one restart cost one system
+ * call per subscriber. A partial write leaves the frame it stopped in at
+ * the head of the queue, finished first by the next write.
+ *
+ * Who receives a message (today's rule, unchanged by the deferral): the
+ * subscribers connected (HELLO or OPEN) when it was published. Each
+ * message has a number (ev->published counts them) and each subscriber
+ * the number of the first message published after its accept (from); the
+ * fan-out skips older ones, so a subscriber accepted while messages were
+ * pending gets none of them, as it got none before. Order per subscriber
+ * is publication order: messages enter its queue in that order.
+ *
  * A subscriber is a small state machine driven by its epoll events:
  *   HELLO  our header sent, reading the peer's 8 bytes (bounded by
  *          EV_HELLO_MS); what is published meanwhile is queued (same
  *          drop rule) and written once the header checks out, so a
  *          client whose handshake completed (it has our header, sent at
  *          accept) misses nothing published after that      -> OPEN
- *   OPEN   receives what is published. Each message is built once,
- *          reference counted, and written at once with a non-blocking
- *          send; what the socket does not take waits in the subscriber's
- *          queue (SVD_EVENTS_QUEUE messages) and is written when epoll says
- *          the socket is writable again.
+ *   OPEN   receives what is published, at the fan-out: appended to its
+ *          queue (SVD_EVENTS_QUEUE messages) and, when nothing was
+ *          waiting there, written at once; what the socket does not take
+ *          waits and is written when epoll says the socket is writable.
  *   DEAD   closed; freed by a zero-delay timer (an event later in the same
  *          epoll batch may still name it).
  * Drop rule (nng's PUB rule): when a subscriber's queue is full, its
  * oldest message not yet begun is dropped to make room, for that
  * subscriber only; a frame partly written is always finished, so the
- * stream stays whole. Every drop is counted (svd_events_dropped) and
- * logged: the first at once, then at most one line a second.
+ * stream stays whole. A subscriber closed with messages queued, or
+ * pending for it, loses them. Every drop is counted (svd_events_dropped)
+ * and logged: the first at once, then at most one line a second.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -44,7 +75,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <limits.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -58,9 +91,16 @@
 /* Drops are summed up in the log at most once per this. */
 #define EV_DROPLOG_MS 1000
 
+/* One sendmsg takes a whole queue; IOV_MAX bounds an iovec. */
+_Static_assert(SVD_EVENTS_QUEUE <= IOV_MAX, "a queue fits one sendmsg");
+_Static_assert(
+    SVD_EVENTS_PENDING >= 1 && SVD_EVENTS_PENDING <= SVD_EVENTS_QUEUE / 2,
+    "a fan-out fills at most half a queue that was empty");
+
 /* One published message, shared by the queues that hold it. */
 typedef struct ev_msg {
-	unsigned refs; /* queues holding it, +1 while being published */
+	unsigned refs; /* queues holding it, +1 while pending */
+	uint64_t num; /* its place in publication order (ev->published) */
 	size_t   len; /* bytes of data: frame header, topic, NUL, Event */
 	uint8_t  data[];
 } ev_msg;
@@ -73,6 +113,8 @@ struct ev_sub {
 	svd_events *ev;
 	ev_sub     *next; /* in ev->subs, or ev->dead */
 	enum { EV_HELLO, EV_OPEN, EV_DEAD } state;
+	bool          out; /* watched for EPOLLOUT (something waits) */
+	uint64_t      from; /* first message number it receives */
 	uint64_t      pid; /* of the connecting process (log lines), 0: ? */
 	uint8_t       hello[SVD_SP_HELLO_LEN];
 	size_t        hello_got;
@@ -87,6 +129,11 @@ struct svd_events {
 	svd_sp_listener lst;
 	sv_timer        reap; /* frees dead subscribers */
 	sv_timer        droplog; /* sums drops up in the log */
+	sv_defer        fanout; /* writes what is pending, after dispatch */
+	ev_msg         *pending[SVD_EVENTS_PENDING]; /* publication order */
+	size_t          npending;
+	uint64_t        published; /* messages built since open */
+	unsigned long   writes; /* see svd_events_writes */
 	char            url[600];
 	ev_sub         *subs, *dead;
 	size_t          nsubs, nopen;
@@ -159,8 +206,9 @@ ev_reap_cb(sv_loop *loop, sv_timer *t)
 	}
 }
 
-/* ev_kill closes subscriber s: messages still queued count as dropped; the
- * memory is freed by the reap timer. */
+/* ev_kill closes subscriber s: messages still queued, and those pending
+ * that would have been its own, count as dropped; the memory is freed by
+ * the reap timer. */
 static void
 ev_kill(ev_sub *s)
 {
@@ -183,6 +231,11 @@ ev_kill(ev_sub *s)
 		s->head = (s->head + 1) % SVD_EVENTS_QUEUE;
 		ev_drop(ev, s);
 	}
+	for (size_t i = 0; i < ev->npending; i++) {
+		if (ev->pending[i]->num >= s->from) {
+			ev_drop(ev, s); /* it would have been s's */
+		}
+	}
 	for (pp = &ev->subs; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
@@ -195,15 +248,41 @@ ev_kill(ev_sub *s)
 	(void) sv_loop_timer_start(ev->loop, &ev->reap, 0);
 }
 
-/* ev_send writes len bytes from buf without blocking: the count written
- * (0 when the socket is full), or -1 when the connection is broken. */
-static ssize_t
-ev_send(ev_sub *s, const uint8_t *buf, size_t len)
+/* ev_watch_out watches s for writability exactly while its queue holds
+ * something (one epoll_ctl per change, none per write). */
+static void
+ev_watch_out(ev_sub *s)
 {
-	ssize_t w;
+	bool want = s->n > 0;
 
+	if (want != s->out
+	    && sv_loop_mod_io(
+	           s->ev->loop, &s->io, want ? EPOLLIN | EPOLLOUT : EPOLLIN)
+	        == SV_OK) {
+		s->out = want;
+	}
+}
+
+/* ev_writev writes s's queue, as much as the socket takes at once, with
+ * one sendmsg (an iovec per frame, the head from its offset): the bytes
+ * written (0 when the socket is full), or -1 when the connection is
+ * broken. */
+static ssize_t
+ev_writev(ev_sub *s)
+{
+	struct iovec  iov[SVD_EVENTS_QUEUE];
+	struct msghdr mh = {.msg_iov = iov};
+	ssize_t       w;
+
+	for (size_t i = 0; i < s->n; i++) {
+		ev_msg *m   = s->q[(s->head + i) % SVD_EVENTS_QUEUE];
+		size_t  off = i == 0 ? s->off : 0;
+		iov[i]      = (struct iovec) {m->data + off, m->len - off};
+	}
+	mh.msg_iovlen = s->n;
 	do {
-		w = send(s->io.fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		s->ev->writes++;
+		w = sendmsg(s->io.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	} while (w < 0 && errno == EINTR);
 	if (w < 0) {
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
@@ -218,23 +297,34 @@ static bool
 ev_flush(ev_sub *s)
 {
 	while (s->n > 0) {
-		ev_msg *m = s->q[s->head];
-		ssize_t w = ev_send(s, m->data + s->off, m->len - s->off);
+		ssize_t w = ev_writev(s);
+		size_t  left;
 		if (w < 0) {
 			ev_kill(s);
 			return false;
 		}
-		s->off += (size_t) w;
-		if (s->off < m->len) {
-			break;
+		if (w == 0) {
+			break; /* full: epoll says when it takes more */
 		}
-		ev_msg_unref(m);
-		s->head = (s->head + 1) % SVD_EVENTS_QUEUE;
-		s->n--;
-		s->off = 0;
+		left = (size_t) w;
+		while (s->n > 0 && left > 0) {
+			ev_msg *m    = s->q[s->head];
+			size_t  rest = m->len - s->off;
+			if (left < rest) {
+				s->off += left; /* stopped inside this frame */
+				break;
+			}
+			left -= rest;
+			ev_msg_unref(m);
+			s->head = (s->head + 1) % SVD_EVENTS_QUEUE;
+			s->n--;
+			s->off = 0;
+		}
+		if (s->n > 0) {
+			break; /* a partial write: the socket is full */
+		}
 	}
-	(void) sv_loop_mod_io(
-	    s->ev->loop, &s->io, s->n > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+	ev_watch_out(s);
 	return true;
 }
 
@@ -261,26 +351,48 @@ ev_enqueue(ev_sub *s, ev_msg *m)
 	s->n++;
 }
 
-/* ev_deliver hands m to subscriber s: written at once when nothing waits
- * before it, else (or for the rest) queued. */
+/* ev_fanout hands every pending message to every subscriber that was
+ * connected when it was published, in publication order, then writes
+ * each OPEN subscriber's queue that was empty before (the others wait for
+ * epoll's EPOLLOUT, as before). The pending list is empty after. */
 static void
-ev_deliver(ev_sub *s, ev_msg *m)
+ev_fanout(svd_events *ev)
 {
-	if (s->n == 0) {
-		ssize_t w = ev_send(s, m->data, m->len);
-		if (w < 0) {
-			ev_kill(s);
-			return;
-		}
-		if ((size_t) w == m->len) {
-			return;
-		}
-		ev_enqueue(s, m);
-		s->off = (size_t) w;
-		(void) sv_loop_mod_io(s->ev->loop, &s->io, EPOLLIN | EPOLLOUT);
+	ev_msg *msgs[SVD_EVENTS_PENDING];
+	size_t  k = ev->npending;
+	ev_sub *s, *next;
+
+	if (k == 0) {
 		return;
 	}
-	ev_enqueue(s, m);
+	for (size_t i = 0; i < k; i++) {
+		msgs[i] = ev->pending[i];
+	}
+	ev->npending = 0; /* from here on they are in queues, or not */
+	sv_loop_defer_cancel(ev->loop, &ev->fanout);
+	for (s = ev->subs; s != NULL; s = next) {
+		bool idle = s->n == 0;
+		next      = s->next; /* ev_flush may close s */
+		for (size_t i = 0; i < k; i++) {
+			if (msgs[i]->num >= s->from) {
+				ev_enqueue(s, msgs[i]);
+			}
+		}
+		if (s->state == EV_OPEN && idle && s->n > 0) {
+			(void) ev_flush(s);
+		}
+	}
+	for (size_t i = 0; i < k; i++) {
+		ev_msg_unref(msgs[i]);
+	}
+}
+
+/* ev_fanout_cb is the after-dispatch callback (shell/loop.h). */
+static void
+ev_fanout_cb(sv_loop *loop, sv_defer *d)
+{
+	(void) loop;
+	ev_fanout(d->arg);
 }
 
 /* ev_hello advances s's connection header; false when s was closed. */
@@ -369,8 +481,9 @@ ev_accept(void *arg, int fd)
 		close(fd);
 		return;
 	}
-	s->ev = ev;
-	s->io = (sv_io) {fd, ev_sub_cb, s};
+	s->ev   = ev;
+	s->from = ev->published; /* nothing published before its accept */
+	s->io   = (sv_io) {fd, ev_sub_cb, s};
 	sv_timer_init(&s->timer, ev_sub_timer_cb, s);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0
 	    && cr.pid > 0) {
@@ -406,6 +519,7 @@ svd_events_open(sv_loop *loop, const char *url, svd_events **evp, char *errbuf,
 	snprintf(ev->url, sizeof(ev->url), "%s", url);
 	sv_timer_init(&ev->reap, ev_reap_cb, ev);
 	sv_timer_init(&ev->droplog, ev_droplog_cb, ev);
+	sv_defer_init(&ev->fanout, ev_fanout_cb, ev);
 	if ((err = svd_sp_listen(
 	         &ev->lst, loop, url, "event", ev_accept, ev, errbuf, errlen))
 	    != SV_OK) {
@@ -447,7 +561,6 @@ svd_events_publish_topic(
 {
 	size_t  tlen, blen;
 	ev_msg *m;
-	ev_sub *s, *next;
 
 	if (ev->subs == NULL) {
 		return; /* PUB keeps nothing for nobody */
@@ -459,20 +572,18 @@ svd_events_publish_topic(
 		ev_drop(ev, NULL);
 		return;
 	}
-	m->refs = 1; /* ours, until every subscriber has it */
+	m->refs = 1; /* the pending list's, until the fan-out */
+	m->num  = ev->published++;
 	m->len  = SVD_SP_FRAME_HDR + tlen + blen;
 	svd_sp_frame(m->data, tlen + blen);
 	memcpy(m->data + SVD_SP_FRAME_HDR, topic, tlen);
 	supervise__v1__event__pack(e, m->data + SVD_SP_FRAME_HDR + tlen);
-	for (s = ev->subs; s != NULL; s = next) {
-		next = s->next; /* ev_deliver may close s */
-		if (s->state == EV_OPEN) {
-			ev_deliver(s, m);
-		} else if (s->state == EV_HELLO) {
-			ev_enqueue(s, m); /* written when its header is in */
-		}
+	ev->pending[ev->npending++] = m;
+	if (ev->npending == SVD_EVENTS_PENDING) {
+		ev_fanout(ev); /* the bound: half a queue at a time */
+	} else {
+		sv_loop_defer(ev->loop, &ev->fanout);
 	}
-	ev_msg_unref(m);
 }
 
 size_t
@@ -487,6 +598,12 @@ svd_events_dropped(const svd_events *ev)
 	return ev->dropped;
 }
 
+unsigned long
+svd_events_writes(const svd_events *ev)
+{
+	return ev->writes;
+}
+
 void
 svd_events_close(svd_events *ev)
 {
@@ -494,6 +611,7 @@ svd_events_close(svd_events *ev)
 		return;
 	}
 	svd_sp_unlisten(&ev->lst);
+	ev_fanout(ev); /* what is pending joins the queues, then as below */
 	while (ev->subs != NULL) {
 		ev_sub *s = ev->subs;
 		if (s->state == EV_OPEN && s->n > 0) {
@@ -501,6 +619,7 @@ svd_events_close(svd_events *ev)
 		}
 		ev_kill(s); /* no-op if the flush closed it */
 	}
+	sv_loop_defer_cancel(ev->loop, &ev->fanout); /* nothing pending */
 	sv_loop_timer_stop(ev->loop, &ev->reap);
 	sv_loop_timer_stop(ev->loop, &ev->droplog);
 	ev_reap_cb(ev->loop, &ev->reap);

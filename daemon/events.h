@@ -10,7 +10,8 @@
  * ("w/web/" and "g/web/") or by worker ("w/web/1/"). PUB never blocks: a
  * subscriber that does not keep up loses messages (counted, logged, see
  * svd_events_dropped), which it sees as a gap in Event.seq. Only the loop
- * thread publishes.
+ * thread publishes. Publishing writes nothing: the loop writes what was
+ * published once the current turn's callbacks have run (see events.c).
  */
 #ifndef SVD_EVENTS_H
 #define SVD_EVENTS_H
@@ -24,6 +25,12 @@
 /* Messages queued for one subscriber beyond what its socket buffer holds
  * (nng's PUB default); when full, its oldest unsent message is dropped. */
 #define SVD_EVENTS_QUEUE 16
+
+/* Messages published and not yet handed to the subscribers (the fan-out
+ * after the loop's turn); the publish that fills this many hands them
+ * over at once. Half a queue: one turn's deferral never makes a
+ * subscriber that kept up drop anything. */
+#define SVD_EVENTS_PENDING (SVD_EVENTS_QUEUE / 2)
 
 typedef struct svd_events svd_events;
 
@@ -43,7 +50,10 @@ const char *svd_events_url(const svd_events *ev);
 
 /*
  * svd_events_publish sends e under its topic (built from e->group and, for
- * worker events, e->ordinal) to every subscriber. Never blocks; what is
+ * worker events, e->ordinal) to every subscriber connected now: e is
+ * encoded at once (the caller may free it on return) and written after
+ * the loop's current turn (an after-dispatch callback, shell/loop.h), or
+ * at once when SVD_EVENTS_PENDING messages wait. Never blocks; what is
  * lost is counted (see svd_events_dropped).
  */
 void svd_events_publish(
@@ -51,8 +61,8 @@ void svd_events_publish(
 
 /*
  * svd_events_publish_topic sends e under the given topic (lease events:
- * "w/GROUP/ORDINAL/" for a worker holder, "s/SESSION/" for a session).
- * Never blocks; what is lost is counted.
+ * "w/GROUP/ORDINAL/" for a worker holder, "s/SESSION/" for a session),
+ * deferred as svd_events_publish. Never blocks; what is lost is counted.
  */
 void svd_events_publish_topic(
     svd_events *ev, const Supervise__V1__Event *e, const char *topic);
@@ -73,9 +83,19 @@ size_t svd_events_subscribers(const svd_events *ev);
 unsigned long svd_events_dropped(const svd_events *ev);
 
 /*
- * svd_events_close writes what each subscriber's socket takes at once (no
- * waiting), closes every connection and the socket (removing the socket
- * file), logs the drop total if any, and frees ev. NULL is ignored.
+ * svd_events_writes returns how many write system calls (sendmsg) the
+ * socket made to subscribers since open: one per subscriber per fan-out
+ * that found its queue empty, however many frames it carried (tests, and
+ * diagnosis; not the connection headers).
+ */
+unsigned long svd_events_writes(const svd_events *ev);
+
+/*
+ * svd_events_close hands what is pending to the subscribers, writes what
+ * each subscriber's socket takes at once (no waiting), closes every
+ * connection and the socket (removing the socket file), logs the drop
+ * total if any (what could not be written counts), and frees ev. NULL is
+ * ignored.
  */
 void svd_events_close(svd_events *ev);
 

@@ -2,9 +2,11 @@
  * test_events.c — the event socket (daemon/events.c) driven directly: a
  * loop, a PUB on a temporary ipc path, raw AF_UNIX subscribers.
  *
- * Design: the test owns the loop and runs it by hand (pump: wait for
- * readiness with a timeout, dispatch, run due timers), so every wait is
- * "until the loop has seen X, or a deadline" and nothing sleeps. Cases:
+ * Design: the test owns the loop and runs it by hand (events_fixture.h:
+ * pump runs one turn, and what was published is written at its end), so
+ * every wait is "until the loop has seen X, or a deadline" and nothing
+ * sleeps. The deferred fan-out itself is tested in test_events_fanout.c.
+ * Cases:
  * the wire (headers, frame, topic, Event); the drop rule (a subscriber that
  * never reads loses messages, counted and logged, while one that reads
  * loses none, and the slow one keeps the newest); peers that are not SUBs,
@@ -31,183 +33,9 @@
 
 #include <cmocka.h>
 
-#include "events.h"
-#include "shell/loop.h"
-#include "supervise/v1/supervise.pb-c.h"
-#include "sv_tmpdir.h"
+#include "events_fixture.h"
 
-#define DEADLINE_MS 5000
-#define MANY        4000 /* events published at the slow subscriber */
-
-typedef struct fx {
-	char        dir[64];
-	char        path[100];
-	sv_loop    *loop;
-	svd_events *ev;
-} fx;
-
-/* A subscriber's reading side: bytes not yet parsed into frames. */
-typedef struct rd {
-	int      fd;
-	uint8_t  buf[1 << 16];
-	size_t   len;
-	uint64_t got, last_seq, first_seq;
-	bool     gap; /* seq did not grow by one somewhere */
-} rd;
-
-/* pump runs the loop once: waits up to ms for readiness, dispatches,
- * fires due timers. */
-static void
-pump(fx *f, int ms)
-{
-	int n = 0;
-
-	assert_int_equal(sv_loop_wait(f->loop, ms, &n), SV_OK);
-	sv_loop_dispatch(f->loop, n);
-	sv_loop_run_timers(f->loop, sv_loop_now_ms());
-}
-
-/* pump_until_subs runs the loop until want subscribers are open. */
-static void
-pump_until_subs(fx *f, size_t want)
-{
-	uint64_t end = sv_loop_now_ms() + DEADLINE_MS;
-
-	while (svd_events_subscribers(f->ev) != want) {
-		assert_true(sv_loop_now_ms() < end);
-		pump(f, 50);
-	}
-}
-
-static int
-setup(void **state)
-{
-	fx  *f = calloc(1, sizeof(*f));
-	char url[160], err[256];
-
-	assert_non_null(f);
-	assert_int_equal(sv_tmpdir(f->dir, sizeof(f->dir), "sv-events"), 0);
-	snprintf(f->path, sizeof(f->path), "%s/events.sock", f->dir);
-	snprintf(url, sizeof(url), "ipc://%s", f->path);
-	assert_int_equal(sv_loop_create(&f->loop), SV_OK);
-	assert_int_equal(
-	    svd_events_open(f->loop, url, &f->ev, err, sizeof(err)), SV_OK);
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	fx *f = *state;
-
-	svd_events_close(f->ev);
-	assert_int_equal(access(f->path, F_OK), -1); /* the file is gone */
-	sv_loop_destroy(f->loop);
-	rmdir(f->dir);
-	free(f);
-	return 0;
-}
-
-/* dial connects a raw stream to the socket; proto >= 0 sends that SP
- * header. The daemon's header is read and checked (PUB0). */
-static int
-dial(fx *f, int proto)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	uint8_t  hdr[8] = {0, 'S', 'P', 0, 0, (uint8_t) proto, 0, 0}, peer[8];
-	int      fd     = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	size_t   got    = 0;
-	uint64_t end    = sv_loop_now_ms() + DEADLINE_MS;
-
-	assert_true(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
-	assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-	if (proto >= 0) {
-		assert_int_equal(write(fd, hdr, 8), 8);
-	}
-	/* The loop accepts and writes its header. */
-	while (got < sizeof(peer)) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		ssize_t       r;
-		assert_true(sv_loop_now_ms() < end);
-		pump(f, 0);
-		if (poll(&p, 1, 20) == 1) {
-			r = read(fd, peer + got, sizeof(peer) - got);
-			assert_true(r > 0);
-			got += (size_t) r;
-		}
-	}
-	assert_memory_equal(peer, "\0SP\0\0\x20\0\0", 8);
-	return fd;
-}
-
-/* publish sends one worker event with sequence number seq. */
-static void
-publish(fx *f, uint64_t seq)
-{
-	Supervise__V1__Event         e  = SUPERVISE__V1__EVENT__INIT;
-	Supervise__V1__WorkerStarted ws = SUPERVISE__V1__WORKER_STARTED__INIT;
-
-	e.seq           = seq;
-	e.supervisor_id = "test";
-	e.group         = "web";
-	e.ordinal       = 3;
-	e.pid           = 1234;
-	e.kind_case     = SUPERVISE__V1__EVENT__KIND_STARTED;
-	e.started       = &ws;
-	svd_events_publish(f->ev, &e, 1);
-}
-
-/* rd_take reads what fd has (non-blocking) and parses whole frames,
- * checking each (type, topic, Event) and the sequence. */
-static void
-rd_take(rd *r)
-{
-	for (;;) {
-		ssize_t n  = recv(r->fd, r->buf + r->len,
-		     sizeof(r->buf) - r->len, MSG_DONTWAIT);
-		size_t  at = 0;
-		if (n <= 0) {
-			assert_true(n < 0 && errno == EAGAIN);
-			return;
-		}
-		r->len += (size_t) n;
-		while (r->len - at >= 9) {
-			uint64_t              flen = 0;
-			size_t                tl;
-			Supervise__V1__Event *e;
-			for (int i = 1; i < 9; i++) {
-				flen = flen << 8 | r->buf[at + i];
-			}
-			assert_int_equal(r->buf[at], 1);
-			if (r->len - at - 9 < flen) {
-				break;
-			}
-			tl = strnlen((char *) r->buf + at + 9, (size_t) flen);
-			assert_true(tl < flen);
-			assert_string_equal(
-			    (char *) r->buf + at + 9, "w/web/3/");
-			e = supervise__v1__event__unpack(NULL,
-			    (size_t) flen - tl - 1, r->buf + at + 9 + tl + 1);
-			assert_non_null(e);
-			assert_int_equal(e->ordinal, 3);
-			assert_string_equal(e->group, "web");
-			if (r->got == 0) {
-				r->first_seq = e->seq;
-			} else if (e->seq != r->last_seq + 1) {
-				assert_true(e->seq > r->last_seq);
-				r->gap = true;
-			}
-			r->last_seq = e->seq;
-			r->got++;
-			supervise__v1__event__free_unpacked(e, NULL);
-			at += 9 + (size_t) flen;
-		}
-		memmove(r->buf, r->buf + at, r->len - at);
-		r->len -= at;
-	}
-}
+#define MANY 4000 /* events published at the slow subscriber */
 
 /* The wire: headers, one frame, topic, NUL, Event. */
 static void
@@ -219,6 +47,7 @@ test_wire(void **state)
 	r.fd = dial(f, 0x21);
 	pump_until_subs(f, 1);
 	publish(f, 7);
+	pump(f, 0); /* written at the end of the turn */
 	rd_take(&r);
 	assert_int_equal(r.got, 1);
 	assert_int_equal(r.last_seq, 7);
@@ -381,6 +210,7 @@ test_bad_peers(void **state)
 	r.fd = dial(f, 0x21);
 	pump_until_subs(f, 1);
 	publish(f, 1);
+	pump(f, 0);
 	rd_take(&r);
 	assert_int_equal(r.got, 1);
 	close(r.fd);
@@ -391,12 +221,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_wire, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wire, ev_setup, ev_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_published_during_handshake, setup, teardown),
+	        test_published_during_handshake, ev_setup, ev_teardown),
 	    cmocka_unit_test_setup_teardown(
-	        test_slow_subscriber, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_peers, setup, teardown),
+	        test_slow_subscriber, ev_setup, ev_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_bad_peers, ev_setup, ev_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

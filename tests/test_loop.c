@@ -3,7 +3,9 @@
  * deadline order under random arm/stop/re-arm, timeouts are computed from
  * the earliest timer, and fd callbacks run for ready descriptors; one
  * turn (sv_loop_dispatch) fires at most 64 due timers, so a ready fd is
- * served between batches of a thousand timers due together.
+ * served between batches of a thousand timers due together; after-dispatch
+ * callbacks (sv_defer) run after a turn's fd callbacks and timers, in
+ * arming order, once, and one armed by another waits for the next turn.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -220,6 +222,116 @@ test_io(void **state)
 	sv_loop_destroy(l);
 }
 
+/* What ran, in order, in test_defer: 'i' fd, 't' timer, 'a'/'b'/'c'
+ * after-dispatch callbacks. */
+static char trace[32];
+static int  ntrace;
+
+/* trace_io_cb drains the eventfd, arms defer a, notes 'i'. */
+static void
+trace_io_cb(sv_loop *loop, sv_io *io, uint32_t events)
+{
+	uint64_t v;
+
+	(void) events;
+	assert_int_equal(read(io->fd, &v, sizeof(v)), sizeof(v));
+	sv_loop_defer(loop, io->arg);
+	sv_loop_defer(loop, io->arg); /* armed already: no-op */
+	trace[ntrace++] = 'i';
+}
+
+/* trace_timer_cb notes 't'. */
+static void
+trace_timer_cb(sv_loop *loop, sv_timer *t)
+{
+	(void) loop;
+	(void) t;
+	trace[ntrace++] = 't';
+}
+
+/* What an after-dispatch callback of test_defer notes, and what it arms. */
+typedef struct mark {
+	char      letter;
+	sv_defer *arm; /* armed from the callback, or NULL */
+} mark;
+
+/* trace_defer_cb notes its letter and arms what its mark says. */
+static void
+trace_defer_cb(sv_loop *loop, sv_defer *d)
+{
+	const mark *m = d->arg;
+
+	trace[ntrace++] = m->letter;
+	if (m->arm != NULL) {
+		sv_loop_defer(loop, m->arm);
+	}
+}
+
+/* After-dispatch callbacks: after the turn's fd callbacks and timers, in
+ * arming order, once each; the loop does not sleep while one is armed; a
+ * cancelled one never runs; one armed by another runs a turn later. */
+static void
+test_defer(void **state)
+{
+	sv_loop *l;
+	sv_io    io;
+	sv_timer t;
+	sv_defer a, b, c, never;
+	mark     ma = {'a', &c}, mb = {'b', NULL}, mc = {'c', NULL},
+	     mn      = {'n', NULL};
+	uint64_t one = 1;
+	int      n;
+
+	(void) state;
+	ntrace = 0;
+	assert_int_equal(sv_loop_create(&l), SV_OK);
+	sv_defer_init(&a, trace_defer_cb, &ma);
+	sv_defer_init(&b, trace_defer_cb, &mb);
+	sv_defer_init(&c, trace_defer_cb, &mc);
+	sv_defer_init(&never, trace_defer_cb, &mn);
+	io.fd  = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	io.cb  = trace_io_cb;
+	io.arg = &a;
+	assert_true(io.fd >= 0);
+	assert_int_equal(sv_loop_add_io(l, &io, EPOLLIN), SV_OK);
+	sv_timer_init(&t, trace_timer_cb, NULL);
+	assert_int_equal(sv_loop_next_timeout(l, -1), -1);
+	/* b armed outside a turn: the loop must not sleep */
+	sv_loop_defer(l, &b);
+	sv_loop_defer(l, &never);
+	assert_true(sv_defer_armed(&b));
+	assert_int_equal(sv_loop_next_timeout(l, -1), 0);
+	assert_int_equal(sv_loop_next_timeout(l, 500), 0);
+	sv_loop_defer_cancel(l, &never);
+	assert_false(sv_defer_armed(&never));
+	assert_int_equal(sv_loop_timer_start(l, &t, 0), SV_OK);
+	assert_int_equal(write(io.fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(sv_loop_wait(l, 1000, &n), SV_OK);
+	assert_int_equal(n, 1);
+	sv_loop_dispatch(l, n);
+	trace[ntrace] = '\0';
+	/* fd, timer, then b (armed first), then a (armed by the fd); c,
+	 * armed by a, waits for the next turn, and the loop does not sleep */
+	assert_string_equal(trace, "itba");
+	assert_false(sv_defer_armed(&a));
+	assert_false(sv_defer_armed(&b));
+	assert_true(sv_defer_armed(&c));
+	assert_int_equal(sv_loop_next_timeout(l, -1), 0);
+	assert_int_equal(sv_loop_wait(l, 0, &n), SV_OK);
+	assert_int_equal(n, 0);
+	sv_loop_dispatch(l, n);
+	trace[ntrace] = '\0';
+	assert_string_equal(trace, "itbac");
+	assert_false(sv_defer_armed(&c));
+	assert_int_equal(sv_loop_next_timeout(l, -1), -1);
+	/* destroying the loop disarms what is still armed */
+	sv_loop_defer(l, &b);
+	sv_loop_del_io(l, &io);
+	close(io.fd);
+	sv_loop_destroy(l);
+	assert_false(sv_defer_armed(&b));
+}
+
 int
 main(void)
 {
@@ -227,6 +339,7 @@ main(void)
 	    cmocka_unit_test(test_heap_order),
 	    cmocka_unit_test(test_rearm_from_callback),
 	    cmocka_unit_test(test_io),
+	    cmocka_unit_test(test_defer),
 	    cmocka_unit_test(test_dispatch_batches_timers),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);

@@ -15,6 +15,12 @@
  * that became ready meanwhile (the pidfds of the processes those timers
  * killed) are served between batches instead of after all of them; the
  * rest are still due, so the next wait does not block.
+ *
+ * After-dispatch callbacks: a FIFO (head, tail) of armed sv_defer. Each
+ * remembers the loop's turn counter when armed; the end of a dispatch
+ * bumps the counter and runs, from the head, those armed before the bump,
+ * so one armed by an after-dispatch callback waits for the next dispatch
+ * (no turn can spin forever in its own after phase).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +39,8 @@ struct sv_loop {
 	size_t             n;
 	size_t             cap;
 	struct epoll_event events[LOOP_MAX_EVENTS];
+	sv_defer          *dhead, *dtail; /* armed after-dispatch callbacks */
+	uint64_t           turn; /* after phases begun */
 };
 
 sv_err
@@ -59,6 +67,9 @@ sv_loop_destroy(sv_loop *loop)
 	}
 	for (size_t i = 0; i < loop->n; i++) {
 		loop->heap[i]->slot = 0;
+	}
+	while (loop->dhead != NULL) {
+		sv_loop_defer_cancel(loop, loop->dhead);
 	}
 	close(loop->epfd);
 	free(loop->heap);
@@ -213,6 +224,9 @@ sv_loop_next_timeout(const sv_loop *loop, int cap_ms)
 {
 	uint64_t now, d;
 
+	if (loop->dhead != NULL) {
+		return 0; /* after-dispatch work waits for a turn */
+	}
 	if (loop->n == 0) {
 		return cap_ms;
 	}
@@ -248,6 +262,87 @@ sv_loop_run_timers(sv_loop *loop, uint64_t now_ms)
 	return run_timers(loop, now_ms, SIZE_MAX);
 }
 
+/* ---- after-dispatch callbacks --------------------------------------------
+ */
+
+void
+sv_defer_init(sv_defer *d, sv_defer_cb cb, void *arg)
+{
+	d->next  = NULL;
+	d->turn  = 0;
+	d->armed = false;
+	d->cb    = cb;
+	d->arg   = arg;
+}
+
+bool
+sv_defer_armed(const sv_defer *d)
+{
+	return d->armed;
+}
+
+void
+sv_loop_defer(sv_loop *loop, sv_defer *d)
+{
+	if (d->armed) {
+		return;
+	}
+	d->armed = true;
+	d->turn  = loop->turn;
+	d->next  = NULL;
+	if (loop->dtail != NULL) {
+		loop->dtail->next = d;
+	} else {
+		loop->dhead = d;
+	}
+	loop->dtail = d;
+}
+
+void
+sv_loop_defer_cancel(sv_loop *loop, sv_defer *d)
+{
+	sv_defer *prev = NULL;
+
+	if (!d->armed) {
+		return;
+	}
+	for (sv_defer *x = loop->dhead; x != NULL; prev = x, x = x->next) {
+		if (x != d) {
+			continue;
+		}
+		if (prev != NULL) {
+			prev->next = d->next;
+		} else {
+			loop->dhead = d->next;
+		}
+		if (loop->dtail == d) {
+			loop->dtail = prev;
+		}
+		break;
+	}
+	d->next  = NULL;
+	d->armed = false;
+}
+
+/* run_deferred runs the after-dispatch callbacks armed before this call,
+ * in arming order; those they arm wait for the next call. */
+static void
+run_deferred(sv_loop *loop)
+{
+	uint64_t  turn = loop->turn++;
+	sv_defer *d;
+
+	while ((d = loop->dhead) != NULL && d->turn <= turn) {
+		loop->dhead = d->next;
+		if (loop->dhead == NULL) {
+			loop->dtail = NULL;
+		}
+		d->next  = NULL;
+		d->armed = false;
+		d->cb(loop, d);
+	}
+}
+
 /* ---- polling --------------------------------------------------------------
  */
 
@@ -273,4 +368,5 @@ sv_loop_dispatch(sv_loop *loop, int nready)
 		io->cb(loop, io, loop->events[i].events);
 	}
 	(void) run_timers(loop, sv_loop_now_ms(), LOOP_MAX_TIMERS);
+	run_deferred(loop);
 }
