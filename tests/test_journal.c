@@ -641,8 +641,8 @@ test_epoch_cgroup_tree(void **state)
 	assert_string_equal(st.supervisor_id, "a");
 	/* A snapshot carries it. */
 	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
-	assert_int_equal(sv_journal_replay(snap, n, &b, err, sizeof(err)),
-	    SV_OK);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &b, err, sizeof(err)), SV_OK);
 	assert_string_equal(b.cgroup_tree, "supervised.42.1");
 	free(snap);
 	sv_jstate_free(&b);

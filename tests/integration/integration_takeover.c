@@ -419,8 +419,7 @@ wait_killed(pid_t pid, int deadline_ms)
 	int     st  = 0;
 	pid_t   got;
 
-	while ((got = waitpid(pid, &st, WNOHANG)) == 0
-	    && it_now_ms() < end) {
+	while ((got = waitpid(pid, &st, WNOHANG)) == 0 && it_now_ms() < end) {
 		nng_msleep(10);
 	}
 	return got == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;

@@ -207,12 +207,12 @@ typedef struct sv_jname {
 
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
-	char       boot_id[SV_JOURNAL_ID_MAX + 1];
-	uint64_t   epoch; /* of the last E record; 0: none */
-	char       supervisor_id[SV_JOURNAL_ID_MAX + 1];
-	char       cgroup_tree[SV_JOURNAL_CGTREE_MAX + 1]; /* of the last E
-	                    * record: its supervisor's cgroup tree name;
-	                    * "": none recorded */
+	char     boot_id[SV_JOURNAL_ID_MAX + 1];
+	uint64_t epoch; /* of the last E record; 0: none */
+	char     supervisor_id[SV_JOURNAL_ID_MAX + 1];
+	/* Of the last E record: its supervisor's cgroup tree name; "":
+	 * none recorded. */
+	char       cgroup_tree[SV_JOURNAL_CGTREE_MAX + 1];
 	sv_jgroup *groups; /* [ngroups] */
 	size_t     ngroups;
 	size_t     nrecords; /* records replayed */
@@ -291,9 +291,9 @@ typedef struct sv_jrec {
 	const char *name; /* group (G, D, N, P, R, T, X); boot id (H);
 	                   * supervisor id (E); pool (L, U) */
 	const char *spec; /* G: NULL for "-" */
-	const char *cgroup_tree; /* E: the supervisor's cgroup tree name
-	                          * (sv_journal_cgtree_ok); NULL or "":
-	                          * none, the field is not written */
+	/* E: the supervisor's cgroup tree name (sv_journal_cgtree_ok); NULL
+	 * or "": none, the field is not written. */
+	const char *cgroup_tree;
 	uint32_t    ordinal; /* slot (L, U) */
 	uint32_t    count, config_count; /* G */
 	uint64_t    generation; /* S P R T X; next generation (N); epoch (E);

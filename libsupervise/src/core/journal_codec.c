@@ -166,11 +166,11 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	size_t      cap, n = 0;
 	char       *line, *p;
 	char        num[160], tail[160];
-	const char *hg = "";
-	const char *tree
-	    = r->kind == SV_J_EPOCH && r->cgroup_tree != NULL ? r->cgroup_tree
-	                                                      : "";
-	int k, k2 = 0;
+	const char *hg   = "";
+	const char *tree = r->kind == SV_J_EPOCH && r->cgroup_tree != NULL
+	    ? r->cgroup_tree
+	    : "";
+	int         k, k2 = 0;
 
 	*linep  = NULL;
 	tail[0] = '\0';

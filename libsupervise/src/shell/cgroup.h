@@ -38,6 +38,13 @@
  * child subreaper, so SIGCHLD comes). Spares left when the daemon stops
  * are removed by sv_cgtree_close.
  *
+ * A supervisor killed with SIGKILL leaves its tree. Its successor
+ * (cgroup_stale.c) kills, before it spawns anything, the leaves of that
+ * one tree that hold no worker it adopted (sv_cgtree_kill_stale_leaves:
+ * a spawn begun but not recorded, leftovers of workers that died with
+ * it), and removes dead supervisors' trees once they are empty
+ * (sv_cgtree_sweep_stale).
+ *
  * Not thread-safe: one thread (the daemon's loop) uses a tree.
  */
 #ifndef SV_SHELL_CGROUP_H

@@ -47,7 +47,7 @@
 bool
 sv_cgtree_name_parse(const char *name, long *pidp)
 {
-	const char *p = name;
+	const char *p   = name;
 	long        pid = 0;
 	size_t      nd  = 0;
 
@@ -195,8 +195,8 @@ cg_look_procs(int cgfd, cg_look *lk)
 	char    buf[CG_PROCS_CHUNK + 1];
 	size_t  have = 0, total = 0;
 	ssize_t n = 0;
-	int     fd = openat(cgfd, "cgroup.procs",
-	        O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int     fd
+	    = openat(cgfd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0) {
 		lk->keep_leaf = true;
