@@ -379,8 +379,9 @@ setup_two(void **state)
 
 /* plant forks a child that waits for a signal and moves it into the
  * cgroup cgdir (a write of its pid to cgdir/cgroup.procs): a process the
- * daemon's journal does not know. Returns its pid; the test is its parent
- * and reaps it. */
+ * daemon's journal does not know. An empty cgdir that a daemon of another
+ * run swept meanwhile is made again once. Returns its pid; the test is its
+ * parent and reaps it. */
 static pid_t
 plant(const char *cgdir)
 {
@@ -399,6 +400,9 @@ plant(const char *cgdir)
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
 	n  = snprintf(num, sizeof(num), "%d", (int) pid);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mkdir(cgdir, 0755) == 0) {
+		fd = open(path, O_WRONLY | O_CLOEXEC); /* removed: again */
+	}
 	if (fd < 0 || write(fd, num, (size_t) n) != n) {
 		int e = errno;
 		kill(pid, SIGKILL);
@@ -457,6 +461,8 @@ test_kill9_stray_in_dead_tree(void **state)
 		SV_SKIP("the daemon has no per-worker cgroups here");
 	}
 	assert_int_equal(it_kill9_daemon(ctx), 0);
+	/* Made just before the move: a daemon of another test run that
+	 * starts meanwhile removes the empty cgroups of dead trees. */
 	snprintf(mine, sizeof(mine), "%s/planted.0", tree);
 	assert_int_equal(mkdir(mine, 0755), 0);
 	stray = plant(mine);

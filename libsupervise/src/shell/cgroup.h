@@ -171,8 +171,9 @@ typedef struct sv_cgkill {
  * which removes the tree once it is empty. Only this one tree is touched:
  * the other dead supervisors' trees may belong to other state directories.
  * *out says what was done. Errors (nothing killed): SV_EINVAL (no tree,
- * no keep, tree_name not of the form sv_cgtree_name_parse accepts, or our
- * own tree), SV_ENOTFOUND (no such tree: nothing is left of it), SV_EBUSY
+ * no keep, tree_name not of the form sv_cgtree_name_parse accepts),
+ * SV_ENOTFOUND (no such tree: nothing is left of it; or it is our own,
+ * made with the dead one's name after its empty tree was removed), SV_EBUSY
  * (a live process named supervised has its pid: not a dead one's),
  * SV_ESYSTEM (it cannot be opened or is not a directory; symlinks are
  * not followed).

@@ -285,9 +285,14 @@ sv_cgtree_kill_stale_leaves(sv_cgtree *t, const char *tree_name,
 
 	*out = (sv_cgkill) {0};
 	if (t == NULL || keep == NULL || tree_name == NULL
-	    || !sv_cgtree_name_parse(tree_name, NULL)
-	    || strcmp(tree_name, t->name) == 0) {
+	    || !sv_cgtree_name_parse(tree_name, NULL)) {
 		return SV_EINVAL;
+	}
+	/* Ours has the dead one's name only if we have its pid and its tree
+	 * was empty (sv_cgtree_open removed it and made ours): nothing of
+	 * it is left. */
+	if (strcmp(tree_name, t->name) == 0) {
+		return SV_ENOTFOUND;
 	}
 	fd = openat(t->parentfd, tree_name,
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
