@@ -3,7 +3,8 @@
  * journal read back, runtime groups recreated, and, seat by seat, the
  * predecessor's processes observed (claimed by pid and start time, or
  * found by their environment) and the plan core/takeover.h makes of them
- * carried out: adopted, killed, forgotten or respawned.
+ * carried out: adopted, killed, forgotten or respawned; then the leaves of
+ * the predecessor's cgroup tree that hold no adopted worker are killed.
  */
 #include "sup_internal.h"
 
@@ -309,6 +310,64 @@ to_runtime_groups(svd_sup *s, const sv_jstate *prev)
 	}
 }
 
+/* to_is_adopted tells whether pid is a worker this supervisor adopted
+ * (the keep callback of sv_cgtree_kill_stale_leaves: during the takeover
+ * every worker in the pid map is an adopted one, nothing is spawned yet). */
+static bool
+to_is_adopted(void *arg, pid_t pid)
+{
+	const svd_sup *s = arg;
+	sv_wkey        key;
+
+	return sv_pidmap_get(&s->pids, pid, &key);
+}
+
+/* to_kill_stale_leaves kills, once every seat was adopted or planned and
+ * before anything is spawned, the leaves of the predecessor's cgroup tree
+ * (named by its E record) that hold no adopted worker: a spawn it began
+ * but could not record, which its environment could not show if it had
+ * not exec'd yet, and the leftovers of workers that died with it. Without
+ * cgroups, on a journal of another boot, or on one that names no tree
+ * (an older supervisor, or one without cgroups) nothing is killed. */
+static void
+to_kill_stale_leaves(svd_sup *s, const sv_jstate *prev, bool same_boot)
+{
+	sv_cgkill k;
+	sv_err    err;
+
+	if (s->cg == NULL || prev->epoch == 0 || !same_boot) {
+		return;
+	}
+	if (prev->cgroup_tree[0] == '\0') {
+		svd_log("the journal names no cgroup tree of the previous "
+		        "supervisor (older, or without cgroups): a spawn it "
+		        "began but could not record is not looked for there");
+		return;
+	}
+	err = sv_cgtree_kill_stale_leaves(
+	    s->cg, prev->cgroup_tree, to_is_adopted, s, &k);
+	if (err == SV_ENOTFOUND) {
+		return; /* nothing left of it: removed when it was empty */
+	}
+	if (err != SV_OK) {
+		svd_log("cgroup tree %s of the previous supervisor left as it "
+		        "is: %s",
+		    prev->cgroup_tree,
+		    err == SV_EBUSY ? "a live supervisor has its pid"
+		                    : sv_strerror(err));
+		return;
+	}
+	if (k.killed > 0 || k.failed > 0) {
+		svd_log("cgroup tree %s of the previous supervisor: killed "
+		        "%zu cgroup%s (%zu process%s) holding no adopted "
+		        "worker (spawns it had not recorded, leftovers of "
+		        "workers that died with it)%s",
+		    prev->cgroup_tree, k.killed, k.killed == 1 ? "" : "s",
+		    k.procs, k.procs == 1 ? "" : "es",
+		    k.failed > 0 ? "; some could not be killed" : "");
+	}
+}
+
 sv_err
 svd_sup_take_over(
     svd_sup *s, svd_state *st, const sv_jstate *prev, char *err, size_t errlen)
@@ -326,9 +385,13 @@ svd_sup_take_over(
 		svd_log("the journal is from another boot: none of its "
 		        "processes can be alive");
 	}
+	/* With the name of our cgroup tree: our successor kills there what
+	 * we could not record (to_kill_stale_leaves). */
 	svd_state_record(st,
-	    &(sv_jrec) {
-	        .kind = SV_J_EPOCH, .name = s->id, .generation = s->epoch});
+	    &(sv_jrec) {.kind = SV_J_EPOCH,
+	        .name         = s->id,
+	        .cgroup_tree  = s->cg != NULL ? sv_cgtree_name(s->cg) : NULL,
+	        .generation   = s->epoch});
 	to_runtime_groups(s, prev);
 	/* Sizes first (a scale emits its own record), then every group's
 	 * record, then the seats. */
@@ -369,6 +432,10 @@ svd_sup_take_over(
 	}
 	/* The adoptions' events record them in the journal's mirror. */
 	sup_drain_effects(s);
+	/* Every seat adopted or planned, nothing spawned yet (spawns run
+	 * from the loop, svd_sup_run): what else the predecessor left in
+	 * its cgroups goes now, before a replacement can run beside it. */
+	to_kill_stale_leaves(s, prev, same_boot);
 	if (prev->epoch > 0) {
 		svd_log("took over from supervisor %s (epoch %" PRIu64
 		        "): %zu worker%s adopted",

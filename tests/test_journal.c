@@ -593,6 +593,117 @@ test_snapshot_round_trip(void **state)
 	free(t.p);
 }
 
+/* The E record's cgroup tree name: written only when there is one (an
+ * older reader sees the record it knows), read back, carried by a
+ * snapshot, replaced by each later E (absent there: none); an E without
+ * it (an older journal) still replays; a bad name is refused, both when
+ * formatting and when replaying. */
+static void
+test_epoch_cgroup_tree(void **state)
+{
+	sv_jstate st, b;
+	char      err[200], sealed[320], *line, *snap;
+	size_t    n;
+	text      t = {NULL, 0};
+
+	(void) state;
+	/* Round trip, and the field is the last one before the CRC. */
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_EPOCH,
+	                                       .name         = "sid",
+	                                       .cgroup_tree  = "supervised.42",
+	                                       .generation   = 3},
+	                     &line, &n),
+	    SV_OK);
+	assert_int_equal(strncmp(line, "E 3 sid supervised.42 ", 22), 0);
+	free(line);
+	/* No name, or "": the record of an older supervisor, byte for
+	 * byte. */
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_EPOCH,
+	                                       .name         = "sid",
+	                                       .cgroup_tree  = "",
+	                                       .generation   = 3},
+	                     &line, &n),
+	    SV_OK);
+	seal("E 3 sid", sealed, sizeof(sealed));
+	assert_int_equal(n, strlen(sealed) + 1);
+	assert_memory_equal(line, sealed, n - 1);
+	free(line);
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "boot"});
+	add(&t,
+	    (sv_jrec) {.kind = SV_J_EPOCH,
+	        .name        = "a",
+	        .cgroup_tree = "supervised.42.1",
+	        .generation  = 1});
+	add_group(&t, "web", 1, 1);
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_OK);
+	assert_string_equal(st.cgroup_tree, "supervised.42.1");
+	assert_string_equal(st.supervisor_id, "a");
+	/* A snapshot carries it. */
+	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
+	assert_int_equal(
+	    sv_journal_replay(snap, n, &b, err, sizeof(err)), SV_OK);
+	assert_string_equal(b.cgroup_tree, "supervised.42.1");
+	free(snap);
+	sv_jstate_free(&b);
+	/* A later E without it (a supervisor without cgroups, or an older
+	 * one): none is known any more. */
+	assert_int_equal(apply_sealed(&st, "E 2 b"), SV_OK);
+	assert_string_equal(st.cgroup_tree, "");
+	assert_int_equal(st.epoch, 2);
+	assert_int_equal(sv_journal_snapshot(&st, &snap, &n), SV_OK);
+	assert_null(strstr(snap, "supervised."));
+	free(snap);
+	assert_int_equal(apply_sealed(&st, "E 3 c supervised.7"), SV_OK);
+	assert_string_equal(st.cgroup_tree, "supervised.7");
+	/* Bad names are refused whole: nothing of the record applies. */
+	assert_int_equal(apply_sealed(&st, "E 4 d ../x"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "E 4 d .."), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "E 4 d a%2fb"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "E 4 d a%0ab"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st, "E 4 d x y"), SV_EINVAL);
+	assert_int_equal(apply_sealed(&st,
+	                     "E 4 d "
+	                     "s1234567890123456789012345678901234567890"
+	                     "12345678901234567890123"),
+	    SV_EINVAL); /* 64 bytes */
+	assert_int_equal(st.epoch, 3);
+	assert_string_equal(st.supervisor_id, "c");
+	assert_string_equal(st.cgroup_tree, "supervised.7");
+	/* 63 bytes is the bound. */
+	assert_int_equal(apply_sealed(&st,
+	                     "E 4 d "
+	                     "s1234567890123456789012345678901234567890"
+	                     "1234567890123456789012"),
+	    SV_OK);
+	assert_int_equal(strlen(st.cgroup_tree), SV_JOURNAL_CGTREE_MAX);
+	sv_jstate_free(&st);
+	/* Formatting refuses what replay would. */
+	assert_int_equal(sv_journal_format(&(sv_jrec) {.kind = SV_J_EPOCH,
+	                                       .name         = "sid",
+	                                       .cgroup_tree  = "a/b",
+	                                       .generation   = 1},
+	                     &line, &n),
+	    SV_EINVAL);
+	assert_null(line);
+	/* A bad name in the middle of a journal refuses it, with the
+	 * line. */
+	free(t.p);
+	t = (text) {NULL, 0};
+	add(&t, (sv_jrec) {.kind = SV_J_HEADER, .name = "boot"});
+	seal("E 1 a sup/x", sealed, sizeof(sealed));
+	t.p = realloc(t.p, t.len + strlen(sealed) + 2);
+	assert_non_null(t.p);
+	memcpy(t.p + t.len, sealed, strlen(sealed));
+	t.len += strlen(sealed);
+	t.p[t.len++] = '\n';
+	add_group(&t, "web", 1, 1);
+	assert_int_equal(
+	    sv_journal_replay(t.p, t.len, &st, err, sizeof(err)), SV_EINVAL);
+	assert_non_null(strstr(err, "line 2: bad cgroup tree name"));
+	free(t.p);
+}
+
 /* Every prefix of a journal: refused (empty, inside the header) or read up
  * to its last whole line, with exactly that many records. */
 static void
@@ -1044,6 +1155,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_replay_history),
 	    cmocka_unit_test(test_snapshot_round_trip),
+	    cmocka_unit_test(test_epoch_cgroup_tree),
 	    cmocka_unit_test(test_freed_seats),
 	    cmocka_unit_test(test_stop_deadline),
 	    cmocka_unit_test(test_truncated_everywhere),

@@ -22,6 +22,11 @@
  *   - a worker ignoring SIGTERM while being restarted, with the daemon
  *     killed and started again every 0.4 x its stop timeout: it is still
  *     SIGKILLed by the first deadline (journaled with its T record).
+ *   - a process the journal does not know in a new cgroup of the killed
+ *     daemon's tree (as a spawn it could not record, still before its
+ *     exec, is): the next daemon kills it before it spawns anything; one
+ *     in an adopted worker's cgroup is left alone (root and per-worker
+ *     cgroups only, else skipped);
  *   - a worker stopped (SIGSTOP) when the daemon, started in a session of
  *     its own as a service manager would, is killed: it stays alive and
  *     stopped (no SIGHUP for an orphaned process group: the worker has a
@@ -37,6 +42,7 @@
 #define _GNU_SOURCE
 #endif
 #include "harness.h"
+#include "../sv_skip.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,12 +125,12 @@ alive(pid_t pid)
 	return it_proc_stat(pid, NULL, &st, NULL) == 0 && st != 'Z';
 }
 
-/* cg_tree_of writes to out the directory of the cgroup tree that holds
- * process pid's per-worker cgroup (the leaf's parent, a "supervised.N"
- * directory under the cgroup2 mount). false when pid is not in such a
- * leaf: the daemon runs without cgroups here. */
+/* cg_leaf_of writes to out the directory of process pid's per-worker
+ * cgroup (a leaf of a "supervised.N" tree, under the cgroup2 mount).
+ * false when pid is not in such a leaf: the daemon runs without cgroups
+ * here. */
 static bool
-cg_tree_of(pid_t pid, char *out, size_t outlen)
+cg_leaf_of(pid_t pid, char *out, size_t outlen)
 {
 	char  path[64], line[1024], mnt[512] = "", *slash;
 	FILE *f;
@@ -153,8 +160,10 @@ cg_tree_of(pid_t pid, char *out, size_t outlen)
 		line[strcspn(line, "\n")] = '\0';
 		if (strncmp(line, "0::/", 4) == 0
 		    && (slash = strrchr(line, '/')) != NULL) {
-			*slash = '\0'; /* the leaf's parent */
-			found  = strstr(line, "/supervised.") != NULL
+			*slash = '\0'; /* the leaf's parent, for the test */
+			found  = strstr(line, "/supervised.") != NULL;
+			*slash = '/';
+			found  = found
 			    && (size_t) snprintf(
 			           out, outlen, "%s%s", mnt, line + 3)
 			        < outlen;
@@ -162,6 +171,23 @@ cg_tree_of(pid_t pid, char *out, size_t outlen)
 	}
 	fclose(f);
 	return found;
+}
+
+/* cg_tree_of writes to out the directory of the cgroup tree that holds
+ * process pid's per-worker cgroup (the leaf's parent, a "supervised.N"
+ * directory under the cgroup2 mount). false when pid is not in such a
+ * leaf: the daemon runs without cgroups here. */
+static bool
+cg_tree_of(pid_t pid, char *out, size_t outlen)
+{
+	char *slash;
+
+	if (!cg_leaf_of(pid, out, outlen)
+	    || (slash = strrchr(out, '/')) == NULL) {
+		return false;
+	}
+	*slash = '\0';
+	return true;
 }
 
 /* dir_exists tells whether path is a directory. */
@@ -341,6 +367,138 @@ test_kill9_during_scale_up(void **state)
 		assert_true(pids[i] > 0 && alive(pids[i]));
 	}
 	assert_int_equal(it_term_daemon(ctx), 0);
+}
+
+static int
+setup_two(void **state)
+{
+	static const struct it_group g[]
+	    = {{.name = GROUP, .count = 2, .max_count = 4}};
+	return it_setup_groups(state, g, 1);
+}
+
+/* plant forks a child that waits for a signal and moves it into the
+ * cgroup cgdir (a write of its pid to cgdir/cgroup.procs): a process the
+ * daemon's journal does not know. An empty cgdir that a daemon of another
+ * run swept meanwhile is made again once. Returns its pid; the test is its
+ * parent and reaps it. */
+static pid_t
+plant(const char *cgdir)
+{
+	char  path[1200], num[24];
+	pid_t pid = fork();
+	int   fd, n;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Ends with the test if the test dies first. */
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			pause();
+		}
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
+	n  = snprintf(num, sizeof(num), "%d", (int) pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mkdir(cgdir, 0755) == 0) {
+		fd = open(path, O_WRONLY | O_CLOEXEC); /* removed: again */
+	}
+	if (fd < 0 || write(fd, num, (size_t) n) != n) {
+		int e = errno;
+		kill(pid, SIGKILL);
+		(void) waitpid(pid, NULL, 0);
+		fail_msg("cannot move %d into %s: %s", (int) pid, path,
+		    strerror(e));
+	}
+	close(fd);
+	return pid;
+}
+
+/* wait_killed waits (with a deadline) for the planted child pid to end
+ * and reaps it; true when it was killed by SIGKILL. */
+static bool
+wait_killed(pid_t pid, int deadline_ms)
+{
+	int64_t end = it_now_ms() + deadline_ms;
+	int     st  = 0;
+	pid_t   got;
+
+	while ((got = waitpid(pid, &st, WNOHANG)) == 0 && it_now_ms() < end) {
+		nng_msleep(10);
+	}
+	return got == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+/* kill -9, then processes the journal does not know in the dead daemon's
+ * cgroup tree: one in a new leaf (as a spawn the daemon began but could
+ * not record, still before its exec, would be: its environment names no
+ * worker), one in an adopted worker's leaf. The next daemon kills the
+ * first before it spawns anything and leaves the second (it belongs to an
+ * adopted worker); the workers are adopted with their generations, one
+ * process per ordinal. */
+static void
+test_kill9_stray_in_dead_tree(void **state)
+{
+	it_ctx          *ctx = *state;
+	struct it_report r[2];
+	pid_t            pids[2], pid, stray, guest;
+	uint64_t         gen;
+	uint32_t         ords[4];
+	pid_t            lpids[4];
+	char             tree[1024], leaf1[1024], mine[1100];
+	bool             killed;
+
+	it_expect_reports(ctx, 2, r);
+	for (uint32_t o = 0; o < 2; o++) {
+		status_of(ctx, o, &pids[o], &gen, NULL);
+		assert_int_equal(gen, 0);
+	}
+	if (geteuid() != 0) {
+		SV_SKIP("not root: cannot plant a process in a cgroup");
+	}
+	if (!cg_tree_of(pids[0], tree, sizeof(tree))
+	    || !cg_leaf_of(pids[1], leaf1, sizeof(leaf1))) {
+		SV_SKIP("the daemon has no per-worker cgroups here");
+	}
+	assert_int_equal(it_kill9_daemon(ctx), 0);
+	/* Made just before the move: a daemon of another test run that
+	 * starts meanwhile removes the empty cgroups of dead trees. */
+	snprintf(mine, sizeof(mine), "%s/planted.0", tree);
+	assert_int_equal(mkdir(mine, 0755), 0);
+	stray = plant(mine);
+	guest = plant(leaf1);
+	assert_int_equal(it_restart(ctx), 0);
+	killed = wait_killed(stray, IT_CONVERGE_MS);
+	if (!killed) {
+		kill(stray, SIGKILL);
+		(void) waitpid(stray, NULL, 0);
+		kill(guest, SIGKILL);
+		(void) waitpid(guest, NULL, 0);
+		(void) rmdir(mine);
+		fail_msg("pid %d, in a new cgroup of the dead daemon's tree "
+		         "%s, was not killed by the next daemon",
+		    (int) stray, tree);
+	}
+	/* The adopted worker's leaf was left alone, guest and all. */
+	assert_int_equal(waitpid(guest, NULL, WNOHANG), 0);
+	assert_true(alive(guest));
+	for (uint32_t o = 0; o < 2; o++) {
+		status_of(ctx, o, &pid, &gen, NULL);
+		assert_int_equal(pid, pids[o]);
+		assert_int_equal(gen, 0);
+		assert_true(alive(pids[o]));
+	}
+	it_expect_no_report(ctx, 300);
+	assert_int_equal(it_list(ctx, GROUP, ords, lpids, 4), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ords[i], (uint32_t) i);
+		assert_int_equal(lpids[i], pids[i]);
+	}
+	assert_int_equal(count_ours(ctx), 2);
+	assert_int_equal(kill(guest, SIGKILL), 0);
+	assert_true(wait_killed(guest, IT_REAP_MS));
+	assert_int_equal(it_term_daemon(ctx), 0);
+	(void) rmdir(mine); /* normally gone with the tree */
 }
 
 static int
@@ -710,6 +868,8 @@ main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(
 	        test_kill9_during_scale_up, setup_scale, it_teardown),
 	    cmocka_unit_test_setup_teardown(
+	        test_kill9_stray_in_dead_tree, setup_two, it_teardown),
+	    cmocka_unit_test_setup_teardown(
 	        test_kill9_during_shutdown, setup_stubborn, it_teardown),
 	    cmocka_unit_test_setup_teardown(
 	        test_die_with_supervisor, setup_die, it_teardown),
@@ -724,6 +884,6 @@ main(int argc, char **argv)
 	};
 
 	it_args(argc, argv);
-	return it_finish(cmocka_run_group_tests_name(
-	    "integration_takeover", tests, NULL, NULL));
+	return SV_EXIT(it_finish(cmocka_run_group_tests_name(
+	    "integration_takeover", tests, NULL, NULL)));
 }

@@ -329,6 +329,54 @@ j_apply_group(sv_jstate *st, sv_jkind kind, const j_fields *fs,
 	return SV_OK;
 }
 
+/* sv_journal_cgtree_ok: see journal.h. */
+bool
+sv_journal_cgtree_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > SV_JOURNAL_CGTREE_MAX || s[0] == '.') {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9') || c == '.' || c == '_'
+		        || c == '-')) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* j_apply_epoch applies an E record (fields fs, checksum removed): the
+ * epoch, which must grow, the supervisor id and the optional cgroup tree
+ * name (absent: none, so an older supervisor's E record clears it).
+ * Checked whole before st changes. */
+static sv_err
+j_apply_epoch(sv_jstate *st, const j_fields *fs, char *err, size_t errlen)
+{
+	char     id[SV_JOURNAL_ID_MAX + 1];
+	char     tree[SV_JOURNAL_CGTREE_MAX + 1] = "";
+	uint64_t v;
+
+	if ((fs->count != 3 && fs->count != 4)
+	    || !svj_u64(fs->f[1], fs->n[1], UINT64_MAX, &v) || v <= st->epoch
+	    || !svj_decode(fs->f[2], fs->n[2], id, sizeof(id))) {
+		return svj_fail(
+		    err, errlen, "bad epoch record (epochs must grow)");
+	}
+	if (fs->count == 4
+	    && (!svj_decode(fs->f[3], fs->n[3], tree, sizeof(tree))
+	        || !sv_journal_cgtree_ok(tree))) {
+		return svj_fail(err, errlen, "bad cgroup tree name");
+	}
+	st->epoch = v;
+	memcpy(st->supervisor_id, id, sizeof(id));
+	memcpy(st->cgroup_tree, tree, sizeof(tree));
+	return SV_OK;
+}
+
 /* sv_journal_apply: see journal.h. */
 sv_err
 sv_journal_apply(
@@ -387,15 +435,7 @@ sv_journal_apply(
 		}
 		return SV_OK;
 	case SV_J_EPOCH:
-		if (fs.count != 3 || !svj_u64(fs.f[1], fs.n[1], UINT64_MAX, &v)
-		    || v <= st->epoch
-		    || !svj_decode(fs.f[2], fs.n[2], st->supervisor_id,
-		        sizeof(st->supervisor_id))) {
-			return svj_fail(err, errlen,
-			    "bad epoch record (epochs must grow)");
-		}
-		st->epoch = v;
-		return SV_OK;
+		return j_apply_epoch(st, &fs, err, errlen);
 	case SV_J_GROUP:
 	case SV_J_DELETED:
 	case SV_J_FLOOR:

@@ -14,7 +14,15 @@
  * the space that precedes it:
  *
  *   H 1 BOOT_ID                        header, always the first line
- *   E EPOCH SUPERVISOR_ID              a supervisor took over the state
+ *   E EPOCH SUPERVISOR_ID [CGTREE]     a supervisor took over the state;
+ *                                      CGTREE: the name of its cgroup
+ *                                      tree (shell/cgroup.h), in which
+ *                                      each of its workers is born in a
+ *                                      leaf of its own, so a successor
+ *                                      can kill what it could not have
+ *                                      recorded. Without it (older
+ *                                      journals, or no per-worker
+ *                                      cgroups) none is known
  *   G NAME COUNT CONFIG_COUNT SPEC     a group's desired size; SPEC "-" or
  *                                      the runtime group's config text
  *   D NAME                             the group was deleted
@@ -22,7 +30,10 @@
  *   S NAME ORDINAL GEN                 about to spawn it (written before
  *                                      the spawn: a crash between the
  *                                      spawn and its P record leaves a
- *                                      process the successor must find)
+ *                                      process the successor must find,
+ *                                      by its environment, or, if it has
+ *                                      not exec'd yet, kill, by its
+ *                                      leaf in CGTREE)
  *   P NAME ORDINAL GEN PID START       a process started
  *   R NAME ORDINAL GEN                 it reported ready
  *   T NAME ORDINAL GEN [DEADLINE]      the supervisor is stopping it;
@@ -97,6 +108,8 @@
 #define SV_JOURNAL_SPEC_MAX (64u * 1024u)
 /* Boot id and supervisor id: terminator excluded. */
 #define SV_JOURNAL_ID_MAX 63
+/* Longest cgroup tree name of an E record, terminator excluded. */
+#define SV_JOURNAL_CGTREE_MAX 63
 /* Live process records a seat may hold (current and old). */
 #define SV_JOURNAL_SEAT_PROCS 2
 /* Most live leases a journal may hold (256 pools of 4096 slots). */
@@ -194,9 +207,12 @@ typedef struct sv_jname {
 
 /* The state a journal describes. Everything in it is owned by it. */
 typedef struct sv_jstate {
-	char       boot_id[SV_JOURNAL_ID_MAX + 1];
-	uint64_t   epoch; /* of the last E record; 0: none */
-	char       supervisor_id[SV_JOURNAL_ID_MAX + 1];
+	char     boot_id[SV_JOURNAL_ID_MAX + 1];
+	uint64_t epoch; /* of the last E record; 0: none */
+	char     supervisor_id[SV_JOURNAL_ID_MAX + 1];
+	/* Of the last E record: its supervisor's cgroup tree name; "":
+	 * none recorded. */
+	char       cgroup_tree[SV_JOURNAL_CGTREE_MAX + 1];
 	sv_jgroup *groups; /* [ngroups] */
 	size_t     ngroups;
 	size_t     nrecords; /* records replayed */
@@ -275,6 +291,9 @@ typedef struct sv_jrec {
 	const char *name; /* group (G, D, N, P, R, T, X); boot id (H);
 	                   * supervisor id (E); pool (L, U) */
 	const char *spec; /* G: NULL for "-" */
+	/* E: the supervisor's cgroup tree name (sv_journal_cgtree_ok); NULL
+	 * or "": none, the field is not written. */
+	const char *cgroup_tree;
 	uint32_t    ordinal; /* slot (L, U) */
 	uint32_t    count, config_count; /* G */
 	uint64_t    generation; /* S P R T X; next generation (N); epoch (E);
@@ -309,6 +328,14 @@ sv_err sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp);
  * SV_ENOMEM, SV_EINVAL (st holds something unformattable).
  */
 sv_err sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp);
+
+/*
+ * sv_journal_cgtree_ok tells whether s may be an E record's CGTREE: 1 to
+ * SV_JOURNAL_CGTREE_MAX bytes of [A-Za-z0-9._-], not starting with '.'
+ * (one directory name, never "." or ".."; the shell checks the exact form
+ * of its trees again before it touches one).
+ */
+bool sv_journal_cgtree_ok(const char *s);
 
 /* sv_jstate_group finds a group by name, or NULL. */
 sv_jgroup *sv_jstate_group(const sv_jstate *st, const char *name);

@@ -166,7 +166,10 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	size_t      cap, n = 0;
 	char       *line, *p;
 	char        num[160], tail[160];
-	const char *hg = "";
+	const char *hg   = "";
+	const char *tree = r->kind == SV_J_EPOCH && r->cgroup_tree != NULL
+	    ? r->cgroup_tree
+	    : "";
 	int         k, k2 = 0;
 
 	*linep  = NULL;
@@ -178,7 +181,8 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	    || ((r->kind == SV_J_HEADER || r->kind == SV_J_EPOCH)
 	        && strlen(name) > SV_JOURNAL_ID_MAX)
 	    || (r->ordinal >= SV_ORDINALS_MAX && r->kind != SV_J_LEASE
-	        && r->kind != SV_J_UNLEASE)) {
+	        && r->kind != SV_J_UNLEASE)
+	    || (tree[0] != '\0' && !sv_journal_cgtree_ok(tree))) {
 		return SV_EINVAL;
 	}
 	switch (r->kind) {
@@ -266,7 +270,7 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 	}
 	cap = 2 + 3 * strlen(name) + (size_t) k + 2
 	    + (r->spec != NULL ? 3 * strlen(r->spec) : 1) + 11 + 3 * strlen(hg)
-	    + 2 + (size_t) k2;
+	    + 2 + (size_t) k2 + 1 + strlen(tree);
 	if ((line = malloc(cap)) == NULL) {
 		return SV_ENOMEM;
 	}
@@ -281,6 +285,10 @@ sv_journal_format(const sv_jrec *r, char **linep, size_t *lenp)
 			*p++ = '-';
 		} else {
 			p = svj_encode(p, name);
+		}
+		if (tree[0] != '\0') { /* only then: older readers */
+			*p++ = ' ';
+			p    = svj_encode(p, tree);
 		}
 	} else {
 		*p++ = ' ';

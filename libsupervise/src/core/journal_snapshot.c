@@ -56,6 +56,7 @@ sv_journal_snapshot(const sv_jstate *st, char **bufp, size_t *lenp)
 		j_put(&b,
 		    &(sv_jrec) {.kind = SV_J_EPOCH,
 		        .name         = st->supervisor_id,
+		        .cgroup_tree  = st->cgroup_tree,
 		        .generation   = st->epoch});
 	}
 	for (size_t i = 0; i < st->ngroups; i++) {

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "shell/cgroup.h"
+#include "shell/cgroup_internal.h"
 #include "shell/loop.h"
 #include "errf.h"
 
@@ -58,16 +59,6 @@ struct sv_cgleaf {
 	int64_t    released_ms; /* when released (sv_loop_now_ms) */
 	char       name[]; /* label part, ".<seq>"; allocated to fit (at
 	                    * most CG_LEAF_MAX bytes with its NUL) */
-};
-
-struct sv_cgtree {
-	int        fd; /* the tree's directory */
-	int        parentfd; /* the daemon's own cgroup */
-	char       name[64]; /* the tree's name in the parent */
-	char       path[PATH_MAX];
-	uint64_t   seq;
-	sv_cgleaf *leaves; /* live and released */
-	sv_cgleaf *spare, *spare_tail; /* released, oldest first */
 };
 
 /* How long a released leaf is kept for the next worker of its seat before
@@ -202,9 +193,9 @@ cg_own_path(char *path, size_t len)
 	return cg_scan_lines("/proc/self/cgroup", cg_own_line, &out);
 }
 
-/* cg_write writes text to the file name in dirfd. Returns 0 or -1. */
-static int
-cg_write(int dirfd, const char *name, const char *text)
+/* svcg_write writes text to the file name in dirfd. Returns 0 or -1. */
+int
+svcg_write(int dirfd, const char *name, const char *text)
 {
 	int     fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
 	ssize_t n;
@@ -338,6 +329,12 @@ sv_cgtree_path(const sv_cgtree *t)
 	return t->path;
 }
 
+const char *
+sv_cgtree_name(const sv_cgtree *t)
+{
+	return t->name;
+}
+
 /* cg_spare_unlink takes l, which follows prev on the spare queue (prev
  * NULL: l is its head), off the queue. */
 static void
@@ -461,7 +458,7 @@ cg_kill(sv_cgtree *t, sv_cgleaf *l)
 	char path[CG_LEAF_MAX + 16];
 
 	snprintf(path, sizeof(path), "%s/cgroup.kill", l->name);
-	(void) cg_write(t->fd, path, "1");
+	(void) svcg_write(t->fd, path, "1");
 }
 
 /* cg_remove tries to remove a leaf; true when it is gone. */
@@ -551,104 +548,6 @@ sv_cgtree_sweep_in(const sv_cgtree *t)
 	}
 	age = (int64_t) sv_loop_now_ms() - t->spare->released_ms;
 	return age >= CG_SPARE_MS ? 0 : (int) (CG_SPARE_MS - age);
-}
-
-/* cg_stale_owner_alive tells whether the tree name ("supervised.PID" or
- * "supervised.PID.N") belongs to a live process named supervised. A name
- * that is not of that form is never ours to touch: reported as alive. */
-static bool
-cg_stale_owner_alive(const char *name)
-{
-	char  path[64], comm[32];
-	char *end;
-	long  pid;
-	int   fd;
-
-	if (strncmp(name, "supervised.", 11) != 0) {
-		return true;
-	}
-	errno = 0;
-	pid   = strtol(name + 11, &end, 10);
-	if (errno != 0 || end == name + 11 || pid <= 0
-	    || (*end != '\0' && *end != '.')) {
-		return true;
-	}
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		return errno != ENOENT; /* unknown: leave it */
-	}
-	ssize_t n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	if (n <= 0) {
-		return true;
-	}
-	comm[n] = '\0';
-	return strcmp(comm, "supervised\n") == 0;
-}
-
-/* cg_remove_tree removes the leaves of the tree name in parentfd, then the
- * tree; true when the tree is gone. A populated leaf (EBUSY) stops it. */
-static bool
-cg_remove_tree(int parentfd, const char *name)
-{
-	int fd = openat(
-	    parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR           *d;
-	struct dirent *de;
-
-	if (fd < 0) {
-		return errno == ENOENT;
-	}
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return false;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-			(void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-		}
-	}
-	closedir(d);
-	return unlinkat(parentfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
-}
-
-size_t
-sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp)
-{
-	size_t         removed = 0, busy = 0;
-	int            fd;
-	DIR           *d;
-	struct dirent *de;
-
-	if (busyp != NULL) {
-		*busyp = 0;
-	}
-	if (t == NULL
-	    || (fd = openat(
-	            t->parentfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))
-	        < 0) {
-		return 0;
-	}
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_type != DT_DIR || strcmp(de->d_name, t->name) == 0
-		    || cg_stale_owner_alive(de->d_name)) {
-			continue;
-		}
-		if (cg_remove_tree(t->parentfd, de->d_name)) {
-			removed++;
-		} else {
-			busy++;
-		}
-	}
-	closedir(d);
-	if (busyp != NULL) {
-		*busyp = busy;
-	}
-	return removed;
 }
 
 /* cg_wait_empty waits at most ms for the leaf's cgroup.events to change

@@ -38,6 +38,13 @@
  * child subreaper, so SIGCHLD comes). Spares left when the daemon stops
  * are removed by sv_cgtree_close.
  *
+ * A supervisor killed with SIGKILL leaves its tree. Its successor
+ * (cgroup_stale.c) kills, before it spawns anything, the leaves of that
+ * one tree that hold no worker it adopted (sv_cgtree_kill_stale_leaves:
+ * a spawn begun but not recorded, leftovers of workers that died with
+ * it), and removes dead supervisors' trees once they are empty
+ * (sv_cgtree_sweep_stale).
+ *
  * Not thread-safe: one thread (the daemon's loop) uses a tree.
  */
 #ifndef SV_SHELL_CGROUP_H
@@ -45,6 +52,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "supervise/supervise.h"
 
@@ -109,6 +117,19 @@ size_t sv_cgtree_sweep(sv_cgtree *t);
  */
 int sv_cgtree_sweep_in(const sv_cgtree *t);
 
+/* sv_cgtree_name is the tree's name in its parent cgroup
+ * ("supervised.PID" or "supervised.PID.N"; valid until sv_cgtree_close):
+ * what the journal records so that a successor finds it. */
+const char *sv_cgtree_name(const sv_cgtree *t);
+
+/*
+ * sv_cgtree_name_parse tells whether name has the form of a tree the
+ * daemon makes, "supervised.<digits>" or "supervised.<digits>.<digits>"
+ * (no sign, no leading zero in the pid, a pid of 1 to INT32_MAX, shorter
+ * than 64 bytes), and then sets *pidp (may be NULL) to its pid.
+ */
+bool sv_cgtree_name_parse(const char *name, long *pidp);
+
 /*
  * sv_cgtree_sweep_stale removes the trees that supervisors which did not
  * stop cleanly (kill -9, a crash) left beside ours: directories named
@@ -121,6 +142,44 @@ int sv_cgtree_sweep_in(const sv_cgtree *t);
  * *busyp (may be NULL) gets how many are still populated. NULL tree: 0.
  */
 size_t sv_cgtree_sweep_stale(sv_cgtree *t, size_t *busyp);
+
+/* sv_cgtree_keep_cb tells whether process pid, found in a stale leaf, is
+ * one the caller adopted (its leaf is then kept). */
+typedef bool (*sv_cgtree_keep_cb)(void *arg, pid_t pid);
+
+/* What sv_cgtree_kill_stale_leaves did. */
+typedef struct sv_cgkill {
+	size_t leaves; /* leaves of the tree looked at */
+	size_t killed; /* leaves killed (cgroup.kill written) */
+	size_t procs; /* processes in them when they were read */
+	size_t kept; /* leaves kept: one of their processes was adopted, or
+	              * they could not be read whole */
+	size_t failed; /* leaves whose cgroup.kill could not be written */
+} sv_cgkill;
+
+/*
+ * sv_cgtree_kill_stale_leaves kills, with cgroup.kill, every leaf of the
+ * dead supervisor's tree tree_name (beside ours, in the same parent) that
+ * holds processes none of which keep(arg, pid) claims: the workers the
+ * caller adopted keep their leaves (and whatever else is in them); what
+ * is left in the others is a spawn the dead supervisor began but did not
+ * record (possibly before its execve, when nothing but its cgroup tells
+ * whose it is) or the leftovers of a worker that died with it. A leaf's
+ * cgroups below it count as the leaf (down to 8 levels; deeper, or a
+ * cgroup.procs that cannot be read whole, keeps the leaf: what cannot be
+ * checked is not killed). Empty leaves are left for sv_cgtree_sweep_stale,
+ * which removes the tree once it is empty. Only this one tree is touched:
+ * the other dead supervisors' trees may belong to other state directories.
+ * *out says what was done. Errors (nothing killed): SV_EINVAL (no tree,
+ * no keep, tree_name not of the form sv_cgtree_name_parse accepts),
+ * SV_ENOTFOUND (no such tree: nothing is left of it; or it is our own,
+ * made with the dead one's name after its empty tree was removed), SV_EBUSY
+ * (a live process named supervised has its pid: not a dead one's),
+ * SV_ESYSTEM (it cannot be opened or is not a directory; symlinks are
+ * not followed).
+ */
+sv_err sv_cgtree_kill_stale_leaves(sv_cgtree *t, const char *tree_name,
+    sv_cgtree_keep_cb keep, void *arg, sv_cgkill *out);
 
 /*
  * sv_cgtree_close kills every leaf (released or not), waits at most
