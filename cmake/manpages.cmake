@@ -22,6 +22,7 @@ if(NOT SV_PANDOC)
   return()
 endif()
 
+message(STATUS "pandoc found (${SV_PANDOC}): man pages in ${SV_MAN_OUT}")
 file(MAKE_DIRECTORY ${SV_MAN_OUT})
 set(sv_man_files)
 foreach(page ${SV_MAN_PAGES})

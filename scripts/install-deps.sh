@@ -54,6 +54,11 @@ PACKAGES=(
 	luarocks
 	# conformance: a second, independent protobuf implementation
 	python3-protobuf
+	# man pages made from the docs' Markdown (cmake/manpages.cmake), and
+	# rendered by tests/man with man and groff
+	pandoc
+	man-db
+	groff-base
 )
 
 # is_installed PKG: true when dpkg records PKG as fully installed.

@@ -28,9 +28,9 @@ SRC=$1
 SUPERVISED=$2
 CTL=$3
 unset SUPERVISE_URL XDG_RUNTIME_DIR
-# shellcheck source=../cli/lib.sh
+# shellcheck source=tests/cli/lib.sh
 source "$SRC/tests/cli/lib.sh"
-# shellcheck source=../../packaging/bash-completion/supervisectl
+# shellcheck source=packaging/bash-completion/supervisectl
 source "$SRC/packaging/bash-completion/supervisectl"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sv-completion.XXXXXX")

@@ -8,7 +8,8 @@
 #   1. `cmake --install BUILD_DIR --prefix TMP/prefix`
 #   2. the installed files exist: public headers, libsupervise.so.0 (soname
 #      checked with readelf), pkgconfig/libsupervise.pc, the CMake package,
-#      bin/supervised and bin/supervisectl, lib/systemd/system's units
+#      bin/supervised and bin/supervisectl, lib/systemd/system's units, the
+#      bash completion, and the man pages when the build found pandoc
 #   3. the library exports only sv_* symbols, exactly those listed in
 #      libsupervise/libsupervise.map, which are exactly the SV_API functions
 #      of the headers; each header compiles on its own
@@ -112,6 +113,18 @@ for u in supervised.service supervised@.service; do
 		notok "lib/systemd/system/$u installed, ExecStart=$PREFIX/bin/supervised"
 	fi
 done
+
+# The bash completion of supervisectl, where bash-completion looks for it.
+check "share/bash-completion/completions/supervisectl installed" \
+	test -s "$PREFIX/share/bash-completion/completions/supervisectl"
+# The man pages, when the build found pandoc to make them (cmake/manpages.cmake).
+if grep -q '^SV_PANDOC:FILEPATH=/' "$BUILD/CMakeCache.txt"; then
+	for page in man8/supervised.8 man1/supervisectl.1 man5/supervised.conf.5 man3/libsupervise.3; do
+		check "share/man/$page installed" test -s "$PREFIX/share/man/$page"
+	done
+else
+	echo "skip - man pages: the build found no pandoc, so it made none"
+fi
 
 # Installed programs find their shared libraries (libsupervise from the
 # prefix, the rest from the system).
