@@ -87,6 +87,23 @@ def canned(kind, body):
     return "error", {"code": 3, "message": "the fake supervisor does not serve %s" % kind}
 
 
+class _Settle:
+    """Marks one recorded request as acted on, once (calling it again does
+    nothing)."""
+
+    def __init__(self, fake):
+        self.fake = fake
+        self.done = False
+
+    def __call__(self):
+        if self.done:
+            return
+        self.done = True
+        with self.fake.settled:
+            self.fake.unsettled -= 1
+            self.fake.settled.notify_all()
+
+
 class Fake:
     """The scripted supervisor of one case."""
 
@@ -97,6 +114,12 @@ class Fake:
         self.log = verbose  # a function, or None
         self.listener = sp.Listener(url)
         self.lock = threading.Lock()
+        # Requests recorded whose action has not been carried out yet (a
+        # scripted delay counts as carried out once it starts): a new
+        # script waits for them, so what a step's request triggers (above
+        # all a drop) is done before the next step's call begins.
+        self.unsettled = 0
+        self.settled = threading.Condition(self.lock)
         self.script = []  # [action dict, remaining count or None (always)]
         self.requests = []
         self.conns = []
@@ -109,8 +132,14 @@ class Fake:
 
     # ---- script -----------------------------------------------------------
 
-    def set_script(self, actions):
-        with self.lock:
+    def set_script(self, actions, settle_s=5.0):
+        """Replaces the script, once every request already recorded was
+        acted on (at most settle_s, scaled, then anyway): otherwise a drop
+        owed to the previous step could close a connection the next call
+        has just written its request into, unread."""
+        with self.settled:
+            self.settled.wait_for(lambda: self.unsettled == 0,
+                                  settle_s * self.multiplier)
             self.script = []
             for a in actions:
                 times = a.get("times", 1)
@@ -181,13 +210,18 @@ class Fake:
                 rec["body_json"] = {}
             with self.lock:
                 self.requests.append(rec)
-            action = self._next_action()
-            if self.log:
-                self.log("fake: conn %d request %s id %s -> %s" % (
-                    n, rec["kind"], rec["envelope"] and rec["envelope"]["request_id"],
-                    action.get("act", "reply")))
-            if not self._act(c, sp_id, rec, action):
-                return
+                self.unsettled += 1
+            settle = _Settle(self)
+            try:
+                action = self._next_action()
+                if self.log:
+                    self.log("fake: conn %d request %s id %s -> %s" % (
+                        n, rec["kind"], rec["envelope"] and rec["envelope"]["request_id"],
+                        action.get("act", "reply")))
+                if not self._act(c, sp_id, rec, action, settle):
+                    return
+            finally:
+                settle()
 
     def _send(self, c, sp_id, payload):
         try:
@@ -196,11 +230,14 @@ class Fake:
         except (sp.Timeout, sp.Closed, OSError, AttributeError):
             return False
 
-    def _act(self, c, sp_id, rec, a):
-        """Performs action a for request rec; False when the connection ends."""
+    def _act(self, c, sp_id, rec, a, settle=lambda: None):
+        """Performs action a for request rec; False when the connection ends.
+        A scripted delay calls settle() first: lateness is the point of it,
+        and the next step must not wait for it."""
         act = a.get("act", "reply")
         delay = float(a.get("delay_ms", 0)) * self.multiplier / 1000.0
         if delay:
+            settle()
             end = time.monotonic() + delay
             while time.monotonic() < end and not self.stop:
                 time.sleep(min(0.02, max(0.0, end - time.monotonic())))  # scripted lateness
